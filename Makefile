@@ -1,0 +1,55 @@
+# InnoTune: `make run` opens the wizard, `make test` runs the whole suite.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+APT := sh installers/setup/apt-deps.sh
+
+# What the wizard needs to show a window and to run the practice server (no system service).
+APT_RUN := python3-venv python3-pip libxcb-cursor0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-keysyms1 \
+	libxcb-shape0 libxcb-render-util0 libxcb-image0 libegl1 libgl1 libfontconfig1 libdbus-1-3 \
+	libxkbcommon0 mariadb-server-core mariadb-client-core procps
+# What the tests need on top: real hosts to talk to.
+APT_TEST := $(APT_RUN) openssh-server openssh-client sudo mariadb-server mariadb-client e2fsprogs \
+	util-linux xvfb xauth rsyslog socat udev iproute2
+
+.PHONY: run test lint sysdeps-run sysdeps-test venv venv-dev clean
+
+run: sysdeps-run $(VENV)/.run-stamp
+	@if [ -z "$${DISPLAY:-}" ] && [ -z "$${WAYLAND_DISPLAY:-}" ] && [ "$${QT_QPA_PLATFORM:-}" != "offscreen" ]; then \
+		echo "InnoTune needs a display to open its window, and none was found (DISPLAY is not set)."; \
+		echo "  - On a desktop, run 'make run' from a terminal inside the graphical session."; \
+		echo "  - Over SSH, connect with 'ssh -X' or run under a virtual screen: xvfb-run -a make run"; \
+		echo "  - Without any screen, use the command line: $(BIN)/innotune --help"; \
+		exit 1; \
+	fi
+	$(BIN)/innotune
+
+test: sysdeps-test $(VENV)/.dev-stamp
+	$(BIN)/ruff check app tests
+	$(BIN)/ruff format --check app tests
+	$(BIN)/mypy
+	QT_QPA_PLATFORM=offscreen $(BIN)/pytest --durations=25 $(PYTEST_ARGS)
+
+sysdeps-run:
+	@$(APT) $(APT_RUN)
+
+sysdeps-test:
+	@$(APT) $(APT_TEST)
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(VENV)/.run-stamp: pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.dev-stamp: pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@ $(VENV)/.run-stamp
+
+lint: $(VENV)/.dev-stamp
+	$(BIN)/ruff check app tests && $(BIN)/ruff format --check app tests && $(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,1 @@
+"""Plain values shared by every layer: facts, plans, errors. Standard library only."""

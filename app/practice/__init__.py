@@ -1,0 +1,1 @@
+"""The practice server on this computer, shared with the tests' private instances."""

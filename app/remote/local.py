@@ -1,0 +1,82 @@
+"""Commands and files on this computer."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Sequence
+
+from app.domain.errors import CommandError, CommandTimeout
+from app.domain.threads import assert_not_gui_thread
+from app.remote.transport import (
+    MAX_OUTPUT,
+    CommandResult,
+    SudoState,
+    atomic_write_argv,
+    shell_line,
+)
+
+
+class LocalTransport:
+    """A Transport for this computer: subprocesses, with sudo when not root."""
+
+    def __init__(self, sudo_password: str | None = None) -> None:
+        self.label = "this computer"
+        self.sudo = SudoState(os.geteuid() == 0, sudo_password)
+
+    @property
+    def is_root(self) -> bool:
+        """True when this process runs as root."""
+        return self.sudo.is_root
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        sudo: bool = False,
+        input: bytes | None = None,
+        timeout: float = 60.0,
+    ) -> CommandResult:
+        """Run ``argv`` with ``LC_ALL=C`` and capture both streams."""
+        assert_not_gui_thread("a command")
+        full, data = self.sudo.wrap(argv, input) if sudo else (list(argv), input)
+        env = dict(os.environ, LC_ALL="C", LANG="C")
+        try:
+            proc = subprocess.run(
+                full,
+                input=data if data is not None else b"",
+                capture_output=True,
+                timeout=timeout,
+                env=env,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise CommandTimeout(
+                f"`{shell_line(argv)}` ran longer than {timeout:.0f} s and was stopped.",
+                "The host may be overloaded; try again, or raise the timeout.",
+            ) from None
+        except FileNotFoundError as exc:
+            raise CommandError(f"{argv[0]}: command not found on this computer.") from exc
+        status = proc.returncode if proc.returncode >= 0 else -1
+        truncated = len(proc.stdout) > MAX_OUTPUT or len(proc.stderr) > MAX_OUTPUT
+        result = CommandResult(
+            shell_line(argv), status, proc.stdout[:MAX_OUTPUT], proc.stderr[:MAX_OUTPUT], truncated
+        )
+        return self.sudo.clean(result) if sudo else result
+
+    def read_file(self, path: str, *, sudo: bool = False) -> bytes:
+        """Read ``path`` directly, or through ``cat`` under sudo."""
+        if sudo and not self.is_root:
+            return self.run(["cat", "--", path], sudo=True).check().stdout
+        assert_not_gui_thread("a file read")
+        with open(path, "rb") as fh:
+            return fh.read()
+
+    def write_file_atomic(
+        self, path: str, data: bytes, *, sudo: bool = False, mode: str = "0644", owner: str = ""
+    ) -> None:
+        """Replace ``path`` atomically (temp file, fsync, rename, fsync of the directory)."""
+        self.run(atomic_write_argv(path, mode, owner), sudo=sudo, input=data).check()
+
+    def close(self) -> None:
+        """Nothing to release for this computer."""

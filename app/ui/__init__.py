@@ -1,0 +1,1 @@
+"""The Qt wizard (the only package that imports Qt)."""

@@ -1,0 +1,1 @@
+"""One wizard page per step."""

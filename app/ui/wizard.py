@@ -1,0 +1,68 @@
+"""The main window: a QWizard with one page per step."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QMessageBox, QVBoxLayout, QWizard, QWizardPage
+
+from app import APP_NAME, __version__
+
+STEPS = ("Connect", "Inspect", "Trade-offs", "Preview", "Apply", "Verify", "Done")
+
+_INTRO = {
+    "Connect": "Choose the server to tune: the practice server, this computer, or a host over SSH.",
+    "Inspect": "InnoTune reads the hardware, the disks under the data directory and the server.",
+    "Trade-offs": "Each slider trades speed against what a crash may cost; you choose.",
+    "Preview": "The exact changes: option-file diffs, disk and kernel settings, restarts.",
+    "Apply": "A snapshot first, then the changes, a health check, and rollback if needed.",
+    "Verify": "A short before/after write benchmark shows what the changes did.",
+    "Done": "Finished. Every snapshot can be restored later from the Snapshots list.",
+}
+
+
+class StepPage(QWizardPage):
+    """A page whose content a later step fills in."""
+
+    def __init__(self, title: str) -> None:
+        super().__init__()
+        self.setTitle(title)
+        self.setSubTitle(_INTRO[title])
+        self.setObjectName(f"page_{title.lower().replace('-', '_')}")
+        layout = QVBoxLayout(self)
+        layout.addStretch(1)
+        self.setLayout(layout)
+
+
+class MainWizard(QWizard):
+    """InnoTune's wizard: Connect → Inspect → Trade-offs → Preview → Apply → Verify → Done."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setWindowTitle(f"{APP_NAME} — tune MySQL and MariaDB writes")
+        self.setWizardStyle(QWizard.WizardStyle.ModernStyle)
+        self.setOption(QWizard.WizardOption.HaveHelpButton, True)
+        self.setButtonText(QWizard.WizardButton.HelpButton, "&About")
+        self.helpRequested.connect(self._on_help_requested)
+        self.pages: dict[str, QWizardPage] = {}
+        for title in STEPS:
+            page = self._make_page(title)
+            self.pages[title] = page
+            self.addPage(page)
+        self.resize(900, 650)
+
+    def _make_page(self, title: str) -> QWizardPage:
+        return StepPage(title)
+
+    def about_text(self) -> str:
+        return (
+            f"<h3>{APP_NAME} {__version__}</h3>"
+            "<p>Tunes MySQL and MariaDB write performance on a Linux host, over SSH or on "
+            "this computer: it inspects, explains each trade-off, previews the exact changes, "
+            "applies them with a rollback snapshot, and measures the gain.</p>"
+        )
+
+    def _on_help_requested(self) -> None:
+        box = QMessageBox(self)
+        box.setWindowTitle(f"About {APP_NAME}")
+        box.setText(self.about_text())
+        box.setObjectName("about_box")
+        box.open()

@@ -1,0 +1,91 @@
+"""Running blocking work off the GUI thread: one QThread per job, results over signals."""
+
+from __future__ import annotations
+
+import threading
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+
+class Progress:
+    """Handed to a job so it can report what it is doing now, and see a cancel request."""
+
+    def __init__(self, emit: Callable[[str], None]) -> None:
+        self._emit = emit
+        self.cancelled = threading.Event()
+
+    def say(self, text: str) -> None:
+        """Report a step to the window."""
+        self._emit(text)
+
+
+class _Runner(QObject):
+    progress = Signal(str)
+    succeeded = Signal(object)
+    failed = Signal(object)
+    done = Signal()
+
+    def __init__(self, job: Callable[[Progress], Any]) -> None:
+        super().__init__()
+        self._job = job
+        self.handle = Progress(self.progress.emit)
+
+    @Slot()
+    def run(self) -> None:
+        try:
+            result = self._job(self.handle)
+        except Exception as exc:  # noqa: BLE001 - every failure goes back to the page
+            exc.__innotune_trace__ = traceback.format_exc()  # type: ignore[attr-defined]
+            self.failed.emit(exc)
+        else:
+            self.succeeded.emit(result)
+        finally:
+            self.done.emit()
+
+
+class Job(QObject):
+    """A blocking callable run in its own QThread.
+
+    Signals arrive on the GUI thread: ``progress(str)``, then ``succeeded(object)``
+    or ``failed(Exception)``, then ``finished()``.
+    """
+
+    progress = Signal(str)
+    succeeded = Signal(object)
+    failed = Signal(object)
+    finished = Signal()
+
+    def __init__(self, job: Callable[[Progress], Any], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._thread = QThread()
+        self._runner = _Runner(job)
+        self._runner.moveToThread(self._thread)
+        self._thread.started.connect(self._runner.run)
+        self._runner.progress.connect(self.progress)
+        self._runner.succeeded.connect(self.succeeded)
+        self._runner.failed.connect(self.failed)
+        self._runner.done.connect(self._thread.quit)
+        self._thread.finished.connect(self._on_thread_finished)
+
+    def start(self) -> None:
+        """Start the work."""
+        self._thread.start()
+
+    def cancel(self) -> None:
+        """Ask the work to stop at its next check."""
+        self._runner.handle.cancelled.set()
+
+    def is_running(self) -> bool:
+        """True while the thread runs."""
+        return self._thread.isRunning()
+
+    def wait(self, msecs: int = 30000) -> bool:
+        """Block until the thread ends (used at shutdown)."""
+        return self._thread.wait(msecs)
+
+    @Slot()
+    def _on_thread_finished(self) -> None:
+        self.finished.emit()

@@ -1,0 +1,178 @@
+"""Session fixtures: the real hosts every integration test talks to.
+
+Under CI=true a skipped test counts as failed: every real part must be there.
+After the session, nothing of ours may still run, be mounted or be attached.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.practice.server import PrivateServer
+from tests.hosts.debian_mariadb import DebianMariaDB
+from tests.hosts.loopdev import LoopFs
+from tests.hosts.sshd import SshServer, SshUsers
+from tests.hosts.util import IN_CI, need, need_root
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Under CI=true a skip is a failure: a missing real part must not pass unnoticed."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if IN_CI and report.skipped and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        report.longrepr = f"skipped under CI=true (a real part is missing): {report.longrepr}"
+
+
+def _leftovers(base: Path) -> list[str]:
+    found = []
+    marker = str(base)
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmd and not cmd.startswith(("pytest", "python")):
+            found.append(f"process {proc.name}: {cmd.strip()[:160]}")
+    for line in Path("/proc/self/mounts").read_text().splitlines():
+        if marker in line:
+            found.append(f"mount: {line}")
+    loops = subprocess.run(
+        ["losetup", "--list", "--noheadings", "-O", "NAME,BACK-FILE"],
+        capture_output=True,
+        text=True,
+    ).stdout
+    found += [f"loop device: {ln}" for ln in loops.splitlines() if marker in ln]
+    return found
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run if any test host outlived the suite."""
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    if factory is None or os.geteuid() != 0:
+        return
+    base = factory.getbasetemp()
+    left = _leftovers(base)
+    if left:
+        print("\nLeft behind after the suite (this is a bug):\n  " + "\n  ".join(left))
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+# -- the OpenSSH server -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def ssh_users() -> Iterator[SshUsers]:
+    """The sudo-with-password and NOPASSWD test accounts."""
+    need_root()
+    need(Path("/usr/sbin/sshd").exists(), "openssh-server is not installed")
+    users = SshUsers()
+    users.create()
+    try:
+        yield users
+    finally:
+        users.remove()
+
+
+@pytest.fixture(scope="session")
+def sshd(tmp_path_factory: pytest.TempPathFactory, ssh_users: SshUsers) -> Iterator[SshServer]:
+    """A real sshd on 127.0.0.1 at a free port; root and the test users log in with its key."""
+    server = SshServer(tmp_path_factory.mktemp("sshd"))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def sshd_factory(tmp_path: Path, ssh_users: SshUsers) -> Iterator[list[SshServer]]:
+    """Extra sshd instances for tests that change keys or configs; all stopped afterwards."""
+    servers: list[SshServer] = []
+    try:
+        yield servers
+    finally:
+        for server in servers:
+            server.stop()
+
+
+# -- the Debian MariaDB -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def _debian_mariadb_session() -> Iterator[DebianMariaDB]:
+    need_root()
+    need(Path("/etc/init.d/mariadb").exists(), "mariadb-server (Debian package) is not installed")
+    server = DebianMariaDB()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def debian_mariadb(_debian_mariadb_session: DebianMariaDB) -> Iterator[DebianMariaDB]:
+    """The packaged server, running; /etc/mysql is put back byte for byte after the test."""
+    _debian_mariadb_session.ensure_pristine()
+    yield _debian_mariadb_session
+    _debian_mariadb_session.ensure_pristine()
+
+
+# -- private servers and the loop device ----------------------------------------------------
+
+
+@pytest.fixture
+def private_servers(tmp_path: Path) -> Iterator[list[PrivateServer]]:
+    """A list to put private servers in; every one is stopped after the test."""
+    servers: list[PrivateServer] = []
+    try:
+        yield servers
+    finally:
+        for server in servers:
+            server.stop()
+
+
+@pytest.fixture
+def private_server(tmp_path: Path, private_servers: list[PrivateServer]) -> PrivateServer:
+    """A disposable private MariaDB, started, with its own datadir, socket, port and files."""
+    server = PrivateServer(tmp_path / "server")
+    private_servers.append(server)
+    server.start()
+    return server
+
+
+@pytest.fixture(scope="session")
+def loopfs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopFs]:
+    """An ext4 filesystem on a loop device, mounted; detached after the session."""
+    need_root()
+    need(Path("/dev/loop-control").exists(), "no loop device support (/dev/loop-control)")
+    base = tmp_path_factory.mktemp("loop")
+    fs = LoopFs(image=base / "disk.img", mountpoint=base / "mnt")
+    try:
+        fs.attach()
+        yield fs
+    finally:
+        fs.detach()
+
+
+@pytest.fixture
+def loop_server(
+    loopfs: LoopFs, private_servers: list[PrivateServer], request: pytest.FixtureRequest
+) -> PrivateServer:
+    """A private server whose whole base (datadir included) lives on the loop device."""
+    base = loopfs.mountpoint / f"server-{request.node.name[:40]}"
+    server = PrivateServer(base)
+    private_servers.append(server)
+    server.start()
+    return server

@@ -1,0 +1,149 @@
+"""A real OpenSSH server on 127.0.0.1 with generated keys and three kinds of user.
+
+- ``root``: key login;
+- ``innotune-pw``: key or password login, sudo with a password;
+- ``innotune-np``: key login, sudo with NOPASSWD.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app.practice.server import free_port
+from tests.hosts.util import sh, wait_port
+
+SUDO_PW_USER = "innotune-pw"
+SUDO_NP_USER = "innotune-np"
+SUDOERS_FILE = Path("/etc/sudoers.d/innotune-tests")
+
+
+@dataclass
+class SshUsers:
+    """The test accounts and their secrets (kept only in memory)."""
+
+    pw_user: str = SUDO_PW_USER
+    np_user: str = SUDO_NP_USER
+    pw_password: str = field(default_factory=lambda: "pw-" + secrets.token_hex(12))
+    np_password: str = field(default_factory=lambda: "np-" + secrets.token_hex(12))
+
+    def create(self) -> None:
+        """Create both accounts and their sudo rules (idempotent)."""
+        for user, password in ((self.pw_user, self.pw_password), (self.np_user, self.np_password)):
+            if subprocess.run(["id", user], capture_output=True).returncode != 0:
+                sh("useradd", "--create-home", "--shell", "/bin/bash", user)
+            sh("chpasswd", input=f"{user}:{password}\n")
+        rules = (
+            f"{self.pw_user} ALL=(ALL:ALL) ALL\n"
+            f"{self.np_user} ALL=(ALL:ALL) NOPASSWD: ALL\n"
+            "Defaults:innotune-pw !lecture, timestamp_timeout=0\n"
+        )
+        tmp = SUDOERS_FILE.with_name(".innotune-tests.tmp")
+        tmp.write_text(rules)
+        tmp.chmod(0o440)
+        sh("visudo", "-cf", str(tmp))
+        tmp.rename(SUDOERS_FILE)
+
+    def remove(self) -> None:
+        """Remove the accounts and the sudo rules."""
+        SUDOERS_FILE.unlink(missing_ok=True)
+        for user in (self.pw_user, self.np_user):
+            subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True)
+            subprocess.run(["userdel", "--remove", user], capture_output=True)
+
+
+class SshServer:
+    """One sshd process with its own config, host key and authorized keys."""
+
+    def __init__(self, workdir: Path, port: int | None = None, host_key: Path | None = None):
+        self.workdir = workdir
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.host = "127.0.0.1"
+        self.port = port or free_port()
+        self.host_key = host_key or self.workdir / "ssh_host_ed25519_key"
+        self.client_key = self.workdir / "client_ed25519"
+        # sshd reads authorized keys as the user logging in, and pytest's temp tree is
+        # root-only, so this one file lives in a world-readable directory of its own.
+        self.keys_dir = Path(f"/run/innotune-tests-sshd-{self.port}")
+        self.authorized_keys = self.keys_dir / "authorized_keys"
+        self.config = self.workdir / "sshd_config"
+        self.log = self.workdir / "sshd.log"
+        self.extra_config = ""
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def prepare(self) -> None:
+        """Generate the keys and the config."""
+        if not self.host_key.exists():
+            sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(self.host_key))
+        if not self.client_key.exists():
+            sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(self.client_key))
+        self.keys_dir.mkdir(mode=0o755, exist_ok=True)
+        self.authorized_keys.write_text(Path(f"{self.client_key}.pub").read_text())
+        self.authorized_keys.chmod(0o644)
+        self.config.write_text(
+            f"Port {self.port}\n"
+            f"ListenAddress {self.host}\n"
+            f"HostKey {self.host_key}\n"
+            f"PidFile {self.workdir / 'sshd.pid'}\n"
+            f"AuthorizedKeysFile {self.authorized_keys}\n"
+            "PermitRootLogin prohibit-password\n"
+            "PasswordAuthentication yes\n"
+            "KbdInteractiveAuthentication no\n"
+            "UsePAM yes\n"
+            "StrictModes no\n"
+            "AllowTcpForwarding yes\n"
+            "MaxStartups 100\n"
+            "Subsystem sftp internal-sftp\n"
+            "LogLevel VERBOSE\n" + self.extra_config
+        )
+
+    def start(self) -> None:
+        """Start sshd in the foreground of its own process and wait for its port."""
+        self.prepare()
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+        sh("/usr/sbin/sshd", "-t", "-f", str(self.config))
+        with open(self.log, "ab") as log:
+            self._proc = subprocess.Popen(
+                ["/usr/sbin/sshd", "-D", "-e", "-f", str(self.config)],
+                stdout=log,
+                stderr=log,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        wait_port(self.host, self.port)
+
+    def stop(self) -> None:
+        """Stop sshd and every session it started."""
+        self.authorized_keys.unlink(missing_ok=True)
+        if self.keys_dir.exists():
+            self.keys_dir.rmdir()
+        if self._proc is None:
+            return
+        # Sessions run in sshd's process group; take them down with it.
+        try:
+            os.killpg(self._proc.pid, 15)
+        except ProcessLookupError:
+            pass
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(self._proc.pid, 9)
+            self._proc.wait(timeout=10)
+        self._proc = None
+
+    @property
+    def running(self) -> bool:
+        """True while the sshd process runs."""
+        return self._proc is not None and self._proc.poll() is None
+
+    def host_key_fingerprint(self) -> str:
+        """The host key's fingerprint exactly as ``ssh-keygen -lf`` prints it (SHA256:...)."""
+        return sh("ssh-keygen", "-lf", f"{self.host_key}.pub").split()[1]
+
+    def known_hosts_line(self) -> str:
+        """A known_hosts line for this server."""
+        key = Path(f"{self.host_key}.pub").read_text().split()
+        return f"[{self.host}]:{self.port} {key[0]} {key[1]}\n"

@@ -1,0 +1,46 @@
+"""Small helpers shared by the test hosts."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+
+import pytest
+
+IN_CI = os.environ.get("CI") == "true"
+
+
+def need(condition: bool, reason: str) -> None:
+    """Skip when a real part is missing; under CI=true, fail instead (nothing may skip)."""
+    if condition:
+        return
+    if IN_CI:
+        pytest.fail(f"missing under CI=true: {reason}")
+    pytest.skip(reason)
+
+
+def need_root() -> None:
+    """The test needs root (loop devices, users, services)."""
+    need(os.geteuid() == 0, "needs root")
+
+
+def sh(*argv: str, input: str | None = None, check: bool = True) -> str:
+    """Run a command, return stdout; raise with stderr on failure."""
+    proc = subprocess.run(argv, input=input, capture_output=True, text=True, timeout=120)
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed ({proc.returncode}): {proc.stderr.strip()}")
+    return proc.stdout
+
+
+def wait_port(host: str, port: int, timeout: float = 20.0) -> None:
+    """Wait until something accepts TCP connections on host:port."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((host, port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise TimeoutError(f"nothing listens on {host}:{port} after {timeout} s")
