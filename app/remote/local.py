@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 from collections.abc import Sequence
 
@@ -78,5 +79,41 @@ class LocalTransport:
         """Replace ``path`` atomically (temp file, fsync, rename, fsync of the directory)."""
         self.run(atomic_write_argv(path, mode, owner), sudo=sudo, input=data).check()
 
+    def open_stream(self, argv: Sequence[str], *, sudo: bool = False) -> socket.socket:
+        """Run ``argv`` with a socket as its stdin/stdout (see :func:`open_local_stream`)."""
+        return open_local_stream(argv, self.sudo, sudo)
+
     def close(self) -> None:
-        """Nothing to release for this computer."""
+        """Reap relays that have ended."""
+        for proc in list(_children):
+            if proc.poll() is not None:
+                _children.remove(proc)
+
+
+def open_local_stream(argv: Sequence[str], sudo: SudoState, use_sudo: bool) -> socket.socket:
+    """Start ``argv`` with its stdin/stdout joined to a socket; return our end of it.
+
+    The database layer uses the returned socket as if it were the server's, so a relay
+    (socat, python3) run under sudo logs in with root's socket identity.
+    """
+    assert_not_gui_thread("a relay")
+    full, first = sudo.wrap(argv, None) if use_sudo else (list(argv), None)
+    ours, theirs = socket.socketpair()
+    env = dict(os.environ, LC_ALL="C", LANG="C")
+    proc = subprocess.Popen(
+        full,
+        stdin=theirs.fileno(),
+        stdout=theirs.fileno(),
+        stderr=subprocess.DEVNULL,
+        env=env,
+        close_fds=True,
+    )
+    theirs.close()
+    if first:
+        ours.sendall(first)  # the sudo password line, read by sudo before the relay starts
+    _children.append(proc)
+    return ours
+
+
+# Relays started here; reaped when they exit so no zombies pile up.
+_children: list[subprocess.Popen[bytes]] = []

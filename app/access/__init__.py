@@ -1,0 +1,1 @@
+"""Reaching a host's database server: which instance, which route, and the doctor's checks."""

@@ -1,0 +1,138 @@
+"""Choosing the route to a server's database and logging in.
+
+Routes, in order of preference:
+
+- with a database user and password: TCP to the server's port (through the SSH
+  connection for a remote host), or its socket;
+- without a password (the usual Debian/Ubuntu case, where root logs in by socket
+  identity): the socket directly when we are root on this computer, otherwise a
+  relay on the target started under sudo — socat if present, else python3, else
+  the server's own client in batch mode. The relay logs in as the database's root
+  account: it gives sudo-level database access, so it needs sudo.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from app.domain.errors import DatabaseError
+from app.domain.instance import ServerInstance
+from app.mysql.relay import RELAYS, relay_argv
+from app.mysql.session import ClientBatchSession, PyMySQLSession, Session
+from app.remote.local import LocalTransport
+from app.remote.transport import Transport
+
+CLIENTS = ("mariadb", "mysql")
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """A database login; no password means "log in by socket identity"."""
+
+    user: str | None = None
+    password: str | None = None
+
+
+def available_programs(transport: Transport, names: Sequence[str]) -> list[str]:
+    """Which of ``names`` the target has on its PATH (one command)."""
+    script = 'for c in "$@"; do command -v "$c" >/dev/null 2>&1 && echo "$c"; done; true'
+    result = transport.run(["sh", "-c", script, "sh", *names], timeout=20)
+    return [line.strip() for line in result.out.splitlines() if line.strip()]
+
+
+def _socket_or_fail(instance: ServerInstance) -> str:
+    if instance.socket is None:
+        raise DatabaseError(
+            f"No Unix socket was found for the server ({instance.label}).",
+            "Give a database user and password so InnoTune can use the TCP port, or run "
+            "with sudo so it can see the server's sockets.",
+        )
+    return instance.socket
+
+
+def open_session(
+    transport: Transport,
+    instance: ServerInstance,
+    credentials: Credentials = Credentials(),
+    *,
+    use_sudo: bool = True,
+    relays: Sequence[str] = RELAYS,
+    say: Callable[[str], None] = lambda _text: None,
+) -> Session:
+    """Log in to ``instance`` on ``transport`` by the best route; ``session.via`` names it."""
+    local = isinstance(transport, LocalTransport)
+    if credentials.password is not None and credentials.user:
+        return _password_login(transport, instance, credentials, local)
+    socket_path = _socket_or_fail(instance)
+    if local and (transport.is_root or not use_sudo):
+        user = credentials.user or getpass.getuser()
+        say(f"Logging in as {user} through the socket {socket_path}")
+        return PyMySQLSession.direct(user=user, socket_path=socket_path)
+    if not use_sudo:
+        raise DatabaseError(
+            "Without sudo or a database password InnoTune cannot log in to this server.",
+            "Allow sudo (the root socket login) or give --mysql-user and --ask-mysql-password.",
+        )
+    have = available_programs(transport, [*relays, *CLIENTS])
+    for relay in relays:
+        if relay in have:
+            say(f"Logging in as root through a {relay} relay under sudo to {socket_path}")
+            opener = getattr(transport, "open_stream")  # noqa: B009 - both transports have it
+            stream = opener(relay_argv(relay, socket_path), sudo=True)
+            return PyMySQLSession.over_stream(
+                stream, f"{relay} relay under sudo to {socket_path}", user="root"
+            )
+    for client in CLIENTS:
+        if client in have:
+            say(f"Neither socat nor python3 found; using the {client} client in batch mode")
+
+            def runner(argv: Sequence[str], stdin: bytes | None) -> tuple[int, str, str]:
+                result = transport.run(argv, sudo=True, input=stdin, timeout=120)
+                return result.exit_status, result.out, result.err
+
+            return ClientBatchSession(runner, client, socket_path, user="root")
+    raise DatabaseError(
+        "The host has none of socat, python3 or the mariadb/mysql client, so InnoTune "
+        "cannot reach the server's socket.",
+        "Install socat (apt-get install socat), or give a database user and password for TCP.",
+    )
+
+
+def _password_login(
+    transport: Transport, instance: ServerInstance, cred: Credentials, local: bool
+) -> Session:
+    assert cred.user is not None
+    if local:
+        if instance.socket and os.access(instance.socket, os.W_OK):
+            return PyMySQLSession.direct(
+                user=cred.user, password=cred.password, socket_path=instance.socket
+            )
+        if instance.port:
+            return PyMySQLSession.direct(user=cred.user, password=cred.password, port=instance.port)
+    elif instance.port:
+        channel = transport.open_tcp("127.0.0.1", instance.port)  # type: ignore[attr-defined]
+        return PyMySQLSession.over_stream(
+            channel,
+            f"TCP port {instance.port} through the SSH connection",
+            user=cred.user,
+            password=cred.password,
+        )
+    elif instance.socket:
+        have = available_programs(transport, list(RELAYS))
+        if have:
+            stream = transport.open_stream(  # type: ignore[attr-defined]
+                relay_argv(have[0], instance.socket), sudo=False
+            )
+            return PyMySQLSession.over_stream(
+                stream,
+                f"{have[0]} relay to {instance.socket}",
+                user=cred.user,
+                password=cred.password,
+            )
+    raise DatabaseError(
+        f"The server ({instance.label}) has neither a TCP port nor a socket InnoTune can use.",
+        "Check skip_networking and bind_address, or let InnoTune use sudo.",
+    )

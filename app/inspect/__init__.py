@@ -1,0 +1,1 @@
+"""Facts about a host and its server, gathered through a Transport."""

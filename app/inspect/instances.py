@@ -1,0 +1,202 @@
+"""Finding the database server instances running on a host, from /proc.
+
+One script lists every mysqld/mariadbd process with its arguments, parent,
+cgroup and socket inodes, plus the kernel's tables of listening sockets; the
+parser joins them. Run under sudo the socket inodes are visible; without it the
+command-line arguments are the fallback.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+from app.domain.errors import InnoTuneError
+from app.domain.instance import ServerInstance
+from app.remote.transport import Transport
+
+SERVER_NAMES = ("mysqld", "mariadbd")
+
+FIND_SCRIPT = r"""
+for p in /proc/[0-9]*; do
+    name=$(cat "$p/comm" 2>/dev/null) || continue
+    case "$name" in mysqld|mariadbd) ;; *) continue ;; esac
+    pid=${p#/proc/}
+    echo "@@pid $pid"
+    echo "@@exe $(readlink "$p/exe" 2>/dev/null)"
+    tr '\0' '\n' < "$p/cmdline" 2>/dev/null | sed 's/^/@@arg /'
+    echo "@@status $(awk '/^(PPid|Uid):/ {printf "%s %s ", $1, $2}' "$p/status" 2>/dev/null)"
+    pp=$(awk '/^PPid:/ {print $2}' "$p/status" 2>/dev/null)
+    echo "@@parent $(cat "/proc/$pp/comm" 2>/dev/null)"
+    sed 's/^/@@cgroup /' "$p/cgroup" 2>/dev/null
+    for f in "$p"/fd/*; do readlink "$f" 2>/dev/null; done |
+        sed -n 's/^socket:\[\([0-9]*\)\]$/@@inode \1/p'
+done
+echo "@@unix"
+cat /proc/net/unix 2>/dev/null
+echo "@@tcp"
+cat /proc/net/tcp /proc/net/tcp6 2>/dev/null
+echo "@@users"
+getent passwd 2>/dev/null | cut -d: -f1,3
+echo "@@initd"
+ls /etc/init.d 2>/dev/null
+echo "@@end"
+"""
+
+
+@dataclass
+class _Proc:
+    pid: int
+    exe: str = ""
+    args: list[str] | None = None
+    uid: int | None = None
+    parent: str = ""
+    cgroups: list[str] | None = None
+    inodes: set[str] | None = None
+
+
+def _option(args: list[str], name: str) -> str | None:
+    value = None
+    for arg in args:
+        for prefix in (f"--{name}=", f"--{name.replace('_', '-')}="):
+            if arg.startswith(prefix):
+                value = arg[len(prefix) :]
+    return value
+
+
+def parse_instances(text: str) -> list[ServerInstance]:
+    """Turn the output of :data:`FIND_SCRIPT` into instances (pure)."""
+    procs: list[_Proc] = []
+    unix: dict[str, str] = {}
+    tcp: dict[str, int] = {}
+    users: dict[int, str] = {}
+    initd: set[str] = set()
+    section = "procs"
+    for line in text.splitlines():
+        if line in ("@@unix", "@@tcp", "@@users", "@@initd", "@@end"):
+            section = line[2:]
+            continue
+        if section == "procs":
+            tag, _, value = line.partition(" ")
+            if tag == "@@pid" and value.isdigit():
+                procs.append(_Proc(int(value), args=[], cgroups=[], inodes=set()))
+            elif not procs:
+                continue
+            elif tag == "@@exe":
+                procs[-1].exe = value.removesuffix(" (deleted)")
+            elif tag == "@@arg":
+                assert procs[-1].args is not None
+                procs[-1].args.append(value)
+            elif tag == "@@status":
+                parts = value.split()
+                if "Uid:" in parts:
+                    procs[-1].uid = int(parts[parts.index("Uid:") + 1])
+            elif tag == "@@parent":
+                procs[-1].parent = value.strip()
+            elif tag == "@@cgroup":
+                assert procs[-1].cgroups is not None
+                procs[-1].cgroups.append(value)
+            elif tag == "@@inode":
+                assert procs[-1].inodes is not None
+                procs[-1].inodes.add(value)
+        elif section == "unix":
+            fields = line.split()
+            # Num RefCount Protocol Flags Type St Inode [Path]; listening: Flags has 00010000
+            if len(fields) >= 8 and fields[3].endswith("10000") and fields[0] != "Num":
+                unix[fields[6]] = fields[7]
+        elif section == "tcp":
+            fields = line.split()
+            if len(fields) >= 10 and fields[3] == "0A" and ":" in fields[1]:
+                tcp[fields[9]] = int(fields[1].rsplit(":", 1)[1], 16)
+        elif section == "users":
+            name, _, uid = line.partition(":")
+            if uid.isdigit():
+                users[int(uid)] = name
+        elif section == "initd":
+            initd.add(line.strip())
+    return [_instance(p, unix, tcp, users, initd) for p in procs]
+
+
+def _instance(
+    p: _Proc, unix: dict[str, str], tcp: dict[str, int], users: dict[int, str], initd: set[str]
+) -> ServerInstance:
+    args = p.args or []
+    inodes = p.inodes or set()
+    sockets = sorted({unix[i] for i in inodes if i in unix})
+    ports = sorted({tcp[i] for i in inodes if i in tcp})
+    notes: list[str] = []
+    if not inodes:
+        notes.append("socket inodes not readable (needs root); used command-line arguments")
+        if sock := _option(args, "socket"):
+            sockets = [sock]
+        if (port := _option(args, "port")) and port.isdigit():
+            ports = [int(port)]
+    started_by, service = "manual", None
+    for cg in p.cgroups or []:
+        unit = cg.rsplit("/", 1)[-1]
+        if unit.endswith(".service") and "system.slice" in cg:
+            started_by, service = "systemd", unit
+    if started_by == "manual" and p.parent == "mysqld_safe":
+        started_by = "mysqld_safe"
+        for script in ("mariadb", "mysql"):
+            if script in initd:
+                started_by, service = "sysv", script
+                break
+    user = users.get(p.uid, str(p.uid)) if p.uid is not None else ""
+    return ServerInstance(
+        pid=p.pid,
+        binary=p.exe or (args[0] if args else ""),
+        argv=tuple(args),
+        user=_option(args, "user") or user,
+        sockets=tuple(sockets),
+        ports=tuple(ports),
+        defaults_file=_option(args[:2], "defaults-file"),
+        datadir=_option(args, "datadir"),
+        started_by=started_by,
+        service=service,
+        notes=tuple(notes),
+    )
+
+
+def find_instances(transport: Transport, *, sudo: bool = True) -> list[ServerInstance]:
+    """Every mysqld/mariadbd instance on the host, with its sockets and ports."""
+    result = transport.run(["sh", "-c", FIND_SCRIPT], sudo=sudo, timeout=30).check()
+    return parse_instances(result.out)
+
+
+class InstanceChoiceError(InnoTuneError):
+    """No instance, several without a choice, or a choice that matches none."""
+
+
+def choose_instance(instances: list[ServerInstance], spec: str | None) -> ServerInstance:
+    """Pick the instance named by ``spec`` (a socket path, a port or a pid), or the only one."""
+    if not instances:
+        raise InstanceChoiceError(
+            "No MySQL or MariaDB server is running on this host.",
+            "Start the server (for example: sudo service mariadb start), then try again.",
+        )
+    if spec is None:
+        if len(instances) == 1:
+            return instances[0]
+        listing = "; ".join(i.label for i in instances)
+        raise InstanceChoiceError(
+            f"This host runs {len(instances)} server instances: {listing}.",
+            "Choose one with --instance SOCKET|PORT|PID.",
+        )
+    spec = spec.strip()
+    for inst in instances:
+        if spec in inst.sockets:
+            return inst
+    if spec.isdigit():
+        number = int(spec)
+        for inst in instances:
+            if number in inst.ports:
+                return inst
+        for inst in instances:
+            if number == inst.pid:
+                return inst
+    listing = "; ".join(i.label for i in instances)
+    raise InstanceChoiceError(
+        f"No server instance matches --instance {shlex.quote(spec)}.",
+        f"Running here: {listing}.",
+    )

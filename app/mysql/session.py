@@ -1,0 +1,243 @@
+"""A database session: PyMySQL over any socket-like stream, or the client in batch mode."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import pymysql
+import pymysql.converters
+
+from app.domain.errors import DatabaseError
+from app.domain.threads import assert_not_gui_thread
+
+Row = tuple[str | None, ...]
+
+
+class Session(Protocol):
+    """What every database session offers: text rows, and a description of the route."""
+
+    via: str
+
+    def query(self, sql: str, args: Sequence[Any] | None = None) -> list[Row]:
+        """Run one statement; return its rows as text (NULL as None)."""
+        ...
+
+    def close(self) -> None:
+        """End the session."""
+        ...
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("utf-8", "replace")
+    return str(value)
+
+
+def explain_login_error(exc: pymysql.err.MySQLError, who: str) -> DatabaseError:
+    """Turn a PyMySQL error into one naming the cause and the fix."""
+    code = exc.args[0] if exc.args else 0
+    message = exc.args[1] if len(exc.args) > 1 else str(exc)
+    if code == 1045:
+        return DatabaseError(
+            f"The server refused the login of {who}: {message}",
+            "Check the database user and password, or log in with sudo so InnoTune can use "
+            "the socket login of root.",
+        )
+    if code == 1698:
+        return DatabaseError(
+            f"{who} may only log in through the server's socket as the matching system user "
+            f"({message}).",
+            "Let InnoTune use sudo (it then logs in as root through the socket), or give a "
+            "database user with a password.",
+        )
+    if code in (2002, 2003, 2013):
+        return DatabaseError(
+            f"Could not reach the server: {message}",
+            "Check that the server runs and that the socket or port is right (--instance).",
+        )
+    return DatabaseError(f"Database error {code}: {message}")
+
+
+class PyMySQLSession:
+    """A PyMySQL connection over a Unix socket, TCP, an SSH channel or a relay."""
+
+    def __init__(self, conn: pymysql.connections.Connection[Any], via: str) -> None:
+        self._conn = conn
+        self.via = via
+
+    @classmethod
+    def over_stream(
+        cls,
+        sock: Any,
+        via: str,
+        *,
+        user: str,
+        password: str | None = None,
+        timeout: float = 30.0,
+    ) -> PyMySQLSession:
+        """Log in over an already connected socket-like object (a relay or SSH channel)."""
+        assert_not_gui_thread("a database login")
+        conn = pymysql.connect(
+            user=user,
+            password=password or "",
+            defer_connect=True,
+            ssl_disabled=True,  # the stream is a pipe or SSH channel; TLS cannot wrap it
+            connect_timeout=timeout,
+            read_timeout=timeout,
+            write_timeout=timeout,
+            charset="utf8mb4",
+            autocommit=True,
+        )
+        try:
+            conn.connect(sock=sock)
+        except pymysql.err.MySQLError as exc:
+            sock.close()
+            raise explain_login_error(exc, user) from None
+        return cls(conn, via)
+
+    @classmethod
+    def direct(
+        cls,
+        *,
+        user: str,
+        password: str | None = None,
+        socket_path: str | None = None,
+        host: str = "127.0.0.1",
+        port: int = 3306,
+        timeout: float = 30.0,
+    ) -> PyMySQLSession:
+        """Log in over a local Unix socket or TCP."""
+        assert_not_gui_thread("a database login")
+        try:
+            conn = pymysql.connect(
+                user=user,
+                password=password or "",
+                unix_socket=socket_path,
+                host=host,
+                port=port,
+                connect_timeout=timeout,
+                read_timeout=timeout,
+                write_timeout=timeout,
+                charset="utf8mb4",
+                autocommit=True,
+            )
+        except pymysql.err.MySQLError as exc:
+            raise explain_login_error(exc, user) from None
+        via = f"socket {socket_path}" if socket_path else f"TCP {host}:{port}"
+        return cls(conn, via)
+
+    def query(self, sql: str, args: Sequence[Any] | None = None) -> list[Row]:
+        """Run one statement; rows come back as text."""
+        assert_not_gui_thread("a database query")
+        try:
+            with self._conn.cursor() as cur:
+                cur.execute(sql, args)
+                return [tuple(_text(v) for v in row) for row in cur.fetchall()]
+        except pymysql.err.MySQLError as exc:
+            raise explain_login_error(exc, "the query") from None
+
+    def close(self) -> None:
+        """Close the connection (never reconnects on its own: PyMySQL's reconnect is off)."""
+        try:
+            self._conn.close()
+        except pymysql.err.Error:
+            pass
+
+
+def render_sql(sql: str, args: Sequence[Any] | None) -> str:
+    """Interpolate ``args`` with the server's escaping (for the batch client only)."""
+    if not args:
+        return sql
+    return sql % tuple(pymysql.converters.escape_item(a, "utf8mb4") for a in args)
+
+
+def parse_batch(text: str) -> list[Row]:
+    """Rows of `mariadb --batch --skip-column-names` output, unescaped; NULL becomes None."""
+    rows: list[Row] = []
+    for line in text.split("\n"):
+        if not line:
+            continue
+        rows.append(tuple(_unescape(cell) for cell in line.split("\t")))
+    return rows
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", "0": "\0"}
+
+
+def _unescape(cell: str) -> str | None:
+    if cell == "NULL":
+        return None
+    if "\\" not in cell:
+        return cell
+    out, i = [], 0
+    while i < len(cell):
+        ch = cell[i]
+        if ch == "\\" and i + 1 < len(cell):
+            out.append(_ESCAPES.get(cell[i + 1], cell[i + 1]))
+            i += 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+class BatchRunner(Protocol):
+    """Runs the client program on the target: (argv, stdin) → (exit status, stdout, stderr)."""
+
+    def __call__(self, argv: Sequence[str], stdin: bytes | None) -> tuple[int, str, str]:
+        """Run it."""
+        ...
+
+
+class ClientBatchSession:
+    """The last resort: the target's own `mariadb`/`mysql` client in batch mode, per query.
+
+    Used when neither socat nor python3 exists on the target. A password, if any,
+    goes in an option file read from standard input, never on the command line.
+    """
+
+    def __init__(
+        self,
+        runner: BatchRunner,
+        client: str,
+        socket_path: str,
+        user: str = "root",
+        password: str | None = None,
+    ) -> None:
+        self._runner = runner
+        self._client = client
+        self._socket = socket_path
+        self._user = user
+        self._password = password
+        self.via = f"{client} client in batch mode"
+
+    def query(self, sql: str, args: Sequence[Any] | None = None) -> list[Row]:
+        """Run one statement through the client; parse its tab-separated output."""
+        argv = [self._client]
+        stdin = None
+        if self._password is not None:
+            # Must come first; the option file arrives on stdin, not in argv or a file.
+            argv.append("--defaults-extra-file=/dev/stdin")
+            stdin = f"[client]\npassword={self._password}\n".encode()
+        argv += [
+            f"--socket={self._socket}",
+            f"--user={self._user}",
+            "--batch",
+            "--skip-column-names",
+            "--default-character-set=utf8mb4",
+            "-e",
+            render_sql(sql, args),
+        ]
+        status, out, err = self._runner(argv, stdin)
+        if status != 0:
+            raise DatabaseError(
+                f"The {self._client} client failed: {err.strip() or 'exit ' + str(status)}",
+                "Check that the server runs and that this account may log in.",
+            )
+        return parse_batch(out)
+
+    def close(self) -> None:
+        """Nothing stays open between queries."""
