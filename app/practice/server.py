@@ -83,6 +83,11 @@ def _cmdline(pid: int) -> list[str]:
         return []
 
 
+def _os_user() -> str:
+    """The name of the OS account we run as (the socket login's database user)."""
+    return pwd.getpwuid(os.geteuid()).pw_name
+
+
 def _server_user(base: Path) -> str | None:
     """Which --user to give mariadbd: None unless we are root (it refuses root otherwise).
 
@@ -189,7 +194,8 @@ class PrivateServer:
         client = self.binaries.client
         if client is None:
             raise ServerError("No mariadb/mysql client program found.", INSTALL_HINT)
-        return [client, f"--defaults-file={self.main_cnf}", "--user=root", "--batch"]
+        # The install script gave this OS account a socket-authenticated database account.
+        return [client, f"--defaults-file={self.main_cnf}", f"--user={_os_user()}", "--batch"]
 
     # -- set-up -----------------------------------------------------------------------------
     def write_layout(self) -> None:
@@ -236,6 +242,9 @@ class PrivateServer:
             user = _server_user(self.base)
             if user:
                 argv.append(f"--user={user}")
+            else:
+                # Not root: name our account, as $USER may be unset (cron, services).
+                argv.append(f"--auth-root-socket-user={_os_user()}")
         else:
             argv = [*self.server_argv(), "--initialize-insecure"]
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
