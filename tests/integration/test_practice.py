@@ -9,6 +9,7 @@ from __future__ import annotations
 import fcntl
 import getpass
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,8 +21,10 @@ import pytest
 
 from app.access.database import open_session
 from app.inspect.instances import choose_instance, find_instances
+from app.practice.binaries import find_binaries
 from app.practice.practice import PracticeBusy, PracticeServer, server_pids
 from app.remote.local import LocalTransport
+from tests.hosts.util import need
 
 # Files the server holds locks on while it runs (InnoDB system tablespace, Aria control file).
 LOCKED_FILES = ("ibdata1", "aria_log_control")
@@ -270,3 +273,34 @@ def test_two_processes_starting_at_once_run_one_server(tmp_path: Path) -> None:
     finally:
         PracticeServer(base).stop()
     assert processes_of(base) == []
+
+
+def test_needs_only_the_two_core_packages() -> None:
+    """Every program the practice server runs comes from mariadb-server-core or -client-core.
+
+    Those are what `make run` installs (APT_RUN); mariadb-server, which would start and enable
+    a system database, is not needed. mariadb-install-db calls my_print_defaults and resolveip.
+    """
+    need(shutil.which("dpkg-query") is not None, "not a Debian system (no dpkg-query)")
+    binaries = find_binaries()
+    assert binaries is not None and binaries.install_db and binaries.client
+    programs = [binaries.server, binaries.install_db, binaries.client]
+    programs += [str(shutil.which(name)) for name in ("my_print_defaults", "resolveip")]
+    owners = {}
+    for program in programs:
+        out = subprocess.run(
+            ["dpkg-query", "-S", os.path.realpath(program)], capture_output=True, text=True
+        ).stdout
+        owners[program] = out.split(":")[0]
+    assert set(owners.values()) <= {"mariadb-server-core", "mariadb-client-core"}, owners
+    makefile = (REPO / "Makefile").read_text()
+    apt_run = makefile.split("APT_RUN :=", 1)[1].split("\n# ", 1)[0]
+    assert "mariadb-server-core" in apt_run and "mariadb-client-core" in apt_run
+    assert "mariadb-server " not in apt_run.replace("\\\n", " ") + " "
+    # Neither package ships a service that would start a system database.
+    files = subprocess.run(
+        ["dpkg-query", "-L", "mariadb-server-core", "mariadb-client-core"],
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    assert not [f for f in files if f.endswith(".service") or f.startswith("/etc/init.d/")]
