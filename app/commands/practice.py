@@ -7,8 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from app.commands import Handler
+from app.domain.target import Target
 from app.practice.binaries import find_binaries
-from app.practice.practice import BinariesFinder, PracticeServer, PracticeStatus
+from app.practice.practice import (
+    BinariesFinder,
+    PracticeServer,
+    PracticeStatus,
+    resolve_target,
+)
 
 ACTIONS = {
     "start": "start it (set up and seeded on first use), or adopt one already running",
@@ -47,6 +53,15 @@ def practice_dir(args: argparse.Namespace) -> Path:
     from app.ui.paths import default_practice_dir  # QtCore only; needs no QApplication
 
     return default_practice_dir()
+
+
+def resolve_cli_target(target: Target) -> Target:
+    """For other subcommands: TARGET ``practice`` becomes ``local --instance <its socket>``."""
+    if target.kind != "practice":
+        return target
+    from app.ui.paths import default_practice_dir
+
+    return resolve_target(target, default_practice_dir())
 
 
 def run(args: argparse.Namespace, find: BinariesFinder = find_binaries) -> int:

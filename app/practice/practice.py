@@ -155,6 +155,20 @@ def _port_free(port: int) -> bool:
     return True
 
 
+def resolve_target(target: Target, base: Path) -> Target:
+    """Turn the ``practice`` TARGET into what it is: ``local`` plus the practice socket.
+
+    Any other target comes back unchanged, so a subcommand can call this on every target.
+    The connection options given with ``practice`` are kept (the instance is replaced).
+    """
+    if target.kind != "practice":
+        return target
+    socket_path = PrivateServer(Path(base).absolute().resolve()).socket_path
+    return Target(
+        kind="local", options=dataclasses.replace(target.options, instance=str(socket_path))
+    )
+
+
 class PracticeServer:
     """The practice server under ``base`` (for example ~/.local/share/InnoTune/InnoTune/practice).
 

@@ -1,16 +1,19 @@
-"""With no server program installed, the practice server says exactly what to install."""
+"""The practice server without running one: missing programs, the TARGET, the endpoint."""
 
 from __future__ import annotations
 
 import argparse
+import shlex
+import sys
 from pathlib import Path
 
 import pytest
 
 from app.cli import run_cli
 from app.commands import practice as practice_command
+from app.domain.target import ConnectOptions, parse_target
 from app.practice.binaries import INSTALL_HINT
-from app.practice.practice import NoServerBinaries, PracticeServer
+from app.practice.practice import NoServerBinaries, PracticeServer, resolve_target
 
 
 def nothing_installed() -> None:
@@ -43,3 +46,27 @@ def test_cli_action_raises_the_hint_and_status_needs_no_binaries(
 def test_too_long_a_socket_path_is_refused_up_front(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="longer than the 107 bytes"):
         PracticeServer(tmp_path / ("d" * 100))
+
+
+def test_practice_target_is_local_plus_its_socket(tmp_path: Path) -> None:
+    options = ConnectOptions(mysql_user="bob", instance="ignored")
+    target = resolve_target(parse_target("practice", options), tmp_path / "p")
+    assert target.kind == "local"
+    assert target.options.instance == str(tmp_path / "p" / "run" / "mysqld.sock")
+    assert target.options.mysql_user == "bob"
+    assert target == PracticeServer(tmp_path / "p").target(options)
+    ssh = parse_target("db1:2222")
+    assert resolve_target(ssh, tmp_path / "p") is ssh
+
+
+def test_restart_command_runs_this_innotune_on_this_directory(tmp_path: Path) -> None:
+    endpoint = PracticeServer(tmp_path / "p").endpoint()
+    assert shlex.split(endpoint.restart_command) == [
+        sys.executable,
+        "-m",
+        "app",
+        "practice",
+        "restart",
+        "--dir",
+        str(tmp_path / "p"),
+    ]
