@@ -96,6 +96,7 @@ def assert_nothing_left(practice: PracticeServer) -> None:
     assert kernel_locks_on(practice.server.datadir) == []
     for name in LOCKED_FILES:
         assert can_lock(practice.server.datadir / name), name
+    assert can_lock(practice.lock_path)  # our own start/stop lock is not held either
 
 
 def test_from_nothing_seeded_restarted_and_stopped(practice: PracticeServer) -> None:
