@@ -1,0 +1,785 @@
+"""The SSH transport: commands, files, sudo and byte streams on a host, over paramiko.
+
+Every command runs on its own session channel, which is always closed. The command line
+the login shell sees is ``sh -c '<script>'``, and the script is base64-encoded whenever it
+holds characters that fish or csh would read differently from ``sh``, so the user's login
+shell never changes a value. The script sets ``LC_ALL=C`` and prints a random marker before
+the command proper, so anything a noisy ``.bashrc`` prints is discarded. stdout and stderr
+are read at the same time (stderr in a thread, stdin written from another), so a command
+that fills both cannot deadlock. A sudo password only ever travels on the channel's stdin.
+"""
+
+from __future__ import annotations
+
+import base64
+import getpass
+import logging
+import os
+import re
+import secrets
+import shlex
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import paramiko
+from paramiko.ssh_exception import IncompatiblePeer
+
+from app.domain.errors import (
+    AuthError,
+    CommandError,
+    CommandTimeout,
+    ConnectError,
+    InnoTuneError,
+    TargetError,
+)
+from app.domain.target import Target, parse_target
+from app.domain.threads import assert_not_gui_thread
+from app.remote.hostkeys import HostKeyStore, OfferedKey
+from app.remote.transport import (
+    MAX_OUTPUT,
+    CommandResult,
+    SudoState,
+    atomic_write_argv,
+    shell_line,
+)
+
+log = logging.getLogger(__name__)
+
+# paramiko's DEBUG output has carried secrets before (paramiko#957); keep it quiet unless
+# someone configured it on purpose.
+if logging.getLogger("paramiko").level == logging.NOTSET:
+    logging.getLogger("paramiko").setLevel(logging.WARNING)
+
+CONNECT_TIMEOUT = 15.0
+BANNER_TIMEOUT = 15.0
+AUTH_TIMEOUT = 30.0
+
+# Prints "<marker> <pid>" on stdout and "<marker>" on stderr, then becomes the command, so
+# output before the markers (a noisy .bashrc) can be dropped and a stuck command killed.
+# No backslash and no "!": the script stays readable to every login shell unencoded.
+_MARK_SCRIPT = 'echo "$0 $$"; echo "$0" >&2; exec "$@"'
+# What fish, csh and tcsh read inside single quotes exactly as sh does.
+_PLAIN_SAFE = re.compile(r"[ -~]*")
+_DEFAULT_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
+
+
+@dataclass
+class HostConfig:
+    """Where and as whom to connect, after ``~/.ssh/config`` has had its say."""
+
+    alias: str
+    hostname: str
+    port: int
+    user: str
+    identity_files: list[str] = field(default_factory=list)
+    proxy_jump: list[str] = field(default_factory=list)
+    proxy_command: str = ""
+
+
+def default_ssh_config() -> Path:
+    """The user's OpenSSH client config."""
+    return Path.home() / ".ssh" / "config"
+
+
+def resolve_host(
+    host: str, port: int | None, user: str | None, config_path: Path | None = None
+) -> HostConfig:
+    """Apply ``~/.ssh/config`` to a host; the target's own user and port win, as with ssh.
+
+    Raises:
+        TargetError: the config file cannot be parsed.
+    """
+    path = config_path or default_ssh_config()
+    cfg: dict[str, object] = {}
+    if path.exists():
+        try:
+            cfg = dict(paramiko.SSHConfig.from_path(str(path)).lookup(host))
+        except (paramiko.SSHException, OSError, ValueError) as exc:
+            raise TargetError(
+                f"{path} could not be read: {exc}.", "Fix the file, or move it aside."
+            ) from None
+    cfg_port = cfg.get("port")
+    hostname = str(cfg.get("hostname") or host)
+    identity = cfg.get("identityfile")
+    files = [os.path.expanduser(str(p)) for p in identity] if isinstance(identity, list) else []
+    jump = str(cfg.get("proxyjump") or "")
+    command = str(cfg.get("proxycommand") or "")
+    return HostConfig(
+        alias=host,
+        hostname=hostname,
+        port=port or (int(str(cfg_port)) if cfg_port else 22),
+        user=user or str(cfg.get("user") or getpass.getuser()),
+        identity_files=files,
+        proxy_jump=[] if jump.lower() == "none" else [h for h in jump.split(",") if h],
+        proxy_command="" if command.lower() == "none" else command,
+    )
+
+
+def command_line(script: str) -> str:
+    """The command line handed to the login shell for a POSIX ``sh`` script.
+
+    Plain printable ASCII without backslash or ``!`` means the same inside single quotes to
+    sh, bash, fish, csh and tcsh; anything else is sent base64-encoded.
+    """
+    if _PLAIN_SAFE.fullmatch(script) and "\\" not in script and "!" not in script:
+        return "sh -c " + shlex.quote(script)
+    encoded = base64.b64encode(script.encode()).decode()
+    return f"sh -c 'eval \"$(echo {encoded} | base64 -d)\"'"
+
+
+def _script(argv: Sequence[str]) -> str:
+    return "LC_ALL=C; LANG=C; export LC_ALL LANG; exec " + shlex.join(argv)
+
+
+def _strip_marker(data: bytes, marker: bytes) -> tuple[bytes, bytes]:
+    """Drop everything up to and including the marker line; return (rest, marker line)."""
+    at = data.find(marker)
+    if at < 0:
+        return data, b""
+    end = data.find(b"\n", at)
+    if end < 0:
+        return b"", data[at:]
+    return data[end + 1 :], data[at:end]
+
+
+def _too_old(host: str, port: int, detail: str) -> ConnectError:
+    return ConnectError(
+        f"The SSH server at {host}:{port} offers only algorithms that paramiko 5 and newer "
+        f"refuse as insecure ({detail}): it is too old, or set to SHA-1 key exchange / "
+        "ssh-rsa signatures only.",
+        "Upgrade OpenSSH on the host (7.2 or newer speaks SHA-2), or enable modern "
+        "KexAlgorithms and HostKeyAlgorithms in its sshd_config.",
+    )
+
+
+def _socket_error(host: str, port: int, exc: BaseException, timeout: float) -> ConnectError:
+    if isinstance(exc, socket.gaierror):
+        return ConnectError(
+            f"The host name {host!r} could not be resolved (unknown host).",
+            "Check the spelling or the alias in ~/.ssh/config, or use the IP address.",
+        )
+    if isinstance(exc, ConnectionRefusedError):
+        return ConnectError(
+            f"{host}:{port} refused the connection: no SSH server listens on that port.",
+            "Check the port, and that sshd runs on the host (systemctl status ssh).",
+        )
+    if isinstance(exc, TimeoutError | socket.timeout):
+        return ConnectError(
+            f"No answer from {host}:{port} within {timeout:.0f} s.",
+            "Check the address, a firewall or a VPN between you and the host.",
+        )
+    reason = getattr(exc, "strerror", None) or str(exc)
+    return ConnectError(
+        f"Cannot reach {host}:{port}: {reason}.", "Check the address and the network."
+    )
+
+
+def _channel_error(host: str, port: int, exc: paramiko.ChannelException, via: str) -> ConnectError:
+    if exc.code == 1:
+        return ConnectError(
+            f"The SSH server of {via} refuses to forward connections to {host}:{port} "
+            "(AllowTcpForwarding no, or PermitOpen).",
+            "Allow TCP forwarding for this user in the host's sshd_config, or use the "
+            "database's socket through a relay instead.",
+        )
+    if exc.code == 2:
+        return ConnectError(
+            f"{via} could not connect to {host}:{port}: nothing listens there, as seen "
+            "from that host.",
+            "Check the host and port, and that the service listens on that address.",
+        )
+    return ConnectError(
+        f"{via} refused a channel to {host}:{port}: {exc.text}.", "Check the SSH server's logs."
+    )
+
+
+def _load_key(path: str, passphrase: str | None) -> paramiko.PKey:
+    try:
+        return paramiko.PKey.from_path(path, passphrase)
+    except FileNotFoundError:
+        raise AuthError(f"The key file {path} does not exist.", "Check the path.") from None
+    except PermissionError:
+        raise AuthError(
+            f"The key file {path} cannot be read (permission denied).", "Check its owner and mode."
+        ) from None
+    except TypeError:
+        # cryptography: "Password was not given but private key is encrypted"
+        raise AuthError(
+            f"The key file {path} is protected by a passphrase.",
+            "Give the passphrase, or load the key into ssh-agent (ssh-add).",
+        ) from None
+    except (ValueError, paramiko.SSHException) as exc:
+        wrong = passphrase is not None and "password" in str(exc).lower()
+        raise AuthError(
+            f"The key file {path} could not be used: "
+            + ("wrong passphrase." if wrong else "not a supported private key (DSA keys are not)."),
+            "Check the passphrase." if wrong else "Use an Ed25519, ECDSA or RSA key.",
+        ) from None
+
+
+class _Stderr:
+    """Drains a stream channel's stderr so it never blocks stdout; keeps the last 64 KiB."""
+
+    def __init__(self, chan: paramiko.Channel) -> None:
+        self._chan = chan
+        self._tail: deque[bytes] = deque()
+        self._size = 0
+        self._thread = threading.Thread(target=self._drain, name="ssh-stderr", daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                chunk = self._chan.recv_stderr(32768)
+            except TimeoutError:
+                if self._chan.closed:
+                    return
+                continue
+            except (OSError, EOFError, paramiko.SSHException):
+                return
+            if not chunk:
+                return
+            self._tail.append(chunk)
+            self._size += len(chunk)
+            while self._size > 65536 and len(self._tail) > 1:
+                self._size -= len(self._tail.popleft())
+
+    def text(self) -> str:
+        """What the command printed on stderr lately."""
+        return b"".join(self._tail).decode("utf-8", "replace")
+
+
+class SshTransport:
+    """A Transport for a host reached over SSH (paramiko).
+
+    Connecting checks the host key against every known-hosts source before any credential
+    is sent, authenticates (one picked identity, or the agent and default keys, or a
+    password), and checks that the host runs Linux.
+    """
+
+    def __init__(
+        self,
+        target: Target,
+        *,
+        sudo_password: str | None = None,
+        login_password: str | None = None,
+        key_passphrase: str | None = None,
+        accept_fingerprint: str | None = None,
+        own_known_hosts: str | Path | None = None,
+        ssh_config: Path | None = None,
+        connect_timeout: float = CONNECT_TIMEOUT,
+    ) -> None:
+        assert_not_gui_thread("an SSH connection")
+        if target.kind != "ssh":
+            raise TargetError(f"{target.label} is not an SSH target.", "Use [user@]host[:port].")
+        opts = target.options
+        self.label = target.label
+        self.connect_timeout = connect_timeout
+        self._ssh_config = ssh_config
+        self._identity = os.path.expanduser(opts.identity) if opts.identity else None
+        self._accept = accept_fingerprint or opts.accept_host_key
+        self.store = HostKeyStore(
+            own_file=Path(own_known_hosts).expanduser() if own_known_hosts else None,
+            extra_file=Path(opts.known_hosts).expanduser() if opts.known_hosts else None,
+        )
+        self.host = resolve_host(target.host, target.port, target.user, ssh_config)
+        self._chain: list[paramiko.Transport] = []
+        self._streams: dict[int, _Stderr] = {}
+        self.host_key_status = ""
+        try:
+            self._t = self._connect(self.host, login_password, key_passphrase)
+            self.sudo = SudoState(self._check_host(), sudo_password)
+        except BaseException:
+            self.close()
+            raise
+
+    # -- connecting --------------------------------------------------------------------
+
+    def _connect(
+        self, hc: HostConfig, login_password: str | None, key_passphrase: str | None
+    ) -> paramiko.Transport:
+        via: paramiko.Transport | None = None
+        for hop in hc.proxy_jump:
+            via = self._connect_hop(hop, via, key_passphrase)
+        sock = self._open_sock(hc.hostname, hc.port, via, hc.proxy_command)
+        t = self._handshake(sock, hc)
+        self._chain.append(t)
+        self._authenticate(t, hc, login_password, key_passphrase, jump=False)
+        return t
+
+    def _connect_hop(
+        self, hop: str, via: paramiko.Transport | None, key_passphrase: str | None
+    ) -> paramiko.Transport:
+        spec = hop.removeprefix("ssh://")
+        try:
+            jt = parse_target(spec)
+        except TargetError:
+            raise TargetError(
+                f"The ProxyJump host {hop!r} is not [user@]host[:port].", "Fix ~/.ssh/config."
+            ) from None
+        hc = resolve_host(jt.host, jt.port, jt.user, self._ssh_config)
+        # Nested jumps of the jump host itself are not followed; one chain per target.
+        sock = self._open_sock(hc.hostname, hc.port, via, "")
+        t = self._handshake(sock, hc)
+        self._chain.append(t)
+        # The login password belongs to the target, never to a jump host.
+        self._authenticate(t, hc, None, key_passphrase, jump=True)
+        return t
+
+    def _open_sock(
+        self, host: str, port: int, via: paramiko.Transport | None, proxy_command: str
+    ) -> socket.socket | paramiko.Channel | paramiko.ProxyCommand:
+        if via is not None:
+            try:
+                return via.open_channel(
+                    "direct-tcpip", (host, port), ("127.0.0.1", 0), timeout=self.connect_timeout
+                )
+            except paramiko.ChannelException as exc:
+                raise _channel_error(host, port, exc, "the jump host") from None
+            except paramiko.SSHException as exc:
+                raise ConnectError(f"The jump host dropped the connection: {exc}.") from None
+        if proxy_command:
+            return paramiko.ProxyCommand(proxy_command)
+        try:
+            return socket.create_connection((host, port), timeout=self.connect_timeout)
+        except OSError as exc:
+            raise _socket_error(host, port, exc, self.connect_timeout) from None
+
+    def _handshake(
+        self, sock: socket.socket | paramiko.Channel | paramiko.ProxyCommand, hc: HostConfig
+    ) -> paramiko.Transport:
+        t = paramiko.Transport(sock)
+        t.banner_timeout = BANNER_TIMEOUT
+        t.handshake_timeout = self.connect_timeout
+        t.auth_timeout = AUTH_TIMEOUT
+        # Ask for a key type we already have on record, as ssh does, so a host with several
+        # keys does not look "changed" just because it offered another type first.
+        known = self.store.known_types(hc.hostname, hc.port)
+        opts = t.get_security_options()
+        wanted: list[str] = []
+        for kt in known:
+            wanted += ["rsa-sha2-512", "rsa-sha2-256"] if kt == "ssh-rsa" else [kt]
+        supported = list(opts.key_types)
+        first = [k for k in wanted if k in supported]
+        if first:
+            opts.key_types = first + [k for k in supported if k not in first]
+        try:
+            t.start_client(timeout=self.connect_timeout)
+        except IncompatiblePeer as exc:
+            t.close()
+            raise _too_old(hc.hostname, hc.port, str(exc)) from None
+        except (paramiko.SSHException, EOFError, OSError) as exc:
+            t.close()
+            text = str(exc)
+            if "banner" in text.lower():
+                raise ConnectError(
+                    f"{hc.hostname}:{hc.port} accepted the connection but sent no SSH "
+                    f"greeting within {BANNER_TIMEOUT:.0f} s.",
+                    "Check that this is an SSH port; the host may be overloaded, try again.",
+                ) from None
+            raise ConnectError(
+                f"The SSH handshake with {hc.hostname}:{hc.port} failed: {text or 'closed'}.",
+                "Check that this is an SSH server; try again.",
+            ) from None
+        key = t.get_remote_server_key()
+        try:
+            self.host_key_status = self.store.check(
+                hc.hostname, hc.port, OfferedKey.from_pkey(key), self._accept
+            )
+        except BaseException:
+            t.close()
+            raise
+        for note in self.store.notes:
+            log.info("known_hosts: %s", note)
+        return t
+
+    def _candidate_keys(
+        self, hc: HostConfig, key_passphrase: str | None, use_defaults: bool
+    ) -> tuple[list[tuple[str, paramiko.PKey]], paramiko.Agent | None]:
+        if self._identity:
+            return [(self._identity, _load_key(self._identity, key_passphrase))], None
+        if not use_defaults:
+            return [], None
+        keys: list[tuple[str, paramiko.PKey]] = []
+        agent: paramiko.Agent | None = None
+        if os.environ.get("SSH_AUTH_SOCK"):
+            try:
+                agent = paramiko.Agent()
+                keys += [(f"agent key {k.fingerprint}", k) for k in agent.get_keys()]
+            except paramiko.SSHException as exc:
+                log.info("ssh-agent not usable: %s", exc)
+        home_keys = [str(Path.home() / ".ssh" / n) for n in _DEFAULT_KEYS]
+        for path in hc.identity_files + home_keys:
+            if not Path(path).exists() or any(path == name for name, _ in keys):
+                continue
+            try:
+                keys.append((path, _load_key(path, key_passphrase)))
+            except AuthError as exc:
+                # A configured key we cannot open is worth a note, not a stop: others may do.
+                log.info("skipping %s: %s", path, exc.problem)
+        return keys, agent
+
+    def _authenticate(
+        self,
+        t: paramiko.Transport,
+        hc: HostConfig,
+        login_password: str | None,
+        key_passphrase: str | None,
+        *,
+        jump: bool,
+    ) -> None:
+        # One picked identity, or a password, means exactly that: an agent full of keys
+        # would use up the server's MaxAuthTries before the right one is tried.
+        use_defaults = self._identity is None and (login_password is None or jump)
+        keys, agent = self._candidate_keys(hc, key_passphrase, use_defaults)
+        tried: list[str] = []
+        who = f"{hc.user}@{hc.hostname}:{hc.port}"
+        try:
+            for name, key in keys:
+                tried.append(name)
+                try:
+                    t.auth_publickey(hc.user, key)
+                except paramiko.BadAuthenticationType:
+                    break
+                except paramiko.AuthenticationException:
+                    continue
+                if t.is_authenticated():
+                    return
+            if login_password is not None and not jump:
+                tried.append("password")
+                try:
+                    t.auth_password(hc.user, login_password)
+                except paramiko.AuthenticationException:
+                    pass
+                if t.is_authenticated():
+                    return
+        except (paramiko.SSHException, EOFError, OSError) as exc:
+            raise AuthError(
+                f"{who} closed the connection during login ({exc or 'no reason given'}).",
+                "The server may allow few attempts (MaxAuthTries): pick one identity with "
+                "--identity FILE.",
+            ) from None
+        finally:
+            if agent is not None:
+                agent.close()
+        if not tried:
+            raise AuthError(
+                f"No way to log in to {who}: no key, no agent and no password.",
+                "Give a key with --identity FILE, start ssh-agent, or give the password.",
+            )
+        raise AuthError(
+            f"{who} refused the login (tried: {', '.join(tried)}).",
+            "Check the user name and the password, or give the right key with --identity "
+            "FILE (its public half must be in ~/.ssh/authorized_keys on the host).",
+        )
+
+    def _check_host(self) -> bool:
+        result = self.run(["sh", "-c", "uname -s; id -u"], timeout=self.connect_timeout)
+        lines = result.out.split()
+        if not result.ok or len(lines) < 2:
+            raise ConnectError(
+                f"{self.label} did not run a simple command (uname -s; id -u): "
+                f"{result.err.strip() or 'no output'}.",
+                "InnoTune works on Linux hosts only, with a POSIX sh; check the account's shell.",
+            )
+        check_linux(self.label, lines[0])
+        return lines[1] == "0"
+
+    # -- the Transport protocol -----------------------------------------------------------
+
+    @property
+    def is_root(self) -> bool:
+        """True when the login user is root."""
+        return self.sudo.is_root
+
+    def _session(self) -> paramiko.Channel:
+        try:
+            return self._t.open_session(timeout=self.connect_timeout)
+        except paramiko.ChannelException as exc:
+            raise CommandError(
+                f"{self.label} refused a new session channel: {exc.text}.",
+                "The server may limit sessions (MaxSessions); try again.",
+            ) from None
+        except (paramiko.SSHException, EOFError, OSError) as exc:
+            raise ConnectError(
+                f"The SSH connection to {self.label} was lost ({exc}).", "Connect again."
+            ) from None
+
+    def _prepare(
+        self, argv: Sequence[str], sudo: bool, input: bytes | None
+    ) -> tuple[str, bytes, bytes | None]:
+        marker = f"innotune-{secrets.token_hex(12)}"
+        inner = ["sh", "-c", _MARK_SCRIPT, marker, *argv]
+        full, data = self.sudo.wrap(inner, input) if sudo else (inner, input)
+        return command_line(_script(full)), marker.encode(), data
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        sudo: bool = False,
+        input: bytes | None = None,
+        timeout: float = 60.0,
+    ) -> CommandResult:
+        """Run ``argv`` on the host; stdout and stderr are read concurrently.
+
+        Raises:
+            CommandTimeout: the command ran past ``timeout``; it is killed (best effort).
+            SudoError: sudo refused (see :meth:`SudoState.clean`).
+        """
+        assert_not_gui_thread("a command")
+        line, marker, data = self._prepare(argv, sudo, input)
+        chan = self._session()
+        try:
+            chan.set_combine_stderr(False)
+            chan.exec_command(line)
+            status, out, err, truncated = _exchange(chan, data, timeout)
+        except _Expired as exc:
+            chan.close()
+            self._kill_marked(exc.out, marker, sudo)
+            raise CommandTimeout(
+                f"`{shell_line(argv)}` on {self.label} ran longer than {timeout:.0f} s "
+                "and was stopped.",
+                "The host may be overloaded; try again, or raise the timeout.",
+                exit_status=-1,
+            ) from None
+        except (paramiko.SSHException, EOFError, OSError) as exc:
+            raise ConnectError(
+                f"The SSH connection to {self.label} broke during `{shell_line(argv)}` ({exc}).",
+                "Connect again; check what the command changed before retrying.",
+            ) from None
+        finally:
+            chan.close()
+        out, _ = _strip_marker(out, marker + b" ")
+        err, _ = _strip_marker(err, marker)
+        result = CommandResult(shell_line(argv), status, out, err, truncated)
+        return self.sudo.clean(result) if sudo else result
+
+    def _kill_marked(self, out: bytes, marker: bytes, sudo: bool) -> None:
+        _, mark = _strip_marker(out, marker + b" ")
+        pid = mark.split()[-1].decode() if mark else ""
+        if not pid.isdigit():
+            return
+        try:
+            self.run(["kill", "-KILL", pid], sudo=sudo, timeout=10)
+        except InnoTuneError as exc:
+            log.warning("could not stop timed-out process %s on %s: %s", pid, self.label, exc)
+
+    def read_file(self, path: str, *, sudo: bool = False) -> bytes:
+        """Return the bytes of ``path`` on the host (``cat``, under sudo when asked)."""
+        return self.run(["cat", "--", path], sudo=sudo and not self.is_root).check().stdout
+
+    def write_file_atomic(
+        self, path: str, data: bytes, *, sudo: bool = False, mode: str = "0644", owner: str = ""
+    ) -> None:
+        """Replace ``path`` atomically on the host (see ``ATOMIC_WRITE_SCRIPT``)."""
+        argv = atomic_write_argv(path, mode, owner)
+        self.run(argv, sudo=sudo and not self.is_root, input=data, timeout=300).check()
+
+    def open_stream(
+        self, argv: Sequence[str], *, sudo: bool = False, timeout: float = 30.0
+    ) -> paramiko.Channel:
+        """Start ``argv`` and return its channel as a socket-like byte stream.
+
+        Bytes sent go to the command's stdin and its stdout is what ``recv`` returns; PyMySQL
+        can use the channel as ``sock`` (with ``ssl_disabled=True``). stderr is drained in
+        the background (see :meth:`stream_stderr`). Returns only once the command runs, so
+        a sudo refusal is raised here, not later as a broken stream.
+
+        Raises:
+            SudoError, CommandError, CommandTimeout: the command did not start.
+        """
+        assert_not_gui_thread("a stream")
+        line, marker, data = self._prepare(argv, sudo and not self.is_root, None)
+        chan = self._session()
+        try:
+            chan.set_combine_stderr(False)
+            chan.exec_command(line)
+            if data:
+                chan.sendall(data)  # the sudo password line, nothing else
+            prompt = self.sudo.prompt.encode() if data else b""
+            started, early_err = _await_marker(chan, marker + b" ", timeout, prompt)
+        except TimeoutError:
+            chan.close()
+            raise CommandTimeout(
+                f"`{shell_line(argv)}` on {self.label} did not start within {timeout:.0f} s.",
+                "The host may be overloaded; try again.",
+            ) from None
+        except BaseException:
+            chan.close()
+            raise
+        if not started:
+            status, err = -1, b""
+            if not chan.exit_status_ready() and prompt:
+                chan.close()  # sudo waits for another password: stop it
+            else:
+                try:
+                    status, _, err, _ = _exchange(chan, None, 10.0, stdin_open=True)
+                except _Expired:
+                    pass
+                finally:
+                    chan.close()
+            err, _ = _strip_marker(early_err + err, marker)
+            result = CommandResult(shell_line(argv), status, b"", err)
+            if sudo and not self.is_root:
+                self.sudo.clean(result)
+            result.check()
+            raise CommandError(f"`{shell_line(argv)}` on {self.label} ended at once.")
+        chan.settimeout(None)
+        self._streams[chan.get_id()] = _Stderr(chan)
+        return chan
+
+    def stream_stderr(self, chan: paramiko.Channel) -> str:
+        """The recent stderr of a channel from :meth:`open_stream` (for error messages)."""
+        drain = self._streams.get(chan.get_id())
+        return drain.text() if drain else ""
+
+    def open_tcp(self, host: str, port: int) -> paramiko.Channel:
+        """A direct-tcpip channel to ``host:port`` as seen from the SSH host.
+
+        Raises:
+            ConnectError: forwarding is refused (AllowTcpForwarding no) or nothing listens.
+        """
+        assert_not_gui_thread("a forwarded connection")
+        try:
+            return self._t.open_channel(
+                "direct-tcpip", (host, port), ("127.0.0.1", 0), timeout=self.connect_timeout
+            )
+        except paramiko.ChannelException as exc:
+            raise _channel_error(host, port, exc, self.label) from None
+        except (paramiko.SSHException, EOFError, OSError) as exc:
+            raise ConnectError(
+                f"The SSH connection to {self.label} was lost ({exc}).", "Connect again."
+            ) from None
+
+    def close(self) -> None:
+        """Close every channel and the connection (and any jump hosts), newest first."""
+        for t in reversed(self._chain):
+            t.close()
+        self._chain.clear()
+        self._streams.clear()
+
+
+def check_linux(label: str, uname: str) -> None:
+    """Raise :class:`ConnectError` unless ``uname -s`` said Linux."""
+    if uname.strip() != "Linux":
+        raise ConnectError(
+            f"{label} runs {uname.strip() or 'an unknown system'}, not Linux: "
+            "InnoTune works on Linux hosts only.",
+            "Connect to a Linux host.",
+        )
+
+
+class _Expired(Exception):
+    """A command ran past its deadline; ``out`` is the stdout read so far (it holds the pid)."""
+
+    def __init__(self, out: bytes) -> None:
+        super().__init__("deadline passed")
+        self.out = out
+
+
+def _await_marker(
+    chan: paramiko.Channel, marker: bytes, timeout: float, prompt: bytes
+) -> tuple[bool, bytes]:
+    """Read stdout byte by byte until the marker line, so no byte after it is consumed.
+
+    Returns (started, stderr so far). Gives up early when sudo shows its prompt a second
+    time: the password was wrong and sudo now waits for another one on stdin.
+
+    Raises:
+        TimeoutError: no marker within ``timeout``.
+    """
+    deadline = time.monotonic() + timeout
+    line = bytearray()
+    err = bytearray()
+    while True:
+        while chan.recv_stderr_ready():
+            err += chan.recv_stderr(4096)
+        if prompt and (err.count(prompt) > 1 or b"try again" in err.lower()):
+            return False, bytes(err)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        chan.settimeout(min(left, 0.2))
+        try:
+            byte = chan.recv(1)
+        except TimeoutError:
+            continue
+        if not byte:
+            return False, bytes(err)
+        if byte == b"\n":
+            if line.startswith(marker):
+                return True, bytes(err)
+            line.clear()
+        elif len(line) < 4096:
+            line += byte
+
+
+def _exchange(
+    chan: paramiko.Channel, data: bytes | None, timeout: float, *, stdin_open: bool = False
+) -> tuple[int, bytes, bytes, bool]:
+    """Feed stdin, read stdout and stderr concurrently, then the exit status.
+
+    Raises:
+        _Expired: past ``timeout``.
+    """
+    deadline = time.monotonic() + timeout
+    out = bytearray()
+    err = bytearray()
+    truncated = [False]
+    chan.settimeout(0.5)
+
+    def feed() -> None:
+        try:
+            if data:
+                chan.sendall(data)
+            chan.shutdown_write()
+        except (OSError, EOFError, paramiko.SSHException):
+            pass  # the command ended or the channel closed; its status says the rest
+
+    def read_stderr() -> None:
+        while time.monotonic() < deadline:
+            try:
+                chunk = chan.recv_stderr(65536)
+            except TimeoutError:
+                continue
+            except (OSError, EOFError, paramiko.SSHException):
+                return
+            if not chunk:
+                return
+            if len(err) + len(chunk) > MAX_OUTPUT:
+                truncated[0] = True
+                chunk = chunk[: max(0, MAX_OUTPUT - len(err))]
+            err.extend(chunk)
+
+    writer = None
+    if not stdin_open:
+        writer = threading.Thread(target=feed, name="ssh-stdin", daemon=True)
+        writer.start()
+    reader = threading.Thread(target=read_stderr, name="ssh-stderr", daemon=True)
+    reader.start()
+    while True:
+        if time.monotonic() >= deadline:
+            raise _Expired(bytes(out))
+        try:
+            chunk = chan.recv(65536)
+        except TimeoutError:
+            continue
+        if not chunk:
+            break
+        if len(out) + len(chunk) > MAX_OUTPUT:
+            truncated[0] = True
+            chunk = chunk[: max(0, MAX_OUTPUT - len(out))]
+        out.extend(chunk)
+    reader.join(max(0.0, deadline - time.monotonic()))
+    if reader.is_alive() or not chan.status_event.wait(max(0.0, deadline - time.monotonic())):
+        raise _Expired(bytes(out))
+    if writer is not None:
+        writer.join(1.0)
+    # -1: no exit status came (the command died from a signal); that is a failure.
+    return chan.exit_status, bytes(out), bytes(err), truncated[0]
