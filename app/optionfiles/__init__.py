@@ -1,0 +1,70 @@
+"""my.cnf reading as the server does it, effective values with their origin, and editing.
+
+Pure logic over bytes: files are read through a :data:`Reader` callable, so the
+same code reads this computer and a remote host through a Transport.
+"""
+
+from app.optionfiles.editing import holds_secrets, quote_value, set_option, unified_diff
+from app.optionfiles.effective import (
+    CommandLine,
+    Setting,
+    Source,
+    effective,
+    normalise,
+    parse_argv,
+    parse_persisted,
+    parse_size,
+    resolve,
+)
+from app.optionfiles.reading import (
+    Arg,
+    Node,
+    OptionFileError,
+    Problem,
+    Reader,
+    Reading,
+    TopFile,
+    collect,
+    local_reader,
+    parse_help_default_files,
+    read_config,
+    search_order,
+    server_groups,
+    transport_reader,
+)
+from app.optionfiles.syntax import Kind, Line, OptionFile, parse, render
+
+__all__ = [
+    "Arg",
+    "CommandLine",
+    "Kind",
+    "Line",
+    "Node",
+    "OptionFile",
+    "OptionFileError",
+    "Problem",
+    "Reader",
+    "Reading",
+    "Setting",
+    "Source",
+    "TopFile",
+    "collect",
+    "effective",
+    "holds_secrets",
+    "local_reader",
+    "normalise",
+    "parse",
+    "parse_argv",
+    "parse_help_default_files",
+    "parse_persisted",
+    "parse_size",
+    "quote_value",
+    "read_config",
+    "render",
+    "resolve",
+    "search_order",
+    "server_groups",
+    "set_option",
+    "transport_reader",
+    "unified_diff",
+]
