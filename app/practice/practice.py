@@ -188,12 +188,6 @@ class PracticeServer:
         self._find = find
         self._lock_timeout = lock_timeout
         self.server = PrivateServer(self.base)
-        if len(os.fsencode(self.server.socket_path)) > MAX_SOCKET_PATH:
-            raise ServerError(
-                f"The practice server's socket path {self.server.socket_path} is longer than "
-                f"the {MAX_SOCKET_PATH} bytes a Unix socket allows.",
-                "Use a shorter data directory (XDG_DATA_HOME) or pass a shorter --dir.",
-            )
 
     # -- where things are ---------------------------------------------------------------
     @property
@@ -299,6 +293,12 @@ class PracticeServer:
             # Ours, or left running by an InnoTune that crashed: adopt it.
             self.server.wait_ready(timeout)
         else:
+            if len(os.fsencode(self.server.socket_path)) > MAX_SOCKET_PATH:
+                raise ServerError(
+                    f"The practice server's socket path {self.server.socket_path} is longer "
+                    f"than the {MAX_SOCKET_PATH} bytes a Unix socket allows.",
+                    "Use a shorter data directory (XDG_DATA_HOME) or pass a shorter --dir.",
+                )
             binaries = self._binaries()
             port = self.server.port if self.server.main_cnf.exists() else None
             if port is not None and not _port_free(port):

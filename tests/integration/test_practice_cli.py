@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from app.practice.practice import PracticeServer
 from tests.integration.test_practice import assert_nothing_left
 
@@ -30,8 +32,9 @@ def fields(out: str) -> dict[str, str]:
     return {k: v for k, v in rows}
 
 
-def test_cli_start_status_restart_stop_reset(tmp_path: Path) -> None:
-    xdg = tmp_path / "xdg"
+def test_cli_start_status_restart_stop_reset(tmp_path_factory: pytest.TempPathFactory) -> None:
+    # A short directory: the socket path under it must stay within 107 bytes.
+    xdg = tmp_path_factory.mktemp("x")
     base = xdg / "InnoTune" / "InnoTune" / "practice"  # QStandardPaths honours XDG_DATA_HOME
     try:
         status = innotune(xdg, "practice", "status")

@@ -14,6 +14,7 @@ from app.commands import practice as practice_command
 from app.domain.target import ConnectOptions, parse_target
 from app.practice.binaries import INSTALL_HINT
 from app.practice.practice import NoServerBinaries, PracticeServer, resolve_target
+from app.practice.server import ServerError
 
 
 def nothing_installed() -> None:
@@ -44,8 +45,11 @@ def test_cli_action_raises_the_hint_and_status_needs_no_binaries(
 
 
 def test_too_long_a_socket_path_is_refused_up_front(tmp_path: Path) -> None:
-    with pytest.raises(Exception, match="longer than the 107 bytes"):
-        PracticeServer(tmp_path / ("d" * 100))
+    practice = PracticeServer(tmp_path / ("d" * 100))
+    assert not practice.status().running  # looking is fine; starting is what cannot work
+    with pytest.raises(ServerError, match="longer than the 107 bytes"):
+        practice.start()
+    assert not practice.base.exists()
 
 
 def test_practice_target_is_local_plus_its_socket(tmp_path: Path) -> None:
