@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -69,16 +70,16 @@ def run(args: argparse.Namespace, find: BinariesFinder = find_binaries) -> int:
     practice = PracticeServer(practice_dir(args), find=find)
     action = args.action
     if action == "start":
-        status = practice.start()
+        status = practice.start(say=_progress)
         if status.adopted:
             print("Practice server running: adopted a server left running by an earlier InnoTune.")
         else:
             print("Practice server running.")
     elif action == "restart":
-        status = practice.restart()
+        status = practice.restart(say=_progress)
         print("Practice server restarted.")
     elif action == "reset":
-        status = practice.reset()
+        status = practice.reset(say=_progress)
         print("Practice server reset: the old directory was deleted; this one is fresh.")
     elif action == "stop":
         status = practice.stop()
@@ -93,6 +94,11 @@ def run(args: argparse.Namespace, find: BinariesFinder = find_binaries) -> int:
             print("Practice server not set up yet. Create it with: innotune practice start")
     _describe(status, practice)
     return 0
+
+
+def _progress(text: str) -> None:
+    # Progress goes to stderr, so stdout is only the result (and stays parseable).
+    print(f"{text} ...", file=sys.stderr, flush=True)
 
 
 def _describe(status: PracticeStatus, practice: PracticeServer) -> None:

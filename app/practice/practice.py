@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.domain.target import ConnectOptions, Target
+from app.domain.threads import assert_not_gui_thread
 from app.practice.binaries import INSTALL_HINT, ServerBinaries, find_binaries
 from app.practice.server import PrivateServer, ServerError, free_port
 
@@ -41,6 +42,11 @@ SEEDED_MARKER = "seeded"
 MAX_SOCKET_PATH = 107
 
 BinariesFinder = Callable[[], ServerBinaries | None]
+Say = Callable[[str], None]
+
+
+def _quiet(_text: str) -> None:
+    """The default progress reporter: says nothing."""
 
 
 class NoServerBinaries(ServerError):
@@ -251,6 +257,7 @@ class PracticeServer:
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the practice server's lock (flock: the kernel drops it if we crash)."""
+        assert_not_gui_thread("starting or stopping the practice server")
         self.lock_path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
@@ -277,8 +284,12 @@ class PracticeServer:
             os.close(fd)  # closing the descriptor releases the flock
 
     # -- actions --------------------------------------------------------------------------
-    def start(self, timeout: float = 120.0) -> PracticeStatus:
+    def start(self, timeout: float = 120.0, say: Say = _quiet) -> PracticeStatus:
         """Start the practice server (set up and seeded on first use), or adopt a running one.
+
+        Args:
+            timeout: seconds to wait for the server to take logins.
+            say: called with one line per step, for a progress display.
 
         Raises:
             NoServerBinaries: no server program here; the message says what to install.
@@ -286,11 +297,12 @@ class PracticeServer:
             ServerError: the server would not set up or start; the message has the log's tail.
         """
         with self.locked():
-            return self._start(timeout)
+            return self._start(timeout, say)
 
-    def _start(self, timeout: float) -> PracticeStatus:
+    def _start(self, timeout: float, say: Say) -> PracticeStatus:
         if self.status().running:
             # Ours, or left running by an InnoTune that crashed: adopt it.
+            say(f"Found the practice server running (pid {self.status().pid}); using it")
             self.server.wait_ready(timeout)
         else:
             if len(os.fsencode(self.server.socket_path)) > MAX_SOCKET_PATH:
@@ -304,8 +316,13 @@ class PracticeServer:
             if port is not None and not _port_free(port):
                 port = self._move_to_free_port()
             self.server = PrivateServer(self.base, port=port, binaries=binaries)
+            if not self.server.initialized:
+                say(f"Creating the practice server's data directory in {self.server.datadir}")
+            name = {"mariadb": "MariaDB", "mysql": "MySQL"}.get(binaries.flavour, binaries.flavour)
+            say(f"Starting {name} {binaries.version} on port {self.server.port}")
             self.server.start(timeout)
         if not self.seeded_marker.exists():
+            say("Loading the practice database")
             self._seed()
         return self.status()
 
@@ -367,17 +384,20 @@ class PracticeServer:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
 
-    def restart(self, timeout: float = 120.0) -> PracticeStatus:
+    def restart(self, timeout: float = 120.0, say: Say = _quiet) -> PracticeStatus:
         """Stop, then start (the way option-file changes take effect)."""
         with self.locked():
+            say("Stopping the practice server")
             self._stop(timeout)
-            return self._start(timeout)
+            return self._start(timeout, say)
 
-    def reset(self, timeout: float = 120.0) -> PracticeStatus:
+    def reset(self, timeout: float = 120.0, say: Say = _quiet) -> PracticeStatus:
         """Stop the server, delete its whole directory, and start a fresh, seeded one."""
         with self.locked():
+            say("Stopping the practice server")
             self._stop(timeout)
             if self.base.exists():
+                say(f"Deleting {self.base}")
                 shutil.rmtree(self.base)
             self.server = PrivateServer(self.base)
-            return self._start(timeout)
+            return self._start(timeout, say)

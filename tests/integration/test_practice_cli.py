@@ -44,6 +44,8 @@ def test_cli_start_status_restart_stop_reset(tmp_path_factory: pytest.TempPathFa
         start = innotune(xdg, "practice", "start")
         assert start.returncode == 0, start.stderr
         assert start.stdout.startswith("Practice server running.")
+        assert "Creating the practice server's data directory" in start.stderr
+        assert "Loading the practice database ..." in start.stderr
         shown = fields(start.stdout)
         assert shown["socket"] == str(base / "run" / "mysqld.sock")
         assert shown["datadir"] == str(base / "data")
