@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 
 from app import APP_NAME, __version__
+from app.access.doctor import Secrets
 from app.domain.errors import InnoTuneError
 from app.domain.target import ConnectOptions, Target, parse_target
 
@@ -28,6 +29,9 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
         "--accept-host-key",
         metavar="SHA256:...",
         help="trust exactly this host-key fingerprint (as ssh-keygen -lf prints it)",
+    )
+    group.add_argument(
+        "--ask-ssh-password", action="store_true", help="prompt for the SSH login password"
     )
     group.add_argument(
         "--ask-sudo-password", action="store_true", help="prompt for the sudo password"
@@ -58,6 +62,18 @@ def target_from_args(args: argparse.Namespace) -> Target:
 def ask_secret(prompt: str) -> str:
     """Read a secret from the terminal without echo (never from argv or the environment)."""
     return getpass.getpass(prompt)
+
+
+def secrets_from_args(args: argparse.Namespace, target: Target) -> Secrets:
+    """Prompt for each secret the options ask for; nothing is read from argv or env."""
+    where = target.label
+    return Secrets(
+        login_password=ask_secret(f"SSH password for {where}: ") if args.ask_ssh_password else None,
+        sudo_password=ask_secret(f"sudo password on {where}: ") if args.ask_sudo_password else None,
+        mysql_password=ask_secret(f"Database password on {where}: ")
+        if args.ask_mysql_password
+        else None,
+    )
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:

@@ -120,7 +120,7 @@ class PrivateServer:
         self._port = port
         self._binaries = binaries
         self._server_cnf = server_cnf
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._started_pid: int | None = None  # the server this object started, if any
 
     # -- layout ---------------------------------------------------------------------------
     @property
@@ -264,8 +264,8 @@ class PrivateServer:
 
     def running_pid(self) -> int | None:
         """The pid of this instance's server if one runs (ours or left by a crash)."""
-        if self._proc is not None and self._proc.poll() is None:
-            return self._proc.pid
+        if self._started_pid is not None and _pid_alive(self._started_pid):
+            return self._started_pid
         pid = self._pid_from_file()
         if pid and _pid_alive(pid) and f"--defaults-file={self.main_cnf}" in _cmdline(pid):
             return pid
@@ -274,7 +274,7 @@ class PrivateServer:
     def status(self) -> ServerStatus:
         """Where the server is and whether it runs."""
         pid = self.running_pid()
-        adopted = pid is not None and (self._proc is None or self._proc.pid != pid)
+        adopted = pid is not None and pid != self._started_pid
         return ServerStatus(
             running=pid is not None,
             pid=pid,
@@ -290,17 +290,20 @@ class PrivateServer:
             self.wait_ready(timeout)
             return self.status()
         self.initialize()
-        log = open(self.base / "log" / "console.log", "ab")  # noqa: SIM115 - kept by the child
-        try:
-            self._proc = subprocess.Popen(
-                self.server_argv(),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,  # an InnoTune crash or Ctrl-C does not take it down
-            )
-        finally:
-            log.close()
+        # Daemonized like mysqld_safe does it: in its own session and not our child, so an
+        # InnoTune crash or Ctrl-C does not take it down and nothing is left to reap.
+        spawn = 'log=$1; shift; "$@" </dev/null >>"$log" 2>&1 & echo $!'
+        proc = subprocess.run(
+            ["sh", "-c", spawn, "sh", str(self.base / "log" / "console.log"), *self.server_argv()],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            start_new_session=True,
+            check=False,
+        )
+        if proc.returncode != 0 or not proc.stdout.strip().isdigit():
+            raise ServerError(f"Could not start the server: {proc.stderr.strip()}")
+        self._started_pid = int(proc.stdout.strip())
         self.wait_ready(timeout)
         return self.status()
 
@@ -308,11 +311,8 @@ class PrivateServer:
         """Wait until the socket answers with a server greeting, or raise with the log's tail."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self._proc is not None and self._proc.poll() is not None:
-                raise ServerError(
-                    f"The server stopped while starting (exit {self._proc.returncode}).",
-                    self.log_tail_hint(),
-                )
+            if self._started_pid is not None and not _pid_alive(self._started_pid):
+                raise ServerError("The server stopped while starting.", self.log_tail_hint())
             if self._greets():
                 return
             time.sleep(0.1)
@@ -345,19 +345,16 @@ class PrivateServer:
         """Stop the server cleanly (SIGTERM, then wait); SIGKILL only if it never stops."""
         pid = self.running_pid()
         if pid is None:
-            self._reap()
             return
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            self._reap()
             if not _pid_alive(pid):
                 break
             time.sleep(0.1)
         else:
             os.kill(pid, signal.SIGKILL)
             time.sleep(0.5)
-        self._reap()
 
     def kill(self) -> None:
         """Kill the server at once with SIGKILL, as a crash would."""
@@ -365,13 +362,7 @@ class PrivateServer:
         if pid is not None:
             os.kill(pid, signal.SIGKILL)
             while _pid_alive(pid):
-                self._reap()
                 time.sleep(0.05)
-        self._reap()
-
-    def _reap(self) -> None:
-        if self._proc is not None and self._proc.poll() is not None:
-            self._proc = None
 
     def restart(self, timeout: float = 120.0) -> ServerStatus:
         """Stop, then start."""

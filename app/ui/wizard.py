@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QMessageBox, QVBoxLayout, QWizard, QWizardPage
 
 from app import APP_NAME, __version__
+from app.ui.state import WizardState
 
 STEPS = ("Connect", "Inspect", "Trade-offs", "Preview", "Apply", "Verify", "Done")
 
@@ -35,8 +36,9 @@ class StepPage(QWizardPage):
 class MainWizard(QWizard):
     """InnoTune's wizard: Connect → Inspect → Trade-offs → Preview → Apply → Verify → Done."""
 
-    def __init__(self) -> None:
+    def __init__(self, state: WizardState | None = None) -> None:
         super().__init__()
+        self.state = state or WizardState()
         self.setWindowTitle(f"{APP_NAME} — tune MySQL and MariaDB writes")
         self.setWizardStyle(QWizard.WizardStyle.ModernStyle)
         self.setOption(QWizard.WizardOption.HaveHelpButton, True)
@@ -50,7 +52,18 @@ class MainWizard(QWizard):
         self.resize(900, 650)
 
     def _make_page(self, title: str) -> QWizardPage:
+        if title == "Connect":
+            from app.ui.pages.connect import ConnectPage
+
+            return ConnectPage(self.state)
         return StepPage(title)
+
+    def done(self, result: int) -> None:
+        """Close the connection when the wizard closes."""
+        if self.state.connection is not None:
+            self.state.connection.close()
+            self.state.connection = None
+        super().done(result)
 
     def about_text(self) -> str:
         return (

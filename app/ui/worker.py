@@ -13,17 +13,23 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 class Progress:
     """Handed to a job so it can report what it is doing now, and see a cancel request."""
 
-    def __init__(self, emit: Callable[[str], None]) -> None:
+    def __init__(self, emit: Callable[[str], None], post: Callable[[object], None]) -> None:
         self._emit = emit
+        self._post = post
         self.cancelled = threading.Event()
 
     def say(self, text: str) -> None:
-        """Report a step to the window."""
+        """Report what is happening now, as text."""
         self._emit(text)
+
+    def post(self, item: object) -> None:
+        """Hand a partial result (a finished step, a sample) to the window."""
+        self._post(item)
 
 
 class _Runner(QObject):
     progress = Signal(str)
+    partial = Signal(object)
     succeeded = Signal(object)
     failed = Signal(object)
     done = Signal()
@@ -31,7 +37,7 @@ class _Runner(QObject):
     def __init__(self, job: Callable[[Progress], Any]) -> None:
         super().__init__()
         self._job = job
-        self.handle = Progress(self.progress.emit)
+        self.handle = Progress(self.progress.emit, self.partial.emit)
 
     @Slot()
     def run(self) -> None:
@@ -49,11 +55,12 @@ class _Runner(QObject):
 class Job(QObject):
     """A blocking callable run in its own QThread.
 
-    Signals arrive on the GUI thread: ``progress(str)``, then ``succeeded(object)``
-    or ``failed(Exception)``, then ``finished()``.
+    Signals arrive on the GUI thread: ``progress(str)`` and ``partial(object)`` while it
+    runs, then ``succeeded(object)`` or ``failed(Exception)``, then ``finished()``.
     """
 
     progress = Signal(str)
+    partial = Signal(object)
     succeeded = Signal(object)
     failed = Signal(object)
     finished = Signal()
@@ -65,6 +72,7 @@ class Job(QObject):
         self._runner.moveToThread(self._thread)
         self._thread.started.connect(self._runner.run)
         self._runner.progress.connect(self.progress)
+        self._runner.partial.connect(self.partial)
         self._runner.succeeded.connect(self.succeeded)
         self._runner.failed.connect(self.failed)
         self._runner.done.connect(self._thread.quit)

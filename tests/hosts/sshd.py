@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shlex
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +73,9 @@ class SshServer:
         self.config = self.workdir / "sshd_config"
         self.log = self.workdir / "sshd.log"
         self.extra_config = ""
+        # Programs to hide from every session of this sshd (a mount namespace bind-mounts
+        # /dev/null over them), to test hosts that lack, say, socat.
+        self.hide_programs: list[str] = []
         self._proc: subprocess.Popen[bytes] | None = None
 
     def prepare(self) -> None:
@@ -106,8 +110,22 @@ class SshServer:
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
         sh("/usr/sbin/sshd", "-t", "-f", str(self.config))
         with open(self.log, "ab") as log:
+            argv = ["/usr/sbin/sshd", "-D", "-e", "-f", str(self.config)]
+            if self.hide_programs:
+                masks = " && ".join(
+                    f"mount --bind /dev/null {shlex.quote(p)}" for p in self.hide_programs
+                )
+                argv = [
+                    "unshare",
+                    "--mount",
+                    "--propagation",
+                    "private",
+                    "sh",
+                    "-c",
+                    f"{masks} && exec {shlex.join(argv)}",
+                ]
             self._proc = subprocess.Popen(
-                ["/usr/sbin/sshd", "-D", "-e", "-f", str(self.config)],
+                argv,
                 stdout=log,
                 stderr=log,
                 stdin=subprocess.DEVNULL,

@@ -1,0 +1,281 @@
+"""`innotune doctor`: every step from the target to a database login, checked in order.
+
+Each step yields a :class:`Step` as soon as it is known, so the CLI prints one line per
+step and the Connect page shows them as they complete. The first failing step stops the
+steps that depend on it; those are reported as skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from app.access.database import Credentials, open_session
+from app.domain.errors import HostKeyUnknown, InnoTuneError
+from app.domain.instance import ServerInstance
+from app.domain.target import Target
+from app.inspect.instances import choose_instance, find_instances
+from app.mysql.session import Session
+from app.remote.transport import Transport
+
+STEP_NAMES = ("connect", "host", "sudo", "server", "instance", "socket", "login", "privileges")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One checked step: ok, warn (works, with a caveat), fail or skip."""
+
+    name: str
+    status: str
+    detail: str
+    fix: str = ""
+
+    @property
+    def passed(self) -> bool:
+        """True for ok and warn."""
+        return self.status in ("ok", "warn")
+
+    def line(self) -> str:
+        """The step as one line of `innotune doctor` output."""
+        text = f"{self.status.upper():5} {self.name:11} {self.detail}"
+        return f"{text} — {self.fix}" if self.fix else text
+
+
+@dataclass(frozen=True)
+class Secrets:
+    """Secrets for this connection, kept in memory only."""
+
+    login_password: str | None = None
+    key_passphrase: str | None = None
+    sudo_password: str | None = None
+    mysql_password: str | None = None
+
+
+@dataclass
+class DoctorResult:
+    """What the doctor found; the open transport and session are reused by the next steps."""
+
+    steps: list[Step] = field(default_factory=list)
+    transport: Transport | None = None
+    instance: ServerInstance | None = None
+    session: Session | None = None
+    sudo_mode: str = ""
+    host_key_question: HostKeyUnknown | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when every step passed."""
+        return bool(self.steps) and all(s.passed for s in self.steps)
+
+    def close(self) -> None:
+        """Close the session and the transport."""
+        if self.session is not None:
+            self.session.close()
+        if self.transport is not None:
+            self.transport.close()
+
+
+Opener = Callable[..., Transport]
+
+
+def _fail(name: str, exc: InnoTuneError) -> Step:
+    return Step(name, "fail", exc.problem, exc.fix)
+
+
+def _skip_rest(result: DoctorResult, after: str) -> Iterator[Step]:
+    for name in STEP_NAMES[STEP_NAMES.index(after) + 1 :]:
+        step = Step(name, "skip", f"not checked: an earlier step failed ({after})")
+        result.steps.append(step)
+        yield step
+
+
+def run_doctor(
+    target: Target,
+    secrets: Secrets,
+    result: DoctorResult,
+    *,
+    opener: Opener,
+    instance_spec: str | None = None,
+    own_known_hosts: str | None = None,
+) -> Iterator[Step]:
+    """Check each step against ``target``, yielding steps as they complete.
+
+    ``result`` collects the steps and keeps the open transport, instance and session.
+    ``opener`` is :func:`app.remote.connect.open_transport` (passed in to keep this
+    module free of the SSH library's details).
+    """
+
+    def emit(step: Step) -> Step:
+        result.steps.append(step)
+        return step
+
+    # 1. connect
+    try:
+        transport = opener(
+            target,
+            sudo_password=secrets.sudo_password,
+            login_password=secrets.login_password,
+            key_passphrase=secrets.key_passphrase,
+            accept_fingerprint=target.options.accept_host_key,
+            own_known_hosts=own_known_hosts,
+        )
+    except HostKeyUnknown as question:
+        result.host_key_question = question
+        yield emit(
+            Step(
+                "connect",
+                "fail",
+                f"unknown host key {question.key_type} {question.fingerprint}",
+                f"if the server's administrator confirms it, run again with "
+                f"--accept-host-key {question.fingerprint}",
+            )
+        )
+        yield from _skip_rest(result, "connect")
+        return
+    except InnoTuneError as exc:
+        yield emit(_fail("connect", exc))
+        yield from _skip_rest(result, "connect")
+        return
+    result.transport = transport
+    yield emit(Step("connect", "ok", f"connected to {transport.label}"))
+
+    # 2. host
+    uname = transport.run(["uname", "-sr"], timeout=20)
+    system = uname.out.split()
+    if not uname.ok or not system or system[0] != "Linux":
+        yield emit(
+            Step(
+                "host",
+                "fail",
+                f"not a Linux host ({uname.out.strip() or uname.err.strip()})",
+                "InnoTune tunes Linux hosts only",
+            )
+        )
+        yield from _skip_rest(result, "host")
+        return
+    yield emit(Step("host", "ok", f"Linux {system[1] if len(system) > 1 else ''}".strip()))
+
+    # 3. sudo
+    from app.remote.connect import probe_sudo  # the SSH-aware probe lives with the transports
+
+    use_sudo = True
+    try:
+        result.sudo_mode = probe_sudo(transport)
+        detail = {
+            "root": "logged in as root: no sudo needed",
+            "nopasswd": "sudo works without a password",
+            "password-ok": "sudo works with the password given",
+        }.get(result.sudo_mode, result.sudo_mode)
+        yield emit(Step("sudo", "ok", detail))
+    except InnoTuneError as exc:
+        use_sudo = False
+        yield emit(_fail("sudo", exc))
+
+    # 4. server instances
+    try:
+        instances = find_instances(transport, sudo=use_sudo)
+    except InnoTuneError as exc:
+        yield emit(_fail("server", exc))
+        yield from _skip_rest(result, "server")
+        return
+    if not instances:
+        yield emit(
+            Step(
+                "server",
+                "fail",
+                "no MySQL or MariaDB server is running on this host",
+                "start it (for example: sudo service mariadb start) and run again",
+            )
+        )
+        yield from _skip_rest(result, "server")
+        return
+    yield emit(Step("server", "ok", f"{len(instances)} server instance(s) running"))
+
+    # 5. which instance
+    try:
+        instance = choose_instance(instances, instance_spec or target.options.instance)
+    except InnoTuneError as exc:
+        yield emit(_fail("instance", exc))
+        yield from _skip_rest(result, "instance")
+        return
+    result.instance = instance
+    yield emit(Step("instance", "ok", instance.label))
+
+    # 6. socket or port
+    if instance.socket:
+        probe = transport.run(["test", "-S", instance.socket], sudo=use_sudo, timeout=20)
+        if probe.ok:
+            yield emit(Step("socket", "ok", f"socket {instance.socket} exists"))
+        else:
+            yield emit(
+                Step(
+                    "socket",
+                    "fail",
+                    f"socket {instance.socket} is missing",
+                    "check the server's socket option; is it still starting?",
+                )
+            )
+            yield from _skip_rest(result, "socket")
+            return
+    elif instance.port:
+        yield emit(Step("socket", "ok", f"TCP port {instance.port} (no socket found)"))
+    else:
+        yield emit(
+            Step(
+                "socket",
+                "fail",
+                "neither a socket nor a TCP port was found for the server",
+                "run with sudo so InnoTune can read the server's open sockets",
+            )
+        )
+        yield from _skip_rest(result, "socket")
+        return
+
+    # 7. login
+    creds = Credentials(target.options.mysql_user, secrets.mysql_password)
+    try:
+        session = open_session(transport, instance, creds, use_sudo=use_sudo)
+    except InnoTuneError as exc:
+        yield emit(_fail("login", exc))
+        yield from _skip_rest(result, "login")
+        return
+    result.session = session
+    who = session.query("SELECT CURRENT_USER(), VERSION()")[0]
+    relay_note = " (the relay gives sudo-level database access)" if "relay" in session.via else ""
+    yield emit(Step("login", "ok", f"{who[0]} on {who[1]} via {session.via}{relay_note}"))
+
+    # 8. privileges
+    yield emit(check_privileges(session))
+
+
+def check_privileges(session: Session) -> Step:
+    """Whether the account can read what inspection needs and set variables live."""
+    try:
+        session.query("SHOW GLOBAL VARIABLES LIKE 'version'")
+        session.query("SHOW GLOBAL STATUS LIKE 'Uptime'")
+        grants = " ".join(r[0] or "" for r in session.query("SHOW GRANTS")).upper()
+    except InnoTuneError as exc:
+        return Step(
+            "privileges",
+            "fail",
+            f"cannot read variables or status: {exc.problem}",
+            "grant this account PROCESS and SELECT, or log in with sudo as root",
+        )
+    everything = "ALL PRIVILEGES ON *.*" in grants
+    can_set = everything or "SUPER" in grants or "SYSTEM_VARIABLES_ADMIN" in grants
+    can_process = everything or "PROCESS" in grants
+    if not can_process:
+        return Step(
+            "privileges",
+            "fail",
+            "the account lacks PROCESS (needed for InnoDB status)",
+            "GRANT PROCESS ON *.* TO the account, or log in with sudo as root",
+        )
+    if not can_set:
+        return Step(
+            "privileges",
+            "warn",
+            "can inspect, but cannot SET GLOBAL: changes will wait for a restart",
+            "grant SUPER (MariaDB) or SYSTEM_VARIABLES_ADMIN (MySQL) to set them live",
+        )
+    return Step("privileges", "ok", "can read everything and set variables live")

@@ -1,0 +1,54 @@
+"""`innotune doctor TARGET`: check every step from the target to a database login."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from app.access.doctor import DoctorResult, run_doctor
+from app.cli import add_target_arguments, secrets_from_args, target_from_args
+from app.commands import Handler
+
+
+def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
+    """Add the doctor subcommand."""
+    parser = subparsers.add_parser(
+        "doctor",
+        help="check SSH, host key, sudo, the server instance, a login and privileges",
+        description="Check each step InnoTune needs and print one line per step: ok, or what "
+        "is wrong and how to fix it. Exits 0 only when every step works.",
+    )
+    add_target_arguments(parser)
+    handlers["doctor"] = run
+
+
+def resolve_instance_spec(args: argparse.Namespace) -> str | None:
+    """The --instance to use; for the practice target, the practice server's socket."""
+    if args.target == "practice" and not args.instance:
+        from app.practice.practice import PracticeServer
+        from app.ui.paths import default_practice_dir
+
+        return str(PracticeServer(default_practice_dir()).endpoint().socket)
+    return str(args.instance) if args.instance else None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the doctor and print its steps as they complete."""
+    from app.remote.connect import open_transport
+
+    target = target_from_args(args)
+    secrets = secrets_from_args(args, target)
+    result = DoctorResult()
+    try:
+        for step in run_doctor(
+            target,
+            secrets,
+            result,
+            opener=open_transport,
+            instance_spec=resolve_instance_spec(args),
+        ):
+            print(step.line(), flush=True)
+    finally:
+        result.close()
+    print("All steps passed." if result.ok else "Some steps failed; see the lines above.")
+    return 0 if result.ok else 1

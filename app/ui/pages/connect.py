@@ -1,0 +1,450 @@
+"""The Connect page: choose the server, check every step, answer the host-key question."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QRadioButton,
+    QSpinBox,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+    QWizardPage,
+)
+
+from app.access.doctor import DoctorResult, Secrets, Step, run_doctor
+from app.domain.errors import HostKeyUnknown, InnoTuneError
+from app.domain.target import ConnectOptions, Target, parse_target
+from app.ui.state import WizardState
+from app.ui.worker import Job, Progress
+
+STATUS_TEXT = {"ok": "OK", "warn": "OK (note)", "fail": "Failed", "skip": "Not checked"}
+STEP_TITLES = {
+    "connect": "Connection",
+    "host": "Linux host",
+    "sudo": "Administrator rights (sudo)",
+    "server": "Database server",
+    "instance": "Which server",
+    "socket": "Socket or port",
+    "login": "Database login",
+    "privileges": "Privileges",
+}
+PROFILE_KEYS = ("kind", "host", "user", "port", "identity", "mysql_user", "instance")
+
+
+def check_connection(
+    target: Target,
+    secrets: Secrets,
+    progress: Progress,
+    own_known_hosts: str | None,
+    practice_dir: Path | None,
+) -> DoctorResult:
+    """Runs in a worker: start the practice server if chosen, then every doctor step."""
+    from app.remote.connect import open_transport
+
+    instance_spec = target.options.instance
+    if target.kind == "practice":
+        from app.practice.practice import PracticeServer
+        from app.ui.paths import default_practice_dir
+
+        progress.say("Starting the practice server (the first start takes a few seconds)…")
+        practice = PracticeServer(practice_dir or default_practice_dir())
+        practice.start()
+        instance_spec = str(practice.endpoint().socket)
+    result = DoctorResult()
+    for step in run_doctor(
+        target,
+        secrets,
+        result,
+        opener=open_transport,
+        instance_spec=instance_spec,
+        own_known_hosts=own_known_hosts,
+    ):
+        progress.say(f"{STEP_TITLES.get(step.name, step.name)}: {STATUS_TEXT[step.status]}")
+        progress.post(step)
+    return result
+
+
+class ConnectView(QWidget):
+    """The Connect page's widgets (layout only; behaviour lives in the page)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        layout = QVBoxLayout(self)
+
+        self.practice = QRadioButton("&Practice server on this computer (safe to experiment)")
+        self.local = QRadioButton("&This computer")
+        self.ssh = QRadioButton("Another computer over &SSH")
+        self.kinds = QButtonGroup(self)
+        for i, button in enumerate((self.practice, self.local, self.ssh)):
+            self.kinds.addButton(button, i)
+            layout.addWidget(button)
+        self.practice.setChecked(True)
+        self.practice_note = QLabel()
+        self.practice_note.setWordWrap(True)
+        self.practice_note.setIndent(24)
+        layout.addWidget(self.practice_note)
+
+        self.ssh_box = QGroupBox("SSH")
+        form = QFormLayout(self.ssh_box)
+        self.host = QLineEdit()
+        self.host.setPlaceholderText(
+            "db1.example.com, 192.0.2.7, [2001:db8::7] or an ~/.ssh/config alias"
+        )
+        self.user = QLineEdit()
+        self.user.setPlaceholderText("as in ~/.ssh/config, or your login name")
+        self.port = QSpinBox()
+        self.port.setRange(0, 65535)
+        self.port.setSpecialValueText("default")
+        key_row = QHBoxLayout()
+        self.identity = QLineEdit()
+        self.identity.setPlaceholderText("the agent and ~/.ssh keys are tried when empty")
+        self.browse = QPushButton("&Browse…")
+        key_row.addWidget(self.identity)
+        key_row.addWidget(self.browse)
+        self.login_password = QLineEdit()
+        self.login_password.setEchoMode(QLineEdit.EchoMode.Password)
+        self.login_password.setPlaceholderText("only if the host takes passwords")
+        form.addRow("&Host:", self.host)
+        form.addRow("&User:", self.user)
+        form.addRow("P&ort:", self.port)
+        form.addRow("&Key file:", key_row)
+        form.addRow("Login pass&word:", self.login_password)
+        layout.addWidget(self.ssh_box)
+
+        self.access_box = QGroupBox("Access to the server")
+        access = QFormLayout(self.access_box)
+        self.sudo_password = QLineEdit()
+        self.sudo_password.setEchoMode(QLineEdit.EchoMode.Password)
+        self.sudo_password.setPlaceholderText("only if sudo asks for one")
+        self.mysql_user = QLineEdit()
+        self.mysql_user.setPlaceholderText("empty: log in as root through the socket, with sudo")
+        self.mysql_password = QLineEdit()
+        self.mysql_password.setEchoMode(QLineEdit.EchoMode.Password)
+        self.instance = QLineEdit()
+        self.instance.setPlaceholderText("socket, port or pid — only when several servers run")
+        access.addRow("s&udo password:", self.sudo_password)
+        access.addRow("&Database user:", self.mysql_user)
+        access.addRow("Database p&assword:", self.mysql_password)
+        access.addRow("Server &instance:", self.instance)
+        layout.addWidget(self.access_box)
+
+        profile_row = QHBoxLayout()
+        self.profiles = QComboBox()
+        self.profiles.setMinimumContentsLength(18)
+        self.save_profile = QPushButton("Sa&ve profile…")
+        self.delete_profile = QPushButton("Delete profile")
+        profile_row.addWidget(QLabel("Profile:"))
+        profile_row.addWidget(self.profiles, 1)
+        profile_row.addWidget(self.save_profile)
+        profile_row.addWidget(self.delete_profile)
+        layout.addLayout(profile_row)
+
+        self.check = QPushButton("&Check connection")
+        self.check.setDefault(True)
+        layout.addWidget(self.check, 0, Qt.AlignmentFlag.AlignLeft)
+        self.steps = QTreeWidget()
+        self.steps.setHeaderLabels(["Step", "Result", "Details"])
+        self.steps.setRootIsDecorated(False)
+        self.steps.setColumnWidth(0, 190)
+        self.steps.setColumnWidth(1, 90)
+        layout.addWidget(self.steps, 1)
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.message)
+
+        for widget, name in (
+            (self.host, "SSH host"),
+            (self.user, "SSH user"),
+            (self.port, "SSH port"),
+            (self.identity, "SSH key file"),
+            (self.login_password, "SSH login password"),
+            (self.sudo_password, "sudo password"),
+            (self.mysql_user, "database user"),
+            (self.mysql_password, "database password"),
+            (self.instance, "server instance"),
+            (self.steps, "connection check steps"),
+        ):
+            widget.setAccessibleName(name)
+
+
+class ConnectPage(QWizardPage):
+    """Choose the target, run the doctor in a worker, show each step as it completes."""
+
+    def __init__(self, state: WizardState, settings: QSettings | None = None) -> None:
+        super().__init__()
+        self.setTitle("Connect")
+        self.setSubTitle(
+            "Choose the server to tune. The practice server is a private MariaDB on this "
+            "computer, made for trying things safely."
+        )
+        self.setObjectName("page_connect")
+        self.state = state
+        self.settings = settings or QSettings()
+        self.own_known_hosts: str | None = None  # None: InnoTune's default file
+        self.practice_dir: Path | None = None  # None: the default practice directory
+        self.job: Job | None = None
+        self.host_key_box: QMessageBox | None = None
+        self._accepted_fingerprint: str | None = None
+        self.view = ConnectView()
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.view)
+        v = self.view
+        v.kinds.idToggled.connect(self._on_kind_toggled)
+        v.check.clicked.connect(self._on_check_clicked)
+        v.browse.clicked.connect(self._on_browse_clicked)
+        v.save_profile.clicked.connect(self._on_save_profile_clicked)
+        v.delete_profile.clicked.connect(self._on_delete_profile_clicked)
+        v.profiles.activated.connect(self._on_profile_activated)
+        self._load_profile_names()
+        self._update_practice_note()
+        self._on_kind_toggled(0, True)
+
+    # -- reading the form ---------------------------------------------------------------
+    def kind(self) -> str:
+        """The chosen kind of target: practice, local or ssh."""
+        return ("practice", "local", "ssh")[max(self.view.kinds.checkedId(), 0)]
+
+    def build_target(self) -> Target:
+        """The Target the form describes (raises TargetError with what to fix)."""
+        v = self.view
+        options = ConnectOptions(
+            identity=v.identity.text().strip() or None,
+            accept_host_key=self._accepted_fingerprint,
+            mysql_user=v.mysql_user.text().strip() or None,
+            instance=v.instance.text().strip() or None,
+        )
+        if self.kind() != "ssh":
+            return parse_target(self.kind(), options)
+        host = v.host.text().strip()
+        if ":" in host and not host.startswith("["):
+            host = f"[{host}]"  # a bare IPv6 address
+        text = host
+        if v.user.text().strip():
+            text = f"{v.user.text().strip()}@{text}"
+        if v.port.value():
+            text = f"{text}:{v.port.value()}"
+        return parse_target(text, options)
+
+    def build_secrets(self) -> Secrets:
+        """The secrets typed in; they live in memory only."""
+        v = self.view
+
+        def value(edit: QLineEdit) -> str | None:
+            return edit.text() or None
+
+        return Secrets(
+            login_password=value(v.login_password),
+            sudo_password=value(v.sudo_password),
+            mysql_password=value(v.mysql_password),
+        )
+
+    # -- the check ---------------------------------------------------------------------
+    def start_check(self) -> None:
+        """Validate the form and run the doctor in a worker."""
+        v = self.view
+        try:
+            target = self.build_target()
+        except InnoTuneError as exc:
+            v.message.setText(f"<b>{exc.problem}</b> {exc.fix}")
+            return
+        if self.job is not None and self.job.is_running():
+            # The last check is still winding down; run this one as soon as it has.
+            self.job.finished.connect(self.start_check, Qt.ConnectionType.SingleShotConnection)
+            return
+        if self.state.connection is not None:
+            self.state.connection.close()
+            self.state.connection = None
+        self.completeChanged.emit()
+        secrets = self.build_secrets()
+        self.state.target, self.state.secrets = target, secrets
+        v.steps.clear()
+        v.message.setText(f"Checking {target.label}…")
+        v.check.setEnabled(False)
+        self.job = Job(
+            lambda progress: check_connection(
+                target, secrets, progress, self.own_known_hosts, self.practice_dir
+            ),
+            self,
+        )
+        self.job.partial.connect(self._on_job_partial)
+        self.job.progress.connect(self._on_job_progress)
+        self.job.succeeded.connect(self._on_job_succeeded)
+        self.job.failed.connect(self._on_job_failed)
+        self.job.finished.connect(self._on_job_finished)
+        self.job.start()
+
+    def _on_check_clicked(self) -> None:
+        self._accepted_fingerprint = None
+        self.start_check()
+
+    def _on_job_progress(self, text: str) -> None:
+        self.view.message.setText(text)
+
+    def _on_job_partial(self, step: object) -> None:
+        if not isinstance(step, Step):
+            return
+        item = QTreeWidgetItem(
+            [STEP_TITLES.get(step.name, step.name), STATUS_TEXT[step.status], step.detail]
+        )
+        item.setToolTip(2, f"{step.detail}\n{step.fix}".strip())
+        if step.fix:
+            item.setText(2, f"{step.detail} — {step.fix}")
+        self.view.steps.addTopLevelItem(item)
+
+    def _on_job_succeeded(self, result: object) -> None:
+        assert isinstance(result, DoctorResult)
+        self.state.connection = result
+        if result.host_key_question is not None:
+            self.view.message.setText("The host's key is not known yet: check its fingerprint.")
+            self.ask_host_key(result.host_key_question)
+        elif result.ok:
+            self.view.message.setText("<b>Every step passed.</b> Press Next to inspect the server.")
+        else:
+            failed = next(s for s in result.steps if s.status == "fail")
+            self.view.message.setText(f"<b>{failed.detail}.</b> {failed.fix}")
+        self.completeChanged.emit()
+
+    def _on_job_failed(self, exc: object) -> None:
+        if isinstance(exc, InnoTuneError):
+            self.view.message.setText(f"<b>{exc.problem}</b> {exc.fix}")
+        else:
+            self.view.message.setText(f"<b>Unexpected error:</b> {exc}")
+
+    def _on_job_finished(self) -> None:
+        self.view.check.setEnabled(True)
+
+    # -- host keys ------------------------------------------------------------------------
+    def ask_host_key(self, question: HostKeyUnknown) -> None:
+        """Show the fingerprint; connect again only if the user trusts it."""
+        box = QMessageBox(self)
+        box.setObjectName("host_key_box")
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setWindowTitle("Unknown host key")
+        box.setText(f"InnoTune has never seen the host key of <b>{question.host}</b>.")
+        box.setInformativeText(
+            f"Key type: {question.key_type}\nFingerprint: {question.fingerprint}\n\n"
+            "Trust it only if it matches what the server's administrator sees with\n"
+            "ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub on the server."
+        )
+        box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        trust = box.addButton("&Trust this key", QMessageBox.ButtonRole.AcceptRole)
+        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(cancel)
+        box.setEscapeButton(cancel)
+        self.host_key_box = box
+        self.trust_button = trust
+
+        def on_finished(_code: int) -> None:
+            if box.clickedButton() is trust:
+                self._accepted_fingerprint = question.fingerprint
+                self.start_check()
+            else:
+                self.view.message.setText("Not connected: the host key was not trusted.")
+            self.host_key_box = None
+
+        box.finished.connect(on_finished)
+        box.open()
+
+    # -- page protocol --------------------------------------------------------------------
+    def isComplete(self) -> bool:  # noqa: N802 - Qt's name
+        return self.state.connected
+
+    # -- form behaviour -----------------------------------------------------------------
+    def _on_kind_toggled(self, _id: int, checked: bool) -> None:
+        if not checked:
+            return
+        self.view.ssh_box.setEnabled(self.kind() == "ssh")
+        self.view.access_box.setEnabled(self.kind() != "practice")
+        self.view.practice_note.setVisible(self.kind() == "practice")
+
+    def _update_practice_note(self) -> None:
+        from app.practice.binaries import INSTALL_HINT, find_binaries
+
+        if find_binaries() is None:
+            self.view.practice_note.setText(INSTALL_HINT)
+        else:
+            self.view.practice_note.setText(
+                "A private MariaDB with its own data directory under your user account; "
+                "InnoTune starts it when you press Check."
+            )
+
+    def _on_browse_clicked(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "SSH private key", str(Path.home() / ".ssh"), "All files (*)"
+        )
+        if path:
+            self.view.identity.setText(path)
+
+    # -- profiles (never with passwords) --------------------------------------------------
+    def _load_profile_names(self) -> None:
+        self.settings.beginGroup("profiles")
+        names = sorted(self.settings.childGroups())
+        self.settings.endGroup()
+        self.view.profiles.clear()
+        self.view.profiles.addItems(names)
+
+    def profile_values(self) -> dict[str, str]:
+        """The current form as a profile: no password field is ever included."""
+        v = self.view
+        return {
+            "kind": self.kind(),
+            "host": v.host.text().strip(),
+            "user": v.user.text().strip(),
+            "port": str(v.port.value()),
+            "identity": v.identity.text().strip(),
+            "mysql_user": v.mysql_user.text().strip(),
+            "instance": v.instance.text().strip(),
+        }
+
+    def save_profile(self, name: str) -> None:
+        """Store the form (without secrets) under ``name``."""
+        for key, value in self.profile_values().items():
+            self.settings.setValue(f"profiles/{name}/{key}", value)
+        self.settings.sync()
+        self._load_profile_names()
+        self.view.profiles.setCurrentText(name)
+
+    def load_profile(self, name: str) -> None:
+        """Fill the form from a saved profile."""
+        values = {k: str(self.settings.value(f"profiles/{name}/{k}", "")) for k in PROFILE_KEYS}
+        kinds = {"practice": self.view.practice, "local": self.view.local, "ssh": self.view.ssh}
+        kinds.get(values["kind"], self.view.practice).setChecked(True)
+        v = self.view
+        v.host.setText(values["host"])
+        v.user.setText(values["user"])
+        v.port.setValue(int(values["port"] or 0))
+        v.identity.setText(values["identity"])
+        v.mysql_user.setText(values["mysql_user"])
+        v.instance.setText(values["instance"])
+
+    def _on_save_profile_clicked(self) -> None:
+        name, ok = QInputDialog.getText(
+            self, "Save profile", "Profile name (passwords are not saved):"
+        )
+        if ok and name.strip():
+            self.save_profile(name.strip().replace("/", "-"))
+
+    def _on_delete_profile_clicked(self) -> None:
+        name = self.view.profiles.currentText()
+        if name:
+            self.settings.remove(f"profiles/{name}")
+            self._load_profile_names()
+
+    def _on_profile_activated(self, _index: int) -> None:
+        self.load_profile(self.view.profiles.currentText())

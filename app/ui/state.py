@@ -1,0 +1,22 @@
+"""What the wizard's pages share: the connection and what was learned through it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from app.access.doctor import DoctorResult, Secrets
+from app.domain.target import Target
+
+
+@dataclass
+class WizardState:
+    """The state every page reads; the Connect page fills the connection part."""
+
+    target: Target | None = None
+    secrets: Secrets = field(default_factory=Secrets)
+    connection: DoctorResult | None = None
+
+    @property
+    def connected(self) -> bool:
+        """True when the last check passed every step."""
+        return self.connection is not None and self.connection.ok
