@@ -1,0 +1,516 @@
+"""SshTransport against the real sshd: host keys, logins, sudo, streams, and no leaked secret."""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.domain.errors import (
+    AuthError,
+    CommandTimeout,
+    ConnectError,
+    HostKeyChanged,
+    HostKeyRevoked,
+    HostKeyUnknown,
+    SudoError,
+)
+from app.domain.target import ConnectOptions, Target, parse_target
+from app.practice.server import free_port
+from app.remote.connect import open_transport, probe_sudo
+from app.remote.local import LocalTransport
+from app.remote.ssh import SshTransport, check_linux
+from app.remote.transport import Transport
+from tests.hosts.sshd import SshServer, SshUsers
+from tests.hosts.util import wait_port
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private HOME: no real ~/.ssh, no agent, InnoTune's file under it."""
+    path = tmp_path / "home"
+    (path / ".ssh").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(path))
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    return path
+
+
+@pytest.fixture
+def own(home: Path, sshd: SshServer) -> Path:
+    """InnoTune's own known_hosts (the default path), already trusting the session sshd."""
+    path = home / ".local" / "share" / "InnoTune" / "known_hosts"
+    path.parent.mkdir(parents=True)
+    path.write_text(sshd.known_hosts_line())
+    return path
+
+
+@pytest.fixture
+def opened() -> Iterator[list[Transport]]:
+    """Transports to close after the test."""
+    items: list[Transport] = []
+    yield items
+    for item in items:
+        item.close()
+
+
+def _target(server: SshServer, user: str, *, key: bool = True, **options: str) -> Target:
+    opts = ConnectOptions(identity=str(server.client_key) if key else None, **options)  # type: ignore[arg-type]
+    return parse_target(f"{user}@{server.host}:{server.port}", opts)
+
+
+def _open(opened: list[Transport], target: Target, **kwargs: object) -> SshTransport:
+    transport = open_transport(target, **kwargs)  # type: ignore[arg-type]
+    assert isinstance(transport, SshTransport)
+    opened.append(transport)
+    return transport
+
+
+def _preauth_closes(server: SshServer) -> int:
+    return server.log.read_text(errors="replace").count("[preauth]")
+
+
+# -- host keys ----------------------------------------------------------------------------
+
+
+def test_unknown_key_is_refused_until_accepted(
+    sshd: SshServer, ssh_users: SshUsers, home: Path, opened: list[Transport]
+) -> None:
+    own = home / ".local" / "share" / "InnoTune" / "known_hosts"
+    target = _target(sshd, ssh_users.pw_user, key=False)
+    before = _preauth_closes(sshd)
+    with pytest.raises(HostKeyUnknown) as question:
+        open_transport(target, login_password=ssh_users.pw_password)
+    assert question.value.fingerprint == sshd.host_key_fingerprint()  # as ssh-keygen -lf
+    assert question.value.key_type == "ED25519"
+    assert question.value.host == f"[127.0.0.1]:{sshd.port}"
+    assert not own.exists()
+    # Refused before authentication: sshd saw the client leave before any login attempt.
+    deadline = time.monotonic() + 5
+    while _preauth_closes(sshd) == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _preauth_closes(sshd) > before
+    assert f"password for {ssh_users.pw_user}" not in sshd.log.read_text(errors="replace")
+
+    with pytest.raises(HostKeyUnknown):  # a different fingerprint is no acceptance
+        open_transport(target, login_password=ssh_users.pw_password, accept_fingerprint="SHA256:x")
+
+    fingerprint = question.value.fingerprint
+    first = _open(
+        opened, target, login_password=ssh_users.pw_password, accept_fingerprint=fingerprint
+    )
+    assert first.host_key_status == "accepted"
+    assert first.run(["id", "-un"]).out.strip() == ssh_users.pw_user
+    assert own.read_text() == question.value.key_line + "\n"
+    assert not (home / ".ssh" / "known_hosts").exists()  # the user's file is never written
+    again = _open(opened, _target(sshd, "root"))
+    assert again.host_key_status == "known"
+
+
+def test_changed_key_is_refused_naming_both(
+    sshd: SshServer, sshd_factory: list[SshServer], tmp_path: Path, own: Path
+) -> None:
+    other = SshServer(tmp_path / "other")  # its own, new host key
+    sshd_factory.append(other)
+    other.start()
+    # The old server's key on record for the new server's address: what a swapped key looks like.
+    own.write_text(sshd.known_hosts_line().replace(f":{sshd.port} ", f":{other.port} "))
+    new_fp = other.host_key_fingerprint()
+    for accept in (None, new_fp):  # accepting the new fingerprint does not override a change
+        with pytest.raises(HostKeyChanged) as changed:
+            SshTransport(_target(other, "root"), own_known_hosts=own, accept_fingerprint=accept)
+        assert sshd.host_key_fingerprint() in changed.value.known
+        assert changed.value.offered == f"ED25519 {new_fp}"
+        assert sshd.host_key_fingerprint() in str(changed.value) and new_fp in str(changed.value)
+    assert own.read_text().count("\n") == 1
+
+
+def test_known_hosts_with_markers_hashed_wildcard_and_garbage(
+    sshd: SshServer, home: Path, tmp_path: Path, opened: list[Transport]
+) -> None:
+    key_type, key_b64 = Path(f"{sshd.host_key}.pub").read_text().split()[:2]
+    spare = tmp_path / "spare"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(spare)], check=True)
+    spare_type, spare_b64 = Path(f"{spare}.pub").read_text().split()[:2]
+    user_kh = home / ".ssh" / "known_hosts"
+    user_kh.write_text(sshd.known_hosts_line())
+    # Hashed by OpenSSH itself, then the lines that crash paramiko's own loader around it.
+    subprocess.run(["ssh-keygen", "-q", "-H", "-f", str(user_kh)], check=True, capture_output=True)
+    user_kh.write_text(
+        f"@cert-authority *.example.com {spare_type} {spare_b64}\n"
+        f"@revoked old.example.com {spare_type} {spare_b64}\n"
+        "this is not a known_hosts line\n"
+        "|1|garbage|hash ssh-ed25519 AAAA\n" + user_kh.read_text()
+    )
+    assert "|1|" in user_kh.read_text() and f"{sshd.port}" not in user_kh.read_text()
+    hashed = _open(opened, _target(sshd, "root"))
+    assert hashed.host_key_status == "known"
+    assert any("@cert-authority line skipped" in note for note in hashed.store.notes)
+
+    user_kh.write_text("")
+    wildcard = tmp_path / "wild_kh"
+    wildcard.write_text(f"garbage\n[127.0.0.*]:{sshd.port},!10.* {key_type} {key_b64}\n")
+    wild = _open(opened, _target(sshd, "root", known_hosts=str(wildcard)))
+    assert wild.host_key_status == "known"
+
+    wildcard.write_text(wildcard.read_text() + f"@revoked * {key_type} {key_b64}\n")
+    with pytest.raises(HostKeyRevoked, match="revoked"):
+        open_transport(_target(sshd, "root", known_hosts=str(wildcard)))
+    assert not (home / ".local" / "share" / "InnoTune" / "known_hosts").exists()
+
+
+# -- logins -------------------------------------------------------------------------------
+
+
+def test_wrong_password_and_wrong_key_fail_cleanly(
+    sshd: SshServer, ssh_users: SshUsers, own: Path, tmp_path: Path, opened: list[Transport]
+) -> None:
+    user = ssh_users.pw_user
+    with pytest.raises(AuthError) as bad_pw:
+        open_transport(
+            _target(sshd, user, key=False), login_password="wrong-" + secrets.token_hex(4)
+        )
+    assert "refused the login (tried: password)" in str(bad_pw.value)
+    assert "Traceback" not in str(bad_pw.value) and "paramiko" not in str(bad_pw.value)
+
+    stranger = tmp_path / "stranger"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(stranger)], check=True)
+    target = parse_target(f"{user}@{sshd.host}:{sshd.port}", ConnectOptions(identity=str(stranger)))
+    with pytest.raises(AuthError) as bad_key:
+        open_transport(target)
+    assert str(stranger) in str(bad_key.value) and "--identity" in bad_key.value.fix
+
+    missing = parse_target(f"{user}@{sshd.host}:{sshd.port}", ConnectOptions(identity="/nope/key"))
+    with pytest.raises(AuthError, match="does not exist"):
+        open_transport(missing)
+
+    good = _open(opened, _target(sshd, user, key=False), login_password=ssh_users.pw_password)
+    assert good.run(["id", "-un"]).out.strip() == user
+
+
+def test_connection_failures_are_explained(
+    sshd_factory: list[SshServer], tmp_path: Path, home: Path
+) -> None:
+    with pytest.raises(ConnectError, match="refused the connection"):
+        open_transport(parse_target(f"root@127.0.0.1:{free_port()}"))
+    with pytest.raises(ConnectError, match="could not be resolved"):
+        open_transport(parse_target("root@no-such-host.invalid"))
+
+    old = SshServer(tmp_path / "sha1")  # a server speaking only SHA-1 key exchange
+    old.extra_config = "KexAlgorithms diffie-hellman-group14-sha1,diffie-hellman-group1-sha1\n"
+    sshd_factory.append(old)
+    old.start()
+    with pytest.raises(ConnectError) as too_old:
+        open_transport(_target(old, "root"))
+    assert "too old" in too_old.value.problem and "paramiko 5" in too_old.value.problem
+
+    with pytest.raises(ConnectError, match="InnoTune works on Linux hosts only"):
+        check_linux("db", "FreeBSD")
+    check_linux("db", "Linux\n")
+
+
+def test_ssh_config_alias_and_proxy_jump(
+    sshd: SshServer, own: Path, home: Path, opened: list[Transport]
+) -> None:
+    shutil.copy(sshd.client_key, home / ".ssh" / "id_ed25519")  # found as a default key
+    (home / ".ssh" / "config").write_text(
+        "Host innotune-alias\n"
+        "  HostName 127.0.0.1\n"
+        f"  Port {sshd.port}\n"
+        "  User innotune-np\n"
+        f"  IdentityFile {sshd.client_key}\n"
+        "Host innotune-jumped\n"
+        "  HostName 127.0.0.1\n"
+        f"  Port {sshd.port}\n"
+        "  User root\n"
+        f"  ProxyJump root@127.0.0.1:{sshd.port}\n"
+    )
+    alias = _open(opened, parse_target("innotune-alias"))
+    assert alias.run(["id", "-un"]).out.strip() == "innotune-np"
+    jumped = _open(opened, parse_target("innotune-jumped"))
+    assert jumped.run(["id", "-un"]).out.strip() == "root"
+    assert len(jumped._chain) == 2  # the target's transport rides on the jump host's channel
+
+
+# -- sudo ---------------------------------------------------------------------------------
+
+
+def test_sudo_modes(
+    sshd: SshServer, ssh_users: SshUsers, own: Path, opened: list[Transport]
+) -> None:
+    root = _open(opened, _target(sshd, "root"))
+    assert root.is_root and probe_sudo(root) == "root"
+    assert root.run(["id", "-u"], sudo=True).out.strip() == "0"
+
+    np = _open(opened, _target(sshd, ssh_users.np_user), sudo_password="not-needed")
+    assert not np.is_root and not np.sudo.has_password  # dropped: NOPASSWD would pass it on
+    assert probe_sudo(np) == "nopasswd"
+    assert np.run(["cat"], sudo=True, input=b"data").out == "data"  # no password line in front
+
+    pw_user = ssh_users.pw_user
+    no_pw = _open(opened, _target(sshd, pw_user))
+    with pytest.raises(SudoError, match="wants a password"):
+        probe_sudo(no_pw)
+    with pytest.raises(SudoError, match="wants a password"):
+        no_pw.run(["true"], sudo=True)
+
+    with_pw = _open(opened, _target(sshd, pw_user), sudo_password=ssh_users.pw_password)
+    assert probe_sudo(with_pw) == "password-ok"
+    assert with_pw.run(["id", "-u"], sudo=True).out.strip() == "0"
+
+    wrong = _open(opened, _target(sshd, pw_user), sudo_password="wrong-" + secrets.token_hex(4))
+    with pytest.raises(SudoError, match="password was refused"):
+        probe_sudo(wrong)
+
+
+class _Scanner(threading.Thread):
+    """Reads every /proc/*/cmdline and /proc/*/environ over and over, noting each needle."""
+
+    def __init__(self, needles: dict[str, bytes], watch: bytes) -> None:
+        super().__init__(daemon=True)
+        self.needles = needles
+        self.watch = watch
+        self.hits: list[tuple[str, str, str]] = []  # (needle, what, cmdline)
+        self.rounds = 0
+        self.seen_sudo_stdin = False
+        self.seen_watched = False
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        me = str(os.getpid())
+        while not self.stop.is_set():
+            for proc in Path("/proc").iterdir():
+                if not proc.name.isdigit() or proc.name == me:
+                    continue
+                try:
+                    cmdline = (proc / "cmdline").read_bytes()
+                    environ = (proc / "environ").read_bytes()
+                except OSError:
+                    continue
+                shown = cmdline.replace(b"\0", b" ").decode(errors="replace")[:200]
+                if cmdline.startswith(b"sudo\0-S\0"):
+                    self.seen_sudo_stdin = True
+                if self.watch in cmdline:
+                    self.seen_watched = True
+                for label, needle in self.needles.items():
+                    for what, data in (("cmdline", cmdline), ("environ", environ)):
+                        if needle in data:
+                            self.hits.append((label, what, shown))
+            self.rounds += 1
+
+
+def _scan_files(
+    roots: list[Path], needles: dict[str, bytes], since: float
+) -> list[tuple[str, str]]:
+    """Every regular file under ``roots`` (changed since ``since`` under /tmp and /run)."""
+    hits = []
+    for root in roots:
+        for dirpath, _dirs, files in os.walk(root):
+            for name in files:
+                path = Path(dirpath) / name
+                try:
+                    st = path.lstat()
+                    recent = st.st_mtime >= since or st.st_ctime >= since
+                    if not path.is_file() or path.is_symlink() or st.st_size > 64 << 20:
+                        continue
+                    if str(root).startswith(("/tmp", "/run", "/var/tmp")) and not recent:
+                        continue
+                    data = path.read_bytes()
+                except OSError:
+                    continue
+                hits += [(label, str(path)) for label, n in needles.items() if n in data]
+    return hits
+
+
+def test_sudo_password_leaks_nowhere(
+    sshd: SshServer,
+    ssh_users: SshUsers,
+    own: Path,
+    tmp_path: Path,
+    opened: list[Transport],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)  # paramiko's DEBUG output included
+    started = time.time() - 1
+    password = ssh_users.pw_password.encode()
+    leak_cmd, leak_env, leak_file = (f"canary-{n}-{secrets.token_hex(8)}" for n in "cef")
+    needles = {
+        "password": password,
+        "leak_cmd": leak_cmd.encode(),
+        "leak_env": leak_env.encode(),
+        "leak_file": leak_file.encode(),
+    }
+    watch = f"innotune-watch-{secrets.token_hex(6)}"
+    scanner = _Scanner(needles, watch.encode())
+    scanner.start()
+    try:
+        pw = _open(opened, _target(sshd, ssh_users.pw_user), sudo_password=ssh_users.pw_password)
+        t0 = time.monotonic()
+        done = pw.run(["sh", "-c", "sleep 2; id -u", watch], sudo=True, timeout=30).check()
+        assert time.monotonic() - t0 >= 2
+        assert done.out.strip() == "0"
+        target = tmp_path / "written.cnf"
+        pw.write_file_atomic(str(target), b"[mysqld]\n", sudo=True)  # password + data on stdin
+        stream = pw.open_stream(["sh", "-c", "id -u; cat"], sudo=True)
+        stream.sendall(b"ping\n")
+        assert stream.recv(100) in (b"0\n", b"0\nping\n")
+        stream.close()
+        # The deliberate leaks: the same scan must catch each one.
+        pw.run(["sh", "-c", "sleep 1", leak_cmd]).check()
+        pw.run(["env", f"INNOTUNE_LEAK={leak_env}", "sleep", "1"]).check()
+        (tmp_path / "leak.txt").write_text(leak_file)
+    finally:
+        scanner.stop.set()
+        scanner.join(10)
+    roots = [Path("/var/log"), Path("/tmp"), Path("/var/tmp"), Path("/run"), sshd.workdir]
+    roots.append(Path(f"/home/{ssh_users.pw_user}"))
+    file_hits = _scan_files(roots, needles, started)
+
+    assert scanner.rounds >= 20, "the scan must sweep /proc many times while sudo runs"
+    assert scanner.seen_watched and scanner.seen_sudo_stdin, "the scan saw the sudo command"
+    assert [h for h in scanner.hits if h[0] == "password"] == []
+    assert [h for h in file_hits if h[0] == "password"] == []
+    assert ssh_users.pw_password not in caplog.text
+    assert ssh_users.pw_password not in sshd.log.read_text(errors="replace")
+    assert ssh_users.pw_password.encode() not in target.read_bytes()
+    # Proof the scan can fail: each deliberate leak was found where it was put.
+    assert any(h[:2] == ("leak_cmd", "cmdline") for h in scanner.hits)
+    assert any(h[:2] == ("leak_env", "environ") for h in scanner.hits)
+    assert ("leak_file", str(tmp_path / "leak.txt")) in file_hits
+
+
+# -- commands, files, streams -------------------------------------------------------------
+
+
+def test_twenty_megabytes_on_both_streams_and_signals(
+    sshd: SshServer, own: Path, opened: list[Transport]
+) -> None:
+    root = _open(opened, _target(sshd, "root"))
+    size = 20_000_000
+    t0 = time.monotonic()
+    both = root.run(["sh", "-c", f"head -c {size} /dev/zero >&2 & head -c {size} /dev/zero; wait"])
+    elapsed = time.monotonic() - t0
+    assert (len(both.stdout), len(both.stderr), both.exit_status) == (size, size, 0)
+    print(f"\n20 MB on stdout and 20 MB on stderr over SSH in {elapsed:.2f} s")
+    # stdin fed while both output streams fill (paramiko sends ~10 MB/s, so a smaller input)
+    small = 4_000_000
+    echoed = root.run(["sh", "-c", f"head -c {size} /dev/zero >&2 & cat; wait"], input=b"x" * small)
+    assert (len(echoed.stdout), len(echoed.stderr)) == (small, size) and echoed.ok
+    assert set(echoed.stdout) == {ord("x")}
+
+    killed = root.run(["sh", "-c", "kill -KILL $$"])
+    assert killed.exit_status == -1 and not killed.ok
+    assert root.run(["sh", "-c", "exit 3"]).exit_status == 3
+
+    with pytest.raises(CommandTimeout, match="ran longer than 1 s"):
+        root.run(["sleep", "30.4242"], timeout=1)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _running(b"sleep\x0030.4242\x00"):
+        time.sleep(0.05)
+    assert not _running(b"sleep\x0030.4242\x00"), "the timed-out command was killed"
+
+
+def _running(cmdline: bytes) -> bool:
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and (proc / "cmdline").read_bytes() == cmdline:
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def test_values_pass_through_unharmed(
+    sshd: SshServer, ssh_users: SshUsers, own: Path, opened: list[Transport]
+) -> None:
+    values = ["a'b\"c", "$(id)", "`id`;x", "&& rm -rf /nope", "back\\slash", "bang!", "new\nline"]
+    values += ["", " lead", "ünï", "%s", "-n", "*", "~root", "${HOME}"]
+    np = _open(opened, _target(sshd, ssh_users.np_user))
+    for sudo in (False, True):
+        out = np.run(["printf", "%s\\0", *values], sudo=sudo).check().stdout
+        assert out.split(b"\0")[:-1] == [v.encode() for v in values]
+    assert np.run(["echo", "plain"]).out == "plain\n"  # the unencoded command line
+
+
+def test_write_file_atomic_keeps_owner_and_mode(
+    sshd: SshServer, ssh_users: SshUsers, own: Path, tmp_path: Path, opened: list[Transport]
+) -> None:
+    conf_dir = tmp_path / "conf.d"  # root-only: only sudo can write here
+    conf_dir.mkdir(mode=0o755)
+    tmp_path.chmod(0o755)
+    target = conf_dir / "innotune.cnf"
+    target.write_text("old\n")
+    os.chown(target, 65534, 65534)
+    target.chmod(0o640)
+    data = b"[mysqld]\ninnodb_flush_log_at_trx_commit = 2\n" + bytes(range(256)) * 1000
+
+    pw = _open(opened, _target(sshd, ssh_users.pw_user), sudo_password=ssh_users.pw_password)
+    pw.write_file_atomic(str(target), data, sudo=True)
+    st = target.stat()
+    assert target.read_bytes() == data  # nothing of the password line before the data
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (65534, 65534, 0o640)
+    assert sorted(p.name for p in conf_dir.iterdir()) == ["innotune.cnf"]
+    assert pw.read_file(str(target), sudo=True) == data
+
+    fresh = conf_dir / "new.cnf"
+    pw.write_file_atomic(str(fresh), b"x\n", sudo=True, mode="0644", owner="root:root")
+    assert (fresh.stat().st_mode & 0o7777, fresh.stat().st_uid) == (0o644, 0)
+    with pytest.raises(Exception, match="Permission denied"):
+        pw.write_file_atomic(str(fresh), b"y\n", sudo=False)
+    assert fresh.read_bytes() == b"x\n"
+    assert sorted(p.name for p in conf_dir.iterdir()) == ["innotune.cnf", "new.cnf"]
+
+
+def test_streams_and_forwarding(
+    sshd: SshServer,
+    ssh_users: SshUsers,
+    sshd_factory: list[SshServer],
+    own: Path,
+    tmp_path: Path,
+    opened: list[Transport],
+) -> None:
+    pw = _open(opened, _target(sshd, ssh_users.pw_user), sudo_password=ssh_users.pw_password)
+    stream = pw.open_stream(["sh", "-c", "echo err >&2; id -u; cat"], sudo=True)
+    stream.sendall(b"hello\n")
+    got = b""
+    while not got.endswith(b"hello\n"):
+        got += stream.recv(100)
+    assert got == b"0\nhello\n"
+    stream.close()
+
+    pw.sudo.set_password("wrong-" + secrets.token_hex(4))
+    t0 = time.monotonic()
+    with pytest.raises(SudoError, match="password was refused"):
+        pw.open_stream(["cat"], sudo=True)
+    assert time.monotonic() - t0 < 15  # no waiting for the full 30 s timeout
+
+    banner = pw.open_tcp("127.0.0.1", sshd.port)
+    assert banner.recv(100).startswith(b"SSH-2.0-OpenSSH")
+    banner.close()
+    with pytest.raises(ConnectError, match="nothing listens"):
+        pw.open_tcp("127.0.0.1", free_port())
+
+    closed = SshServer(tmp_path / "noforward")
+    closed.extra_config = "Match all\n    AllowTcpForwarding no\n"
+    sshd_factory.append(closed)
+    closed.start()
+    wait_port(closed.host, closed.port)
+    own.write_text(closed.known_hosts_line())
+    no_fwd = _open(opened, _target(closed, "root"))
+    with pytest.raises(ConnectError, match="AllowTcpForwarding"):
+        no_fwd.open_tcp("127.0.0.1", closed.port)
+
+
+def test_local_and_practice_targets_are_this_computer() -> None:
+    for name in ("local", "practice"):
+        transport = open_transport(parse_target(name))
+        assert isinstance(transport, LocalTransport)
+        assert probe_sudo(transport) == "root"  # the test machine runs as root
