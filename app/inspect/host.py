@@ -40,9 +40,10 @@ attrs() {
     if command -v grep >/dev/null 2>&1; then
         grep -H '' "$@" 2>/dev/null
     else
+        # cat, not the shell's read: read takes a byte at a time, and /proc/sys files
+        # answer a read at a non-zero offset with end-of-file.
         for f in "$@"; do
-            [ -r "$f" ] || continue
-            while IFS= read -r l || [ -n "$l" ]; do printf '%s:%s\n' "$f" "$l"; done < "$f"
+            [ -r "$f" ] && v=$(cat "$f" 2>/dev/null) && printf '%s:%s\n' "$f" "$v"
         done
     fi
     return 0

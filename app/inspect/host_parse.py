@@ -203,6 +203,7 @@ def parse_cpu(
     cpuinfo_pairs: set[tuple[str, str]] = set()
     phys = core = None
     hyper = None
+    full_flags = full_hyper = 0
     for line in cpuinfo:
         key, _, value = line.partition(":")
         key, value = key.strip(), value.strip()
@@ -217,8 +218,14 @@ def parse_cpu(
             core = value
         elif key == "hypervisor-flag-lines":
             hyper = _int(value)
+        elif key == "flags":
+            # Full /proc/cpuinfo (the script had no grep): count the flag lines ourselves.
+            full_flags += 1
+            full_hyper += "hypervisor" in value.split()
         if phys is not None and core is not None:
             cpuinfo_pairs.add((phys, core))
+    if hyper is None and full_flags:
+        hyper = full_hyper
     topo: dict[str, dict[str, str]] = {}
     for path, value in files.items():
         m = re.match(
