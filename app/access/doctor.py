@@ -57,6 +57,7 @@ class DoctorResult:
 
     steps: list[Step] = field(default_factory=list)
     transport: Transport | None = None
+    instances: list[ServerInstance] = field(default_factory=list)
     instance: ServerInstance | None = None
     session: Session | None = None
     sudo_mode: str = ""
@@ -189,6 +190,7 @@ def run_doctor(
         )
         yield from _skip_rest(result, "server")
         return
+    result.instances = instances
     yield emit(Step("server", "ok", f"{len(instances)} server instance(s) running"))
 
     # 5. which instance

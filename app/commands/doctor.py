@@ -8,6 +8,7 @@ from typing import Any
 from app.access.doctor import DoctorResult, run_doctor
 from app.cli import add_target_arguments, secrets_from_args, target_from_args
 from app.commands import Handler
+from app.commands.common import resolve_instance_spec
 
 
 def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
@@ -20,16 +21,6 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
     )
     add_target_arguments(parser)
     handlers["doctor"] = run
-
-
-def resolve_instance_spec(args: argparse.Namespace) -> str | None:
-    """The --instance to use; for the practice target, the practice server's socket."""
-    if args.target == "practice" and not args.instance:
-        from app.practice.practice import PracticeServer
-        from app.ui.paths import default_practice_dir
-
-        return str(PracticeServer(default_practice_dir()).endpoint().socket)
-    return str(args.instance) if args.instance else None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,89 @@
+"""Facts about a database server instance, as plain values that round-trip through JSON."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.domain.facts import Unknown
+from app.domain.instance import ServerInstance
+
+
+@dataclass(frozen=True)
+class Variable:
+    """A global variable and, where the server says, where its value came from."""
+
+    name: str
+    value: str | None
+    origin: str | None = None  # COMPILE-TIME, CONFIG, COMMAND-LINE, AUTO, SQL, PERSISTED, …
+    path: str | None = None  # the option file that set it, when origin is CONFIG
+
+
+@dataclass(frozen=True)
+class Rates:
+    """Status counters turned into per-second rates over a sampling window."""
+
+    seconds: float
+    transactions_per_s: float  # Handler_commit: every commit, autocommit statements included
+    writes_per_s: float  # INSERT/UPDATE/DELETE/REPLACE/LOAD statements
+    redo_bytes_per_s: float | None
+    pages_written_per_s: float | None
+    data_fsyncs_per_s: float | None
+    log_fsyncs_per_s: float | None
+    buffer_pool_hit_rate: float | None  # share of page reads served from memory, 0..1
+
+
+@dataclass(frozen=True)
+class EngineUse:
+    """How much user data one storage engine holds."""
+
+    engine: str
+    tables: int
+    data_bytes: int
+    index_bytes: int
+
+
+@dataclass(frozen=True)
+class ErrorLog:
+    """Where the server's error messages go and how to read them."""
+
+    destination: str  # file, syslog, journal, stderr, unknown
+    path: str | None
+    how_to_read: str
+
+
+@dataclass(frozen=True)
+class ServerFacts:
+    """Everything about the chosen server instance that write tuning depends on."""
+
+    instance: ServerInstance
+    version: str  # as VERSION() says, e.g. 10.11.19-MariaDB-0+deb12u1
+    version_comment: str
+    flavour: str  # mariadb, mysql, percona
+    variables: tuple[Variable, ...]
+    status: tuple[tuple[str, str], ...]  # the last sample of SHOW GLOBAL STATUS
+    rates: Rates | None
+    engines: tuple[EngineUse, ...]
+    binlog_enabled: bool
+    replica: bool
+    replicas_connected: int | None
+    uptime_seconds: int | None
+    datadir: str | None
+    dirty_pages_share: float | None
+    error_log: ErrorLog
+    option_files: tuple[str, ...]
+    login_via: str
+    unknown: tuple[Unknown, ...] = ()
+
+    def variable(self, name: str) -> str | None:
+        """The value of a global variable, or None when the server has no such variable."""
+        for var in self.variables:
+            if var.name == name:
+                return var.value
+        return None
+
+    def status_value(self, name: str) -> str | None:
+        """The value of a status counter from the last sample."""
+        for key, value in self.status:
+            if key == name:
+                return value
+        return None

@@ -1,0 +1,105 @@
+"""A whole inspection: the server's facts, the OS facts for its directories, a disk probe.
+
+The OS gathering runs inside the status sampling window, so sampling costs no extra time.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from app.domain.facts import DiskProbe, OsFacts, Unknown
+from app.domain.hostfacts import HostFacts
+from app.domain.instance import ServerInstance
+from app.domain.serverfacts import ServerFacts
+from app.inspect.diskprobe import probe_disk
+from app.inspect.host import gather_host
+from app.inspect.server import gather_server_facts
+from app.mysql.session import Session
+from app.remote.transport import Transport
+
+# Variables naming directories the server writes to; each gets its own write path.
+DIRECTORY_VARIABLES = (
+    "datadir",
+    "innodb_data_home_dir",
+    "innodb_log_group_home_dir",
+    "log_bin_basename",
+    "tmpdir",
+)
+
+
+def write_directories(session: Session) -> list[str]:
+    """The distinct absolute directories the server writes to, datadir first."""
+    names = ", ".join(f"'{n}'" for n in DIRECTORY_VARIABLES)
+    rows = session.query(f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({names})")  # noqa: S608
+    values = {k: v or "" for k, v in rows if k}
+    datadir = values.get("datadir", "").rstrip("/") or "/"
+    found: list[str] = []
+    for name in DIRECTORY_VARIABLES:
+        value = values.get(name, "").strip()
+        if not value:
+            continue
+        if name == "log_bin_basename":
+            value = value.rsplit("/", 1)[0] if "/" in value else datadir
+        for part in value.split(":"):  # tmpdir may list several
+            path = part if part.startswith("/") else f"{datadir}/{part.lstrip('./')}"
+            path = path.rstrip("/") or "/"
+            if path not in found and path.startswith("/"):
+                found.append(path)
+    return found
+
+
+def inspect(
+    transport: Transport,
+    instances: list[ServerInstance],
+    instance: ServerInstance,
+    session: Session,
+    *,
+    sample_seconds: float = 10.0,
+    disk_probe: bool = False,
+    use_sudo: bool = True,
+    say: Callable[[str], None] = lambda _t: None,
+) -> HostFacts:
+    """Gather every fact about the host and the chosen server."""
+    directories = write_directories(session)
+    gathered: list[OsFacts] = []
+
+    def os_facts() -> None:
+        say("Reading the machine, the filesystems and the disks")
+        gathered.append(gather_host(transport, directories, sudo=use_sudo))
+
+    def sample_sleep(seconds: float) -> None:
+        started = time.monotonic()
+        os_facts()
+        left = seconds - (time.monotonic() - started)
+        if left > 0:
+            time.sleep(left)
+
+    server: ServerFacts = gather_server_facts(
+        session,
+        instance,
+        transport,
+        sample_seconds=sample_seconds,
+        say=say,
+        sleep=sample_sleep,
+    )
+    if not gathered:
+        os_facts()
+    probe: DiskProbe | None = None
+    unknown: list[Unknown] = []
+    if disk_probe and directories:
+        say(f"Measuring synced writes in {directories[0]} (a few seconds)")
+        try:
+            probe = probe_disk(transport, directories[0], sudo=use_sudo)
+        except Exception as exc:  # noqa: BLE001 - a failed probe is an unknown, not a crash
+            unknown.append(Unknown("the disk's sync rate", str(exc)))
+    return HostFacts(
+        target=transport.label,
+        collected_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        os=gathered[0],
+        instances=tuple(instances),
+        server=server,
+        disk_probe=probe,
+        unknown=tuple(unknown),
+    )

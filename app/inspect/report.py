@@ -1,0 +1,158 @@
+"""Facts as text a person reads: the `innotune inspect` summary (pure)."""
+
+from __future__ import annotations
+
+from app.domain.facts import BlockDevice, MachineFacts, WritePath
+from app.domain.hostfacts import HostFacts
+from app.domain.serverfacts import ServerFacts
+
+
+def size(n: int | float | None) -> str:
+    """Bytes in binary units, or "unknown"."""
+    if n is None:
+        return "unknown"
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TiB"
+
+
+def _known(value: object, suffix: str = "") -> str:
+    return "unknown" if value is None else f"{value}{suffix}"
+
+
+def machine_lines(m: MachineFacts) -> list[str]:
+    """The machine: OS, CPU, memory, kernel settings, other big processes."""
+    virt = m.virtualization or "unknown"
+    lines = [
+        f"System: {m.distribution or 'unknown distribution'}, kernel {m.kernel or 'unknown'}, "
+        f"virtualisation {virt}, container {m.container or 'unknown'}",
+        f"CPU: {m.cpu_model or 'unknown model'}, {_known(m.cpu_cores)} cores, "
+        f"{_known(m.cpu_threads)} threads",
+        f"Memory: {size(m.mem_total_bytes)} RAM ({size(m.mem_available_bytes)} available), "
+        f"swap {size(m.swap_total_bytes)}",
+        f"Kernel: swappiness {_known(m.swappiness)}, dirty_ratio {_known(m.dirty_ratio)}, "
+        f"dirty_background_ratio {_known(m.dirty_background_ratio)}, "
+        f"transparent hugepages {m.thp_enabled or 'unknown'}",
+    ]
+    if m.big_processes:
+        top = ", ".join(f"{p.name} {size(p.rss_bytes)}" for p in m.big_processes[:5])
+        lines.append(f"Other big processes: {top}")
+    return lines
+
+
+def device_text(d: BlockDevice) -> str:
+    """One device of a write path on one line."""
+    kind = {True: "rotational", False: "non-rotational", None: "rotational: unknown"}
+    parts = [f"{d.name} ({d.kind}"]
+    if d.transport:
+        parts.append(f", {d.transport}")
+    if d.model:
+        parts.append(f", {d.model}")
+    parts.append(")")
+    details = [kind[d.rotational]]
+    if d.scheduler or d.schedulers_available:
+        details.append(
+            f"scheduler {d.scheduler or 'unknown'} of {' '.join(d.schedulers_available)}"
+        )
+    if d.read_ahead_kb is not None:
+        details.append(f"read-ahead {d.read_ahead_kb} KiB")
+    if d.nr_requests is not None:
+        details.append(f"nr_requests {d.nr_requests}")
+    if d.write_cache:
+        details.append(f"write cache {d.write_cache}")
+    if d.md_level:
+        details.append(f"md {d.md_level}")
+    if d.dm_target:
+        details.append(f"device-mapper {d.dm_target}")
+    if d.hw_raid_hint:
+        details.append(f"hardware RAID? {d.hw_raid_hint}")
+    return "".join(parts) + ": " + ", ".join(details)
+
+
+def path_lines(p: WritePath) -> list[str]:
+    """A directory's write path: filesystem, mount options, then each device downwards."""
+    opts = ",".join(p.mount_options) or "unknown"
+    lines = [
+        f"Write path of {p.directory}: {p.fs_type or 'unknown filesystem'} on "
+        f"{p.source or 'unknown device'} at {p.mount_point or '?'} ({opts}); "
+        f"free {size(p.free_bytes)} of {size(p.total_bytes)}"
+    ]
+    lines += [f"  → {device_text(d)}" for d in p.devices]
+    return lines
+
+
+def server_lines(s: ServerFacts) -> list[str]:
+    """The chosen server: version, how it runs, write rates, engines, logs, option files."""
+    inst = s.instance
+    lines = [
+        f"Server: {s.version} ({s.flavour}), pid {inst.pid}, started by {inst.started_by}"
+        + (f" ({inst.service})" if inst.service else ""),
+        f"  datadir {s.datadir}, uptime {_known(s.uptime_seconds, ' s')}, logged in via "
+        f"{s.login_via}",
+        f"  binary log {'on' if s.binlog_enabled else 'off'}"
+        + (f" (sync_binlog={s.variable('sync_binlog')})" if s.binlog_enabled else "")
+        + f"; replica: {'yes' if s.replica else 'no'}",
+        f"  innodb_flush_log_at_trx_commit={s.variable('innodb_flush_log_at_trx_commit')}, "
+        f"buffer pool {size(int(s.variable('innodb_buffer_pool_size') or 0))}, "
+        f"dirty pages {_pct(s.dirty_pages_share)}",
+    ]
+    r = s.rates
+    if r is None:
+        lines.append("  write rates: not sampled (--sample 0)")
+    else:
+        lines.append(
+            f"  over {r.seconds:.0f} s: {r.transactions_per_s:.1f} commits/s, "
+            f"{r.writes_per_s:.1f} writes/s, redo {size(r.redo_bytes_per_s)}/s, "
+            f"{_num(r.pages_written_per_s)} pages written/s, "
+            f"{_num(r.data_fsyncs_per_s)} data fsyncs/s, "
+            f"buffer-pool hit rate {_pct(r.buffer_pool_hit_rate)}"
+        )
+    if s.engines:
+        eng = "; ".join(
+            f"{e.engine} {e.tables} tables {size(e.data_bytes + e.index_bytes)}" for e in s.engines
+        )
+        lines.append(f"  storage engines (user tables): {eng}")
+    else:
+        lines.append("  storage engines (user tables): none")
+    lines.append(f"  error log: {s.error_log.destination}; read it with: {s.error_log.how_to_read}")
+    lines.append(f"  option files read: {' '.join(s.option_files) or 'unknown'}")
+    return lines
+
+
+def _pct(share: float | None) -> str:
+    return "unknown" if share is None else f"{share * 100:.1f}%"
+
+
+def _num(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:.1f}"
+
+
+def summary(facts: HostFacts) -> str:
+    """The whole readable summary."""
+    lines = [f"Target: {facts.target} (inspected {facts.collected_at})"]
+    lines += machine_lines(facts.os.machine)
+    for path in facts.os.write_paths:
+        lines += path_lines(path)
+    if len(facts.instances) > 1:
+        lines.append("Server instances on this host:")
+        lines += [f"  {i.label}" for i in facts.instances]
+    if facts.server is not None:
+        lines += server_lines(facts.server)
+    if facts.disk_probe is not None:
+        p = facts.disk_probe
+        lines.append(
+            f"Disk probe in {p.directory}: {_num(p.sync_writes_per_s)} synced 4 KiB writes/s, "
+            f"{_num(p.seq_write_mb_s)} MB/s sequential ({p.method})"
+        )
+    unknowns = list(facts.unknown) + list(facts.os.unknown) + list(facts.os.machine.unknown)
+    for path in facts.os.write_paths:
+        unknowns += list(path.unknown)
+    if facts.server is not None:
+        unknowns += list(facts.server.unknown)
+    if unknowns:
+        lines.append("Could not be read:")
+        lines += list(dict.fromkeys(f"  {u.what}: {u.why}" for u in unknowns))
+    return "\n".join(lines)

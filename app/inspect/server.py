@@ -1,0 +1,243 @@
+"""Gathering the server's facts through a database session, in a fixed number of queries.
+
+No query is per table or per variable, so the cost does not grow with the schema.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from app.domain.errors import InnoTuneError
+from app.domain.facts import Unknown
+from app.domain.instance import ServerInstance
+from app.domain.serverfacts import EngineUse, ErrorLog, Rates, ServerFacts, Variable
+from app.mysql.session import Session
+from app.remote.transport import Transport
+
+SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
+
+WRITE_COUNTERS = (
+    "Com_insert",
+    "Com_insert_select",
+    "Com_update",
+    "Com_update_multi",
+    "Com_delete",
+    "Com_delete_multi",
+    "Com_replace",
+    "Com_replace_select",
+    "Com_load",
+)
+
+
+def flavour_of(version: str, comment: str) -> str:
+    """mariadb, percona or mysql, from VERSION() and @@version_comment."""
+    if "mariadb" in version.lower():
+        return "mariadb"
+    if "percona" in comment.lower():
+        return "percona"
+    return "mysql"
+
+
+def _rate(
+    before: dict[str, str], after: dict[str, str], names: tuple[str, ...], secs: float
+) -> float | None:
+    total = 0
+    seen = False
+    for name in names:
+        if name in before and name in after:
+            try:
+                total += int(after[name]) - int(before[name])
+            except ValueError:
+                continue
+            seen = True
+    if not seen or secs <= 0:
+        return None
+    return max(total, 0) / secs
+
+
+def compute_rates(before: dict[str, str], after: dict[str, str], seconds: float) -> Rates:
+    """Per-second rates from two samples of SHOW GLOBAL STATUS ``seconds`` apart (pure).
+
+    A counter that went backwards (the server restarted between samples) counts as zero.
+    """
+    reads = _rate(before, after, ("Innodb_buffer_pool_reads",), 1.0)
+    requests = _rate(before, after, ("Innodb_buffer_pool_read_requests",), 1.0)
+    hit = None
+    if reads is not None and requests:
+        hit = max(0.0, 1.0 - reads / requests)
+    return Rates(
+        seconds=seconds,
+        transactions_per_s=_rate(before, after, ("Handler_commit",), seconds) or 0.0,
+        writes_per_s=_rate(before, after, WRITE_COUNTERS, seconds) or 0.0,
+        # The LSN counts redo bytes generated (MariaDB, Percona); MySQL has only the writes.
+        redo_bytes_per_s=_rate(before, after, ("Innodb_lsn_current",), seconds)
+        if "Innodb_lsn_current" in after
+        else _rate(before, after, ("Innodb_os_log_written",), seconds),
+        pages_written_per_s=_rate(before, after, ("Innodb_pages_written",), seconds),
+        data_fsyncs_per_s=_rate(before, after, ("Innodb_data_fsyncs",), seconds),
+        log_fsyncs_per_s=_rate(before, after, ("Innodb_os_log_fsyncs",), seconds),
+        buffer_pool_hit_rate=hit,
+    )
+
+
+def dirty_share(status: dict[str, str]) -> float | None:
+    """The share of buffer-pool pages that are dirty."""
+    try:
+        dirty = int(status["Innodb_buffer_pool_pages_dirty"])
+        total = int(status["Innodb_buffer_pool_pages_total"])
+    except (KeyError, ValueError):
+        return None
+    return dirty / total if total else None
+
+
+def parse_default_files(help_text: str) -> tuple[str, ...]:
+    """The option files from `mysqld --verbose --help`'s "Default options are read…" line."""
+    lines = help_text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("Default options are read from the following files"):
+            if i + 1 < len(lines):
+                return tuple(lines[i + 1].split())
+    return ()
+
+
+def error_log_of(variables: dict[str, str], instance: ServerInstance) -> ErrorLog:
+    """Where error messages go, from log_error, the instance's arguments and how it started."""
+    log_error = (variables.get("log_error") or "").strip()
+    datadir = variables.get("datadir", "")
+    if log_error and log_error != "stderr":
+        path = log_error if log_error.startswith("/") else f"{datadir.rstrip('/')}/{log_error}"
+        return ErrorLog("file", path, f"sudo tail -n 50 {path}")
+    if instance.started_by == "systemd" and instance.service:
+        return ErrorLog("journal", None, f"sudo journalctl -u {instance.service} -n 50 --no-pager")
+    if "--skip-log-error" in instance.argv or instance.started_by in ("sysv", "mysqld_safe"):
+        # Debian's mysqld_safe runs with `syslog`: the lines go to the system log.
+        name = instance.binary.rsplit("/", 1)[-1] or "mysqld"
+        return ErrorLog(
+            "syslog",
+            "/var/log/syslog",
+            f"sudo grep -E '{name}|mysqld' /var/log/syslog | tail -n 50 (or journalctl -t {name})",
+        )
+    return ErrorLog(
+        "stderr", None, "the server writes to the standard error of whatever started it"
+    )
+
+
+def _variables_with_origin(
+    session: Session, flavour: str, values: dict[str, str], unknown: list[Unknown]
+) -> tuple[Variable, ...]:
+    origins: dict[str, tuple[str | None, str | None]] = {}
+    if flavour == "mariadb":
+        sql = (
+            "SELECT LOWER(VARIABLE_NAME), GLOBAL_VALUE_ORIGIN, GLOBAL_VALUE_PATH "
+            "FROM information_schema.SYSTEM_VARIABLES"
+        )
+    else:
+        sql = (
+            "SELECT VARIABLE_NAME, VARIABLE_SOURCE, VARIABLE_PATH "
+            "FROM performance_schema.variables_info"
+        )
+    try:
+        for name, origin, path in session.query(sql):
+            if name:
+                origins[name.lower()] = (origin, path or None)
+    except InnoTuneError as exc:
+        unknown.append(Unknown("where each variable was set", exc.problem))
+    return tuple(
+        Variable(name, value, *origins.get(name, (None, None)))
+        for name, value in sorted(values.items())
+    )
+
+
+def _query_pairs(session: Session, sql: str) -> dict[str, str]:
+    return {str(k): v or "" for k, v, *_ in session.query(sql) if k is not None}
+
+
+def gather_server_facts(
+    session: Session,
+    instance: ServerInstance,
+    transport: Transport | None = None,
+    *,
+    sample_seconds: float = 10.0,
+    say: Callable[[str], None] = lambda _t: None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> ServerFacts:
+    """Read the chosen instance's facts; what cannot be read is listed as unknown."""
+    unknown: list[Unknown] = []
+    say("Reading the server's variables")
+    values = _query_pairs(session, "SHOW GLOBAL VARIABLES")
+    version = values.get("version", "")
+    comment = values.get("version_comment", "")
+    flavour = flavour_of(version, comment)
+    variables = _variables_with_origin(session, flavour, values, unknown)
+
+    say("Reading status counters")
+    first = _query_pairs(session, "SHOW GLOBAL STATUS")
+    first_at = time.monotonic()
+    rates = None
+    last = first
+    if sample_seconds > 0:
+        say(f"Sampling write rates for {sample_seconds:g} s")
+        sleep(sample_seconds)
+        last = _query_pairs(session, "SHOW GLOBAL STATUS")
+        rates = compute_rates(first, last, time.monotonic() - first_at)
+
+    say("Counting tables per storage engine")
+    engines: list[EngineUse] = []
+    try:
+        rows = session.query(
+            "SELECT ENGINE, COUNT(*), COALESCE(SUM(DATA_LENGTH), 0), "
+            "COALESCE(SUM(INDEX_LENGTH), 0) FROM information_schema.TABLES "
+            "WHERE TABLE_SCHEMA NOT IN (%s, %s, %s, %s) AND ENGINE IS NOT NULL "
+            "GROUP BY ENGINE ORDER BY 3 DESC",
+            list(SYSTEM_SCHEMAS),
+        )
+        engines = [EngineUse(e or "", int(n or 0), int(d or 0), int(i or 0)) for e, n, d, i in rows]
+    except InnoTuneError as exc:
+        unknown.append(Unknown("storage engines in use", exc.problem))
+
+    replica = False
+    for sql in ("SHOW REPLICA STATUS", "SHOW SLAVE STATUS"):
+        try:
+            replica = bool(session.query(sql))
+            break
+        except InnoTuneError as exc:
+            last_error = exc.problem
+    else:
+        unknown.append(Unknown("whether this server is a replica", last_error))
+    connected = last.get("Slaves_connected") or last.get("Replicas_connected")
+
+    option_files: tuple[str, ...] = ()
+    if instance.defaults_file:
+        option_files = (instance.defaults_file,)
+    elif transport is not None and instance.binary:
+        say("Asking the server binary which option files it reads")
+        result = transport.run(
+            [instance.binary, "--no-defaults", "--verbose", "--help"], timeout=60
+        )
+        # --no-defaults keeps its own options out; the list it prints is the default order.
+        option_files = parse_default_files(result.out)
+        if not option_files:
+            unknown.append(Unknown("the option files the server reads", result.err.strip()[:200]))
+
+    uptime = last.get("Uptime")
+    return ServerFacts(
+        instance=instance,
+        version=version,
+        version_comment=comment,
+        flavour=flavour,
+        variables=variables,
+        status=tuple(sorted(last.items())),
+        rates=rates,
+        engines=tuple(engines),
+        binlog_enabled=values.get("log_bin", "OFF").upper() in ("ON", "1"),
+        replica=replica,
+        replicas_connected=int(connected) if connected and connected.isdigit() else None,
+        uptime_seconds=int(uptime) if uptime and uptime.isdigit() else None,
+        datadir=values.get("datadir"),
+        dirty_pages_share=dirty_share(last),
+        error_log=error_log_of(values, instance),
+        option_files=option_files,
+        login_via=session.via,
+        unknown=tuple(unknown),
+    )

@@ -1,0 +1,182 @@
+"""Inspecting real servers; every figure checked against the server or an independent tool."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pymysql
+
+from app.access.database import open_session
+from app.domain.hostfacts import HostFacts
+from app.inspect.inspection import inspect
+from app.inspect.instances import choose_instance, find_instances
+from app.practice.server import PrivateServer
+from app.remote.local import LocalTransport
+from tests.hosts.debian_mariadb import DebianMariaDB
+from tests.hosts.loopdev import LoopFs
+from tests.hosts.sshd import SshServer
+
+ROOT = Path(__file__).parents[2]
+
+UNUSUAL = """[mysqld]
+bind-address = 127.0.0.1
+innodb_buffer_pool_size = 72M
+innodb_flush_log_at_trx_commit = 2
+log-bin = binlog
+performance_schema = OFF
+"""
+
+
+def _write_load(server: PrivateServer, stop: threading.Event) -> None:
+    conn = pymysql.connect(unix_socket=str(server.socket_path), user="root", autocommit=True)
+    with conn.cursor() as cur:
+        cur.execute("CREATE DATABASE IF NOT EXISTS load_t")
+        cur.execute(
+            "CREATE TABLE IF NOT EXISTS load_t.t (id INT AUTO_INCREMENT PRIMARY KEY, "
+            "v VARCHAR(100)) ENGINE=InnoDB"
+        )
+        cur.execute("CREATE TABLE IF NOT EXISTS load_t.m (id INT) ENGINE=MyISAM")
+        while not stop.is_set():
+            cur.execute("INSERT INTO load_t.t (v) VALUES (REPEAT('x', 90))")
+    conn.close()
+
+
+def test_inspect_private_server_on_the_loop_device(
+    loopfs: LoopFs, private_servers: list[PrivateServer]
+) -> None:
+    server = PrivateServer(loopfs.mountpoint / "inspect-me", server_cnf=UNUSUAL)
+    private_servers.append(server)
+    server.start()
+    stop = threading.Event()
+    load = threading.Thread(target=_write_load, args=(server, stop))
+    load.start()
+    transport = LocalTransport()
+    try:
+        instances = find_instances(transport)
+        instance = choose_instance(instances, str(server.socket_path))
+        session = open_session(transport, instance)
+        facts = inspect(transport, instances, instance, session, sample_seconds=2.0)
+        session.close()
+    finally:
+        stop.set()
+        load.join()
+    s = facts.server
+    assert s is not None
+    # Against the server itself, over a separate connection
+    conn = pymysql.connect(unix_socket=str(server.socket_path), user="root")
+    with conn.cursor() as cur:
+        cur.execute("SELECT @@version, @@innodb_buffer_pool_size, @@datadir")
+        version, pool, datadir = cur.fetchone()
+        cur.execute(
+            "SELECT ENGINE, COUNT(*) FROM information_schema.TABLES WHERE "
+            "TABLE_SCHEMA='load_t' GROUP BY ENGINE"
+        )
+        engines = dict(cur.fetchall())
+    conn.close()
+    assert s.version == version
+    assert s.variable("innodb_buffer_pool_size") == str(pool) == str(72 * 1024 * 1024)
+    assert s.variable("innodb_flush_log_at_trx_commit") == "2"
+    pool_var = next(v for v in s.variables if v.name == "innodb_buffer_pool_size")
+    assert pool_var.origin == "CONFIG" and pool_var.path == str(
+        server.include_dir / "50-server.cnf"
+    )
+    assert s.binlog_enabled
+    assert {e.engine: e.tables for e in s.engines} == engines
+    assert s.datadir == datadir
+    assert s.option_files == (str(server.main_cnf),)
+    assert s.error_log.destination == "file" and s.error_log.path == str(server.error_log)
+    assert s.rates is not None and s.rates.transactions_per_s > 5
+    assert s.rates.redo_bytes_per_s and s.rates.redo_bytes_per_s > 1000
+    # The datadir's write path is the loop device, whatever its /sys values are.
+    path = facts.os.path(str(server.datadir))
+    assert path is not None and path.device == loopfs.name and path.fs_type == "ext4"
+    # JSON round trip gives the same value
+    assert HostFacts.from_json(facts.to_json()) == facts
+
+
+def test_two_instances_choose_by_instance(
+    private_servers: list[PrivateServer], tmp_path: Path
+) -> None:
+    a = PrivateServer(tmp_path / "a")
+    b = PrivateServer(tmp_path / "b", server_cnf=UNUSUAL)
+    private_servers += [a, b]
+    a.start()
+    b.start()
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "xdg"))
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "app",
+            "inspect",
+            "local",
+            "--instance",
+            str(b.port),
+            "--sample",
+            "0",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stderr
+    facts = json.loads(out.stdout)
+    assert facts["server"]["instance"]["ports"] == [b.port]
+    pool = [v for v in facts["server"]["variables"] if v["name"] == "innodb_buffer_pool_size"]
+    assert pool[0]["value"] == str(72 * 1024 * 1024)
+    assert facts["server"]["rates"] is None  # --sample 0
+    both = subprocess.run(
+        [sys.executable, "-m", "app", "inspect", "local", "--sample", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=ROOT,
+    )
+    assert both.returncode == 1
+    assert "--instance" in both.stderr
+
+
+def test_inspect_debian_mariadb_over_ssh(
+    sshd: SshServer, debian_mariadb: DebianMariaDB, tmp_path: Path
+) -> None:
+    kh = tmp_path / "kh"
+    kh.write_text(sshd.known_hosts_line())
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "xdg"))
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "app",
+            "inspect",
+            f"root@{sshd.host}:{sshd.port}",
+            "--identity",
+            str(sshd.client_key),
+            "--known-hosts",
+            str(kh),
+            "--instance",
+            debian_mariadb.socket,
+            "--sample",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stderr
+    version = debian_mariadb.query("SELECT @@version").strip()
+    assert f"Server: {version} (mariadb)" in out.stdout
+    assert "started by sysv (mariadb)" in out.stdout
+    assert "error log: syslog" in out.stdout
+    assert "option files read: /etc/my.cnf /etc/mysql/my.cnf ~/.my.cnf" in out.stdout
+    assert "Write path of /var/lib/mysql:" in out.stdout
