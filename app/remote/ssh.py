@@ -534,14 +534,34 @@ class SshTransport:
         """
         assert_not_gui_thread("a command")
         line, marker, data = self._prepare(argv, sudo, input)
+        # With a sudo password, only the password line goes first; the input follows once
+        # sudo has started the command. A wrong password then cannot make sudo read the
+        # input as further password attempts, and nothing reaches a command sudo refused.
+        password_line = (data or b"")[: len(data or b"") - len(input or b"")]
+        deadline = time.monotonic() + timeout
+        head, early_err = b"", b""
         chan = self._session()
         try:
             chan.set_combine_stderr(False)
             chan.exec_command(line)
-            status, out, err, truncated = _exchange(chan, data, timeout)
+            if password_line:
+                chan.sendall(password_line)
+                started, head, early_err = _await_marker(
+                    chan, marker + b" ", timeout, self.sudo.prompt.encode()
+                )
+                if not started:
+                    status, err = _failed_start(chan, early_err)
+                    failed = CommandResult(
+                        shell_line(argv), status, b"", _strip_marker(err, marker)[0]
+                    )
+                    return self.sudo.clean(failed)
+                data = input
+            left = max(0.1, deadline - time.monotonic())
+            status, out, err, truncated = _exchange(chan, data, left)
+            out, err = head + out, early_err + err
         except _Expired as exc:
             chan.close()
-            self._kill_marked(exc.out, marker, sudo)
+            self._kill_marked(head + exc.out, marker, sudo)
             raise CommandTimeout(
                 f"`{shell_line(argv)}` on {self.label} ran longer than {timeout:.0f} s "
                 "and was stopped.",
@@ -603,8 +623,8 @@ class SshTransport:
             if data:
                 chan.sendall(data)  # the sudo password line, nothing else
             prompt = self.sudo.prompt.encode() if data else b""
-            started, early_err = _await_marker(chan, marker + b" ", timeout, prompt)
-        except TimeoutError:
+            started, _, early_err = _await_marker(chan, marker + b" ", timeout, prompt)
+        except _Expired:
             chan.close()
             raise CommandTimeout(
                 f"`{shell_line(argv)}` on {self.label} did not start within {timeout:.0f} s.",
@@ -614,17 +634,8 @@ class SshTransport:
             chan.close()
             raise
         if not started:
-            status, err = -1, b""
-            if not chan.exit_status_ready() and prompt:
-                chan.close()  # sudo waits for another password: stop it
-            else:
-                try:
-                    status, _, err, _ = _exchange(chan, None, 10.0, stdin_open=True)
-                except _Expired:
-                    pass
-                finally:
-                    chan.close()
-            err, _ = _strip_marker(early_err + err, marker)
+            status, err = _failed_start(chan, early_err)
+            err, _ = _strip_marker(err, marker)
             result = CommandResult(shell_line(argv), status, b"", err)
             if sudo and not self.is_root:
                 self.sudo.clean(result)
@@ -685,14 +696,14 @@ class _Expired(Exception):
 
 def _await_marker(
     chan: paramiko.Channel, marker: bytes, timeout: float, prompt: bytes
-) -> tuple[bool, bytes]:
+) -> tuple[bool, bytes, bytes]:
     """Read stdout byte by byte until the marker line, so no byte after it is consumed.
 
-    Returns (started, stderr so far). Gives up early when sudo shows its prompt a second
-    time: the password was wrong and sudo now waits for another one on stdin.
+    Returns (started, the marker line, stderr so far). Gives up early when sudo shows its
+    prompt a second time: the password was wrong and sudo now waits for another one.
 
     Raises:
-        TimeoutError: no marker within ``timeout``.
+        _Expired: no marker within ``timeout``.
     """
     deadline = time.monotonic() + timeout
     line = bytearray()
@@ -701,23 +712,37 @@ def _await_marker(
         while chan.recv_stderr_ready():
             err += chan.recv_stderr(4096)
         if prompt and (err.count(prompt) > 1 or b"try again" in err.lower()):
-            return False, bytes(err)
+            return False, b"", bytes(err)
         left = deadline - time.monotonic()
         if left <= 0:
-            raise TimeoutError
+            raise _Expired(b"")
         chan.settimeout(min(left, 0.2))
         try:
             byte = chan.recv(1)
         except TimeoutError:
             continue
         if not byte:
-            return False, bytes(err)
+            return False, b"", bytes(err)
         if byte == b"\n":
             if line.startswith(marker):
-                return True, bytes(err)
+                return True, bytes(line) + b"\n", bytes(err)
             line.clear()
         elif len(line) < 4096:
             line += byte
+
+
+def _failed_start(chan: paramiko.Channel, early_err: bytes) -> tuple[int, bytes]:
+    """Collect what a command that never started said; close its channel."""
+    status, err = -1, b""
+    try:
+        if chan.exit_status_ready() or chan.eof_received:
+            status, _, err, _ = _exchange(chan, None, 10.0, stdin_open=True)
+        # else: sudo waits for another password; closing the channel ends it
+    except _Expired:
+        pass
+    finally:
+        chan.close()
+    return status, early_err + err
 
 
 def _exchange(

@@ -33,6 +33,13 @@ from tests.hosts.sshd import SshServer, SshUsers
 from tests.hosts.util import wait_port
 
 
+@pytest.fixture(autouse=True)
+def _users_as_expected(ssh_users: SshUsers) -> None:
+    """Re-assert the test accounts (idempotent): another pytest run on this machine may
+    have removed them or set other passwords since the session began."""
+    ssh_users.create()
+
+
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A private HOME: no real ~/.ssh, no agent, InnoTune's file under it."""
@@ -491,6 +498,11 @@ def test_streams_and_forwarding(
     with pytest.raises(SudoError, match="password was refused"):
         pw.open_stream(["cat"], sudo=True)
     assert time.monotonic() - t0 < 15  # no waiting for the full 30 s timeout
+    t0 = time.monotonic()
+    with pytest.raises(SudoError, match="password was refused"):
+        pw.run(["cat"], sudo=True, input=b"not-a-password-1\nnot-a-password-2\n")
+    # One refusal: the input is sent only after sudo started, never tried as passwords.
+    assert time.monotonic() - t0 < 8
 
     banner = pw.open_tcp("127.0.0.1", sshd.port)
     assert banner.recv(100).startswith(b"SSH-2.0-OpenSSH")
