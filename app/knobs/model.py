@@ -256,3 +256,8 @@ class VersionFacts:
     def restart_needed(self) -> bool:
         """A change takes effect only after a restart."""
         return not self.dynamic
+
+    @property
+    def places(self) -> tuple[str, ...]:
+        """Where a change goes: always the option file; also SET GLOBAL where dynamic."""
+        return ("option_file", "dynamic_variable") if self.dynamic else ("option_file",)

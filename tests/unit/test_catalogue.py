@@ -213,6 +213,7 @@ def test_defaults_and_dynamic_per_version(
     assert facts.default == default
     assert facts.dynamic is dynamic
     assert facts.restart_needed is not dynamic
+    assert facts.places == (("option_file", "dynamic_variable") if dynamic else ("option_file",))
 
 
 def test_deprecation_and_ignoring_follow_the_version() -> None:
