@@ -170,7 +170,18 @@ def run_doctor(
         yield emit(Step("sudo", "ok", detail))
     except InnoTuneError as exc:
         use_sudo = False
-        yield emit(_fail("sudo", exc))
+        if target.kind == "practice":
+            # The practice server is ours: its login is our own account, no sudo needed.
+            yield emit(
+                Step(
+                    "sudo",
+                    "warn",
+                    f"{exc.problem} Not needed for the practice server's "
+                    "settings; disk and kernel changes will be advice only.",
+                )
+            )
+        else:
+            yield emit(_fail("sudo", exc))
 
     # 4. server instances
     try:
@@ -236,7 +247,9 @@ def run_doctor(
     # 7. login
     creds = Credentials(target.options.mysql_user, secrets.mysql_password)
     try:
-        session = open_session(transport, instance, creds, use_sudo=use_sudo)
+        # The practice server's login is our own OS account, never root through a relay.
+        db_sudo = use_sudo and target.kind != "practice"
+        session = open_session(transport, instance, creds, use_sudo=db_sudo)
     except InnoTuneError as exc:
         yield emit(_fail("login", exc))
         yield from _skip_rest(result, "login")

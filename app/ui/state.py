@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from app.access.doctor import DoctorResult, Secrets
+from app.domain.hostfacts import HostFacts
 from app.domain.target import Target
 
 
@@ -15,6 +16,7 @@ class WizardState:
     target: Target | None = None
     secrets: Secrets = field(default_factory=Secrets)
     connection: DoctorResult | None = None
+    facts: HostFacts | None = None
 
     @property
     def connected(self) -> bool:

@@ -56,6 +56,10 @@ class MainWizard(QWizard):
             from app.ui.pages.connect import ConnectPage
 
             return ConnectPage(self.state)
+        if title == "Inspect":
+            from app.ui.pages.inspect import InspectPage
+
+            return InspectPage(self.state)
         return StepPage(title)
 
     def done(self, result: int) -> None:

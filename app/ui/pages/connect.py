@@ -163,6 +163,16 @@ class ConnectView(QWidget):
         self.steps.setColumnWidth(0, 190)
         self.steps.setColumnWidth(1, 90)
         layout.addWidget(self.steps, 1)
+        chooser_row = QHBoxLayout()
+        self.chooser_label = QLabel("This host runs several servers. &Which one?")
+        self.chooser = QComboBox()
+        self.chooser.setAccessibleName("server instance chooser")
+        self.chooser_label.setBuddy(self.chooser)
+        chooser_row.addWidget(self.chooser_label)
+        chooser_row.addWidget(self.chooser, 1)
+        layout.addLayout(chooser_row)
+        for w in (self.chooser_label, self.chooser):
+            w.setVisible(False)
         self.message = QLabel()
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -211,6 +221,7 @@ class ConnectPage(QWizardPage):
         v.save_profile.clicked.connect(self._on_save_profile_clicked)
         v.delete_profile.clicked.connect(self._on_delete_profile_clicked)
         v.profiles.activated.connect(self._on_profile_activated)
+        v.chooser.activated.connect(self._on_chooser_activated)
         self._load_profile_names()
         self._update_practice_note()
         self._on_kind_toggled(0, True)
@@ -318,7 +329,29 @@ class ConnectPage(QWizardPage):
         else:
             failed = next(s for s in result.steps if s.status == "fail")
             self.view.message.setText(f"<b>{failed.detail}.</b> {failed.fix}")
+            if failed.name == "instance" and len(result.instances) > 1:
+                self.offer_instances(result)
         self.completeChanged.emit()
+
+    def offer_instances(self, result: DoctorResult) -> None:
+        """Let the user pick one of several server instances, then check again."""
+        v = self.view
+        v.chooser.clear()
+        v.chooser.addItem("Choose a server…", None)
+        for inst in result.instances:
+            spec = inst.socket or (str(inst.port) if inst.port else str(inst.pid))
+            v.chooser.addItem(inst.label, spec)
+        for w in (v.chooser_label, v.chooser):
+            w.setVisible(True)
+        v.chooser.setFocus()
+
+    def _on_chooser_activated(self, index: int) -> None:
+        spec = self.view.chooser.itemData(index)
+        if spec:
+            self.view.instance.setText(str(spec))
+            for w in (self.view.chooser_label, self.view.chooser):
+                w.setVisible(False)
+            self.start_check()
 
     def _on_job_failed(self, exc: object) -> None:
         if isinstance(exc, InnoTuneError):

@@ -1,0 +1,188 @@
+"""The Inspect page: gather the facts in a worker, then show them as a person reads them."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+    QWizardPage,
+)
+
+from app.domain.errors import InnoTuneError
+from app.domain.hostfacts import HostFacts
+from app.inspect.report import machine_lines, path_lines, server_lines
+from app.ui.state import WizardState
+from app.ui.widgets.writepath import WritePathView
+from app.ui.worker import Job, Progress
+
+
+def run_inspection(state: WizardState, sample: float, probe: bool, progress: Progress) -> HostFacts:
+    """Runs in a worker: the whole inspection through the open connection."""
+    from app.inspect.inspection import inspect
+
+    conn = state.connection
+    if conn is None or conn.transport is None or conn.session is None or conn.instance is None:
+        raise InnoTuneError("Not connected.", "Go back to Connect and check the connection.")
+    return inspect(
+        conn.transport,
+        conn.instances,
+        conn.instance,
+        conn.session,
+        sample_seconds=sample,
+        disk_probe=probe,
+        use_sudo=conn.sudo_mode in ("root", "nopasswd", "password-ok"),
+        say=progress.say,
+    )
+
+
+def _section(title: str, lines: list[str]) -> QGroupBox:
+    box = QGroupBox(title)
+    layout = QVBoxLayout(box)
+    label = QLabel("<br>".join(html.escape(line) for line in lines))
+    label.setWordWrap(True)
+    label.setTextFormat(label.textFormat().RichText)
+    label.setAccessibleName(title)
+    layout.addWidget(label)
+    box.setObjectName(f"facts_{title.lower().replace(' ', '_')}")
+    return box
+
+
+class InspectPage(QWizardPage):
+    """Progress while inspecting, then the machine, the write path and the server."""
+
+    def __init__(self, state: WizardState) -> None:
+        super().__init__()
+        self.setTitle("Inspect")
+        self.setSubTitle(
+            "InnoTune reads the machine, the disks under the data directory and the server. "
+            "Nothing is changed."
+        )
+        self.setObjectName("page_inspect")
+        self.state = state
+        self.job: Job | None = None
+        self._inspected_for: object = None
+
+        controls = QHBoxLayout()
+        controls.addWidget(QLabel("Sample write rates for"))
+        self.sample = QSpinBox()
+        self.sample.setRange(0, 600)
+        self.sample.setValue(10)
+        self.sample.setSuffix(" s")
+        self.sample.setAccessibleName("sampling seconds")
+        controls.addWidget(self.sample)
+        self.probe = QCheckBox("&Measure the disk's sync rate (a few seconds, ~32 MiB)")
+        controls.addWidget(self.probe)
+        controls.addStretch(1)
+        self.again = QPushButton("&Inspect again")
+        self.again.clicked.connect(self.start)
+        controls.addWidget(self.again)
+
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.busy = QProgressBar()
+        self.busy.setRange(0, 0)
+        self.busy.setVisible(False)
+        self.busy.setAccessibleName("inspection progress")
+
+        self.picture = WritePathView()
+        self.sections = QVBoxLayout()
+        body = QWidget()
+        body_layout = QVBoxLayout(body)
+        body_layout.addWidget(self.picture)
+        body_layout.addLayout(self.sections)
+        body_layout.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(body)
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(controls)
+        layout.addWidget(self.busy)
+        layout.addWidget(self.status)
+        layout.addWidget(scroll, 1)
+
+    def initializePage(self) -> None:  # noqa: N802 - Qt's name
+        if self.state.connection is not self._inspected_for or self.state.facts is None:
+            self.start()
+
+    def start(self) -> None:
+        """Inspect in a worker."""
+        if self.job is not None and self.job.is_running():
+            return
+        self.state.facts = None
+        self.completeChanged.emit()
+        self._inspected_for = self.state.connection
+        sample, probe = float(self.sample.value()), self.probe.isChecked()
+        self.job = Job(lambda p: run_inspection(self.state, sample, probe, p), self)
+        self.job.progress.connect(self._on_job_progress)
+        self.job.succeeded.connect(self._on_job_succeeded)
+        self.job.failed.connect(self._on_job_failed)
+        self.job.finished.connect(self._on_job_finished)
+        self.busy.setVisible(True)
+        self.again.setEnabled(False)
+        self.status.setText("Inspecting…")
+        self.job.start()
+
+    def _on_job_progress(self, text: str) -> None:
+        self.status.setText(f"{text}…")
+
+    def _on_job_succeeded(self, facts: object) -> None:
+        assert isinstance(facts, HostFacts)
+        self.state.facts = facts
+        self.show_facts(facts)
+        self.status.setText("Done. Press Next to see the trade-offs.")
+        self.completeChanged.emit()
+
+    def _on_job_failed(self, exc: object) -> None:
+        if isinstance(exc, InnoTuneError):
+            self.status.setText(f"<b>{html.escape(exc.problem)}</b> {html.escape(exc.fix)}")
+        else:
+            self.status.setText(f"<b>Inspection failed:</b> {html.escape(str(exc))}")
+
+    def _on_job_finished(self) -> None:
+        self.busy.setVisible(False)
+        self.again.setEnabled(True)
+
+    def show_facts(self, facts: HostFacts) -> None:
+        """Lay out the facts: machine, write-path picture and text, server, unknowns."""
+        while self.sections.count():
+            item = self.sections.takeAt(0)
+            if item is not None and item.widget() is not None:
+                item.widget().deleteLater()  # type: ignore[union-attr]
+        self.picture.set_paths(list(facts.os.write_paths))
+        self.sections.addWidget(_section("Machine", machine_lines(facts.os.machine)))
+        paths: list[str] = []
+        for p in facts.os.write_paths:
+            paths += path_lines(p)
+        self.sections.addWidget(_section("Write path", paths))
+        if facts.server is not None:
+            lines = server_lines(facts.server)
+            if len(facts.instances) > 1:
+                lines.append(
+                    "Other instances on this host: "
+                    + "; ".join(i.label for i in facts.instances if i != facts.server.instance)
+                )
+            self.sections.addWidget(_section("Server", lines))
+        unknown = [
+            f"{u.what}: {u.why}"
+            for u in facts.unknown + facts.os.unknown + facts.os.machine.unknown
+        ]
+        for p in facts.os.write_paths:
+            unknown += [f"{u.what}: {u.why}" for u in p.unknown]
+        if facts.server is not None:
+            unknown += [f"{u.what}: {u.why}" for u in facts.server.unknown]
+        if unknown:
+            self.sections.addWidget(_section("Could not be read", list(dict.fromkeys(unknown))))
+
+    def isComplete(self) -> bool:  # noqa: N802 - Qt's name
+        return self.state.facts is not None

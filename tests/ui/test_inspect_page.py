@@ -1,0 +1,66 @@
+"""Connect to a server, then the Inspect page shows its facts; several servers → a chooser."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QGroupBox, QLabel, QWizard
+from pytestqt.qtbot import QtBot
+
+from app.practice.server import PrivateServer
+from app.ui.pages.connect import ConnectPage
+from app.ui.pages.inspect import InspectPage
+from app.ui.wizard import MainWizard
+
+
+def _wait(qtbot: QtBot, page: ConnectPage) -> None:
+    qtbot.waitUntil(
+        lambda: page.job is not None and not page.job.is_running() and page.view.check.isEnabled(),
+        timeout=120_000,
+    )
+
+
+def test_choose_among_servers_then_inspect(
+    qtbot: QtBot, tmp_path: Path, private_servers: list[PrivateServer]
+) -> None:
+    a = PrivateServer(tmp_path / "a")
+    b = PrivateServer(tmp_path / "b", server_cnf="[mysqld]\ninnodb_buffer_pool_size = 80M\n")
+    private_servers += [a, b]
+    a.start()
+    b.start()
+    wizard = MainWizard()
+    wizard.setOption(QWizard.WizardOption.NoCancelButton, False)
+    qtbot.addWidget(wizard)
+    wizard.show()
+    connect = wizard.currentPage()
+    assert isinstance(connect, ConnectPage)
+    connect.settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    connect.view.local.setChecked(True)
+    qtbot.mouseClick(connect.view.check, Qt.MouseButton.LeftButton)
+    _wait(qtbot, connect)
+    assert not connect.isComplete()
+    assert connect.view.chooser.isVisible()
+    labels = [connect.view.chooser.itemText(i) for i in range(connect.view.chooser.count())]
+    index = next(i for i, t in enumerate(labels) if str(b.socket_path) in t)
+    connect.view.chooser.setCurrentIndex(index)
+    connect.view.chooser.activated.emit(index)
+    _wait(qtbot, connect)
+    assert connect.isComplete(), connect.view.message.text()
+
+    inspect = wizard.pages["Inspect"]
+    assert isinstance(inspect, InspectPage)
+    inspect.sample.setValue(1)
+    wizard.next()
+    qtbot.waitUntil(lambda: wizard.state.facts is not None, timeout=120_000)
+    facts = wizard.state.facts
+    assert facts is not None and facts.server is not None
+    assert facts.server.variable("innodb_buffer_pool_size") == str(80 * 1024 * 1024)
+    server_box = inspect.findChild(QGroupBox, "facts_server")
+    text = server_box.findChild(QLabel).text()  # type: ignore[union-attr]
+    assert "80.0 MiB" in text and str(b.datadir) in text
+    column = inspect.picture.columns[0]
+    assert column[0][0] == str(b.datadir).rstrip("/")
+    assert len(column) >= 3  # directory, filesystem, at least one device
+    assert inspect.isComplete()
+    wizard.done(0)
