@@ -20,12 +20,16 @@ set -u
 LC_ALL=C
 export LC_ALL
 dir=$1 secs=$2 mib=$3 method=$4
-tmp=$(mktemp "$dir/.innotune-probe-XXXXXX") || {
-    echo "error=cannot create a file in $dir"
-    exit 3
-}
+# The name is known and the traps are set before the file exists, so a signal at any
+# moment leaves nothing behind; noclobber makes the creation fail rather than reuse a file.
+tmp="$dir/.innotune-probe-$$"
 trap 'rm -f -- "$tmp"' EXIT
 trap 'rm -f -- "$tmp"; exit 130' INT TERM HUP
+if ! (set -C; : > "$tmp") 2>/dev/null; then
+    tmp=""
+    echo "error=cannot create a file in $dir"
+    exit 3
+fi
 if [ "$method" = auto ]; then
     if command -v python3 >/dev/null 2>&1; then method=python3; else method=dd; fi
 fi

@@ -28,12 +28,13 @@ DATABASE_PROCESSES = frozenset({"mysqld", "mariadbd", "mysqld_safe", "mariadbd-s
 
 # Model/vendor strings and SCSI drivers that mean a hardware RAID controller presents
 # the disk: its rotational flag and cache mode describe the controller's volume.
+# Not "Virtual disk": that is VMware's model for an ordinary VMDK.
 HW_RAID_MODEL = re.compile(
     r"PERC|MegaRAID|Smart\s*Array|LOGICAL\s+VOLUME|ServeRAID|MR\d{4}|RAID|"
-    r"Virtual\s+Disk|AVAGO|Adaptec|\bASR\d|\bAAC\b|3ware|Areca|ARC-\d",
+    r"AVAGO|Adaptec|\bASR\d|\bAAC\b|3ware|Areca|ARC-\d",
     re.IGNORECASE,
 )
-HW_RAID_VENDORS = frozenset({"LSI", "AVAGO", "BROADCOM", "ADAPTEC", "AMCC", "ARECA", "DELL"})
+HW_RAID_VENDORS = frozenset({"LSI", "AVAGO", "BROADCOM", "ADAPTEC", "AMCC", "ARECA"})
 HW_RAID_DRIVERS = {
     "megaraid_sas": "LSI/Broadcom MegaRAID (megaraid_sas)",
     "megaraid": "LSI MegaRAID (megaraid)",

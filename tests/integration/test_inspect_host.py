@@ -172,6 +172,25 @@ def test_loop_device_facts_follow_unusual_values(
     assert dev.stable_id == str(loopfs.image) and dev.stable_id_source == "loop/backing_file"
 
 
+def test_a_symlinked_directory_with_a_space_resolves_to_its_real_filesystem(
+    loopfs: LoopFs, tmp_path: Path
+) -> None:
+    link = tmp_path / "my datadir"
+    link.symlink_to(loopfs.mountpoint)
+    facts = gather_host(LocalTransport(), [str(link)])
+    path = facts.write_paths[0]
+    assert path.directory == str(link) and path.real_path == str(loopfs.mountpoint)
+    assert path.device == loopfs.name and path.mount_point == str(loopfs.mountpoint)
+
+
+def test_a_filesystem_without_a_block_device_is_unknown_not_guessed() -> None:
+    need(Path("/dev/shm").is_mount(), "/dev/shm is not a separate mount here")
+    path = gather_host(LocalTransport(), ["/dev/shm"]).write_paths[0]
+    assert path.fs_type == findmnt("/dev/shm")["fstype"] == "tmpfs"
+    assert path.devices == () and path.device is None
+    assert "/dev/shm: block devices" in [u.what for u in path.unknown]
+
+
 # -- other shells, other tools ----------------------------------------------------------
 
 

@@ -10,7 +10,9 @@ from app.domain.facts import OsFacts, from_json, to_json
 from app.inspect.host_parse import (
     HostParseError,
     NotLinuxError,
+    RawDevice,
     bracketed,
+    hw_raid_hint,
     parse_block_devices,
     parse_host_output,
     parse_mountinfo,
@@ -252,3 +254,27 @@ def test_processes_leave_out_the_database_servers() -> None:
     procs = parse_processes(["1 100 systemd", "2 900000 mariadbd", "3 5000 java", "4 0 kthreadd"])
     assert [p.name for p in procs] == ["java", "systemd"]
     assert procs[0].rss_bytes == 5000 * 1024
+
+
+@pytest.mark.parametrize(
+    ("vendor", "model", "flagged"),
+    [  # hand-written model strings as those controllers and hypervisors present them
+        ("DELL", "PERC H730P Mini", True),
+        ("HP", "LOGICAL VOLUME", True),
+        ("AVAGO", "MR9361-8i", True),
+        ("LSI", "MR9260-8i", True),
+        ("VMware", "Virtual disk", False),
+        ("ATA", "Samsung SSD 860", False),
+        ("QEMU", "QEMU HARDDISK", False),
+    ],
+)
+def test_hw_raid_hint_from_model_and_vendor(vendor: str, model: str, flagged: bool) -> None:
+    raw = RawDevice("sda", attrs={"device/vendor": vendor, "device/model": model})
+    assert (hw_raid_hint(raw, {}) is not None) is flagged
+
+
+def test_hw_raid_hint_from_the_scsi_driver() -> None:
+    link = "../../devices/pci0000:00/0000:00:01.0/0000:02:00.0/host0/target0:2:0/0:2:0:0/block/sda"
+    raw = RawDevice("sda", attrs={"device/vendor": "ATA", "device/model": "X"}, link=link)
+    hint = hw_raid_hint(raw, {"host0": "megaraid_sas"})
+    assert hint is not None and "megaraid_sas" in hint
