@@ -28,7 +28,7 @@ from app.inspect.host_parse import bracketed, parse_host_output
 from app.remote.local import LocalTransport
 from app.remote.ssh import SshTransport
 from tests.hosts.loopdev import LoopFs
-from tests.hosts.sshd import SshServer
+from tests.hosts.sshd import SshServer, SshUsers
 from tests.hosts.util import need, sh
 
 
@@ -265,14 +265,21 @@ def test_a_non_linux_uname_is_refused_as_linux_only(tmp_path: Path) -> None:
 # -- over SSH ---------------------------------------------------------------------------
 
 
-def test_gathering_over_ssh_as_root_matches_local(
-    sshd: SshServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, local_facts: OsFacts
+@pytest.mark.parametrize("user", ["root", "innotune-np"])
+def test_gathering_over_ssh_matches_local(
+    sshd: SshServer,
+    ssh_users: SshUsers,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    local_facts: OsFacts,
+    user: str,
 ) -> None:
+    """As root and as an unprivileged login (no sudo): everything read is world-readable."""
     monkeypatch.setenv("HOME", str(tmp_path))
     known = tmp_path / "known_hosts"
     known.write_text(sshd.known_hosts_line())
     target = parse_target(
-        f"root@{sshd.host}:{sshd.port}", ConnectOptions(identity=str(sshd.client_key))
+        f"{user}@{sshd.host}:{sshd.port}", ConnectOptions(identity=str(sshd.client_key))
     )
     transport = SshTransport(target, own_known_hosts=known)
     try:
@@ -281,6 +288,7 @@ def test_gathering_over_ssh_as_root_matches_local(
         transport.close()
     assert facts.commands_run == 1
     assert _comparable(facts) == _comparable(local_facts)
+    assert facts.machine.unknown == local_facts.machine.unknown
 
 
 # -- the disk probe -------------------------------------------------------------------------
