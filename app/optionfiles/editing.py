@@ -6,7 +6,9 @@ import difflib
 from dataclasses import replace
 
 from app.optionfiles.effective import normalise, resolve
+from app.optionfiles.reading import OptionFileError
 from app.optionfiles.syntax import (
+    SERVER_LINE_BYTES,
     SPACE_BYTES,
     Kind,
     Line,
@@ -128,6 +130,7 @@ def set_option(option_file: OptionFile, group: str, key: str, value: str | None)
     Returns:
         The edited file (the input is unchanged).
     """
+    _check_edit(option_file, group, key, value)
     lines = list(option_file.lines)
     last_match = None
     last_in_group = None
@@ -140,7 +143,7 @@ def set_option(option_file: OptionFile, group: str, key: str, value: str | None)
             if in_group:
                 last_in_group = index
             continue
-        if in_group and line.kind in (Kind.OPTION, Kind.INCLUDE, Kind.INCLUDEDIR):
+        if in_group and line.kind is Kind.OPTION:
             last_in_group = index
             if _same_option(line, key):
                 last_match = index
@@ -166,7 +169,42 @@ def set_option(option_file: OptionFile, group: str, key: str, value: str | None)
             prefix += ending
         new_raw.append(prefix + b"[" + raw(group) + b"]" + ending)
         new_raw.append(_option_bytes(key, value, ending))
-    return parse(b"".join(new_raw), option_file.path)
+    edited = parse(b"".join(new_raw), option_file.path)
+    for line in edited.lines:
+        if len(line.raw) >= SERVER_LINE_BYTES and not line.raw.endswith(b"\n"):
+            raise ValueError(f"the line for {key} would be longer than the server reads")
+    return edited
+
+
+_BANG_KINDS = (Kind.INCLUDE, Kind.INCLUDEDIR, Kind.DIRECTIVE)
+_NAME_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
+
+
+def _check_edit(option_file: OptionFile, group: str, key: str, value: str | None) -> None:
+    last = option_file.lines[-1] if option_file.lines else None
+    if last is not None and not last.ending and last.kind in _BANG_KINDS:
+        raise OptionFileError(
+            f"{option_file.path}, line {last.number}: the last line is a directive with no "
+            "newline, which the server reads cut short; adding a line would change it.",
+            "End the file with a newline first (and check what it includes then).",
+            path=option_file.path,
+            line=last.number,
+        )
+    first_error = option_file.first_error
+    if first_error is not None:
+        raise OptionFileError(
+            f"{option_file.path}, line {first_error.number}: {first_error.error}; "
+            "the server stops reading the file there, so InnoTune will not edit it.",
+            "Fix that line first.",
+            path=option_file.path,
+            line=first_error.number,
+        )
+    if not key or not set(raw(key)) <= _NAME_BYTES:
+        raise ValueError(f"not an option name InnoTune writes: {key!r}")
+    if not group or not set(raw(group)) <= _NAME_BYTES:
+        raise ValueError(f"not a group name InnoTune writes: {group!r}")
+    if value is not None and "\x00" in value:
+        raise ValueError(f"{key}: a value cannot hold a NUL byte")
 
 
 def holds_secrets(option_file: OptionFile) -> bool:
