@@ -7,6 +7,15 @@ from app.domain.hostfacts import HostFacts
 from app.domain.serverfacts import ServerFacts
 
 
+STARTED_BY = {
+    "systemd": "started by systemd",
+    "sysv": "started by a SysV init script",
+    "mysqld_safe": "started through mysqld_safe",
+    "manual": "started by hand",
+    "unknown": "started somehow unknown",
+}
+
+
 def size(n: int | float | None) -> str:
     """Bytes in binary units, or "unknown"."""
     if n is None:
@@ -88,7 +97,7 @@ def server_lines(s: ServerFacts) -> list[str]:
     """The chosen server: version, how it runs, write rates, engines, logs, option files."""
     inst = s.instance
     lines = [
-        f"Server: {s.version} ({s.flavour}), pid {inst.pid}, started by {inst.started_by}"
+        f"Server: {s.version} ({s.flavour}), pid {inst.pid}, {STARTED_BY.get(inst.started_by, '')}"
         + (f" ({inst.service})" if inst.service else ""),
         f"  datadir {s.datadir}, uptime {_known(s.uptime_seconds, ' s')}, logged in via "
         f"{s.login_via}",

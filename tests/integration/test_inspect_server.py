@@ -176,7 +176,7 @@ def test_inspect_debian_mariadb_over_ssh(
     assert out.returncode == 0, out.stderr
     version = debian_mariadb.query("SELECT @@version").strip()
     assert f"Server: {version} (mariadb)" in out.stdout
-    assert "started by sysv (mariadb)" in out.stdout
+    assert "started by a SysV init script (mariadb)" in out.stdout
     assert "error log: syslog" in out.stdout
     assert "option files read: /etc/my.cnf /etc/mysql/my.cnf ~/.my.cnf" in out.stdout
     assert "Write path of /var/lib/mysql:" in out.stdout

@@ -122,7 +122,9 @@ class ConnectView(QWidget):
         form.addRow("&Host:", self.host)
         form.addRow("&User:", self.user)
         form.addRow("P&ort:", self.port)
-        form.addRow("&Key file:", key_row)
+        key_label = QLabel("&Key file:")
+        key_label.setBuddy(self.identity)
+        form.addRow(key_label, key_row)
         form.addRow("Login pass&word:", self.login_password)
         layout.addWidget(self.ssh_box)
 

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from app.domain.facts import BlockDevice, WritePath
 
-BOX_W, BOX_H, GAP = 210, 64, 34
+BOX_W, BOX_H, GAP = 250, 58, 26
 
 
 def device_caption(d: BlockDevice) -> tuple[str, str]:
@@ -49,7 +49,7 @@ class WritePathView(QWidget):
     def __init__(self) -> None:
         super().__init__()
         self.columns: list[list[tuple[str, str]]] = []
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         self.setAccessibleName("write path picture")
 
     def set_paths(self, paths: list[WritePath]) -> None:
