@@ -6,7 +6,6 @@ from app.domain.facts import BlockDevice, MachineFacts, WritePath
 from app.domain.hostfacts import HostFacts
 from app.domain.serverfacts import ServerFacts
 
-
 STARTED_BY = {
     "systemd": "started by systemd",
     "sysv": "started by a SysV init script",
