@@ -6,7 +6,8 @@ the loader, the planner and the documentation name the same things.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 
 from app.domain.errors import InnoTuneError
 from app.domain.server import Flavour, ServerVersion
@@ -173,6 +174,37 @@ class LinuxFacts:
     max: int | float | None = None
     note: str | None = None
     kernels: tuple[KernelChange, ...] = ()
+
+    def on_kernel(self, kernel: tuple[int, int]) -> LinuxFacts:
+        """These facts as they hold on one kernel series, e.g. ``(4, 19)`` or ``(6, 1)``."""
+        facts = replace(self, kernels=())
+        for change in self.kernels:
+            if change.since is not None and kernel < change.since:
+                continue
+            if change.until is not None and kernel > change.until:
+                continue
+            facts = replace(
+                facts,
+                default=change.default if change.default is not None else facts.default,
+                default_rule=change.default_rule or facts.default_rule,
+                allowed=change.allowed if change.allowed is not None else facts.allowed,
+                min=change.min if change.min is not None else facts.min,
+                max=change.max if change.max is not None else facts.max,
+                note=" ".join(n for n in (facts.note, change.note) if n),
+            )
+        return facts
+
+
+def kernel_series(release: str) -> tuple[int, int]:
+    """``(6, 1)`` from a kernel release such as ``6.1.0-18-amd64`` (``uname -r``).
+
+    Raises:
+        ValueError: the text does not start with a kernel version.
+    """
+    match = re.match(r"^\s*(\d+)\.(\d+)", release)
+    if match is None:
+        raise ValueError(f"{release!r} is not a kernel release like 6.1.0-18-amd64")
+    return (int(match.group(1)), int(match.group(2)))
 
 
 @dataclass(frozen=True)

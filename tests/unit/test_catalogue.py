@@ -17,7 +17,7 @@ from app.knobs import (
     load_catalogue,
 )
 from app.knobs.loader import DEFAULT_DIR
-from app.knobs.model import ALL_LINES, INPUTS, LINES, SLIDERS, line_key
+from app.knobs.model import ALL_LINES, INPUTS, LINES, SLIDERS, kernel_series, line_key
 
 CAT = default_catalogue()
 
@@ -281,6 +281,15 @@ def test_the_scheduler_names_blk_mq_values_and_legacy_only_for_old_kernels() -> 
     (legacy,) = linux.kernels
     assert legacy.until == (4, 20) and legacy.allowed == ("noop", "deadline", "cfq")
     assert "{disk}" in linux.path
+    old = linux.on_kernel(kernel_series("4.19.0-27-amd64"))
+    assert old.allowed == ("noop", "deadline", "cfq") and not old.kernels
+    new = linux.on_kernel(kernel_series("6.1.0-18-amd64"))
+    assert new.allowed == ("none", "mq-deadline", "bfq", "kyber")
+    swap = CAT.knob("vm.swappiness").linux
+    assert swap is not None
+    assert swap.on_kernel((5, 4)).max == 100 and swap.on_kernel((5, 8)).max == 200
+    with pytest.raises(ValueError, match="not a kernel release"):
+        kernel_series("Linux")
 
 
 # -- the loader refuses broken files, naming the file and the knob --------------------------
