@@ -9,6 +9,7 @@ from app.knobs.model import (
     UnknownKnob,
     UnsupportedVersion,
     VersionFacts,
+    kernel_series,
 )
 
 __all__ = [
@@ -21,5 +22,6 @@ __all__ = [
     "UnsupportedVersion",
     "VersionFacts",
     "default_catalogue",
+    "kernel_series",
     "load_catalogue",
 ]
