@@ -130,6 +130,21 @@ class WritePath:
         """The physical devices at the bottom of the chain."""
         return tuple(d for d in self.devices if d.is_physical)
 
+    @property
+    def data_mode(self) -> str | None:
+        """ext4's ``data=`` mode when the mount shows it (kernels hide the default, ordered)."""
+        return self.option("data")
+
+    @property
+    def barriers_off(self) -> bool:
+        """True when the mount turns write barriers (cache flushes) off."""
+        return self.option("nobarrier") is not None or self.option("barrier") == "0"
+
+    @property
+    def noatime(self) -> bool:
+        """True when reads do not update access times."""
+        return self.option("noatime") is not None
+
     def option(self, name: str) -> str | None:
         """A mount or superblock option's value ("" for a flag), or None when absent."""
         for opt in self.mount_options + self.super_options:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app.domain.facts import OsFacts, from_json, to_json
+from app.domain.facts import OsFacts, WritePath, from_json, to_json
 from app.inspect.host_parse import (
     HostParseError,
     NotLinuxError,
@@ -134,6 +134,7 @@ def test_md_raid1_of_two_sata_ssds_synthetic() -> None:
     path = facts.write_paths[0]
     assert path.mount_point == "/var/lib/mysql" and path.fs_type == "ext4"
     assert path.option("data") == "ordered" and path.option("noatime") == ""
+    assert path.data_mode == "ordered" and path.noatime and not path.barriers_off
     assert path.total_bytes == 229199440 * 1024 and path.free_bytes == 176248360 * 1024
     assert [d.name for d in path.devices] == ["md0", "sda2", "sdb2", "sda", "sdb"]
     md = path.devices[0]
@@ -240,6 +241,11 @@ def test_bracketed_choices() -> None:
     assert bracketed("none") == ("none", ("none",))
     assert bracketed("[none] mq-deadline") == ("none", ("none", "mq-deadline"))
     assert bracketed(None) == (None, ())
+
+
+def test_barrier_options() -> None:
+    for opts, off in ((("rw", "nobarrier"), True), (("rw", "barrier=0"), True), (("rw",), False)):
+        assert WritePath("/d", super_options=opts).barriers_off is off
 
 
 def test_mountinfo_unescapes_spaces() -> None:
