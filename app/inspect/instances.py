@@ -195,6 +195,18 @@ def choose_instance(instances: list[ServerInstance], spec: str | None) -> Server
         for inst in instances:
             if number == inst.pid:
                 return inst
+    blind = [i for i in instances if any("needs root" in n for n in i.notes)]
+    if blind and (spec.isdigit() or spec.startswith("/")):
+        # Without sudo the servers' sockets are invisible; take the endpoint as given.
+        note = "endpoint given by --instance; not matched to a process (sudo would show it)"
+        return ServerInstance(
+            pid=blind[0].pid if len(blind) == 1 else 0,
+            binary=blind[0].binary,
+            argv=blind[0].argv if len(blind) == 1 else (),
+            sockets=(spec,) if spec.startswith("/") else (),
+            ports=(int(spec),) if spec.isdigit() else (),
+            notes=(note,),
+        )
     listing = "; ".join(i.label for i in instances)
     raise InstanceChoiceError(
         f"No server instance matches --instance {shlex.quote(spec)}.",

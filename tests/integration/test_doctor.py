@@ -11,6 +11,7 @@ import pytest
 
 from app.access.doctor import DoctorResult, Secrets, run_doctor
 from app.domain.target import ConnectOptions, parse_target
+from app.practice.server import PrivateServer
 from app.remote.connect import open_transport
 from tests.hosts.debian_mariadb import DebianMariaDB
 from tests.hosts.sshd import SshServer, SshUsers
@@ -182,3 +183,77 @@ def test_relay_works_where_socat_is_absent(
     finally:
         result.close()
     assert all(s.passed for s in steps), [s.line() for s in steps]
+
+
+def test_batch_client_where_neither_socat_nor_python3_exists(
+    sshd_factory: list[SshServer], tmp_path: Path, sshd: SshServer, debian_mariadb: DebianMariaDB
+) -> None:
+    bare = SshServer(tmp_path / "bare", host_key=sshd.host_key)
+    bare.hide_programs = ["/usr/bin/socat", "/usr/bin/python3.11"]
+    sshd_factory.append(bare)
+    bare.start()
+    kh = tmp_path / "kh"
+    kh.write_text(bare.known_hosts_line())
+    target = parse_target(
+        f"innotune-np@{bare.host}:{bare.port}",
+        ConnectOptions(
+            identity=str(bare.client_key), known_hosts=str(kh), instance=debian_mariadb.socket
+        ),
+    )
+    result = DoctorResult()
+    try:
+        steps = list(
+            run_doctor(
+                target,
+                Secrets(),
+                result,
+                opener=open_transport,
+                own_known_hosts=str(tmp_path / "o"),
+            )
+        )
+        assert all(s.passed for s in steps), [s.line() for s in steps]
+        assert result.session is not None
+        assert "batch mode" in result.session.via
+        rows = result.session.query("SELECT CURRENT_USER(), %s", ["tab\tand 'quote'"])
+        assert rows == [("root@localhost", "tab\tand 'quote'")]
+    finally:
+        result.close()
+
+
+def test_password_login_over_tcp_through_the_ssh_connection(
+    sshd: SshServer, private_server: PrivateServer, tmp_path: Path
+) -> None:
+    private_server.query(
+        "CREATE USER 'tuner'@'127.0.0.1' IDENTIFIED BY 'tcp-Pw-1'; "
+        "GRANT ALL PRIVILEGES ON *.* TO 'tuner'@'127.0.0.1'"
+    )
+    kh = _known_hosts(sshd, tmp_path)
+    target = parse_target(
+        f"innotune-pw@{sshd.host}:{sshd.port}",
+        ConnectOptions(
+            identity=str(sshd.client_key),
+            known_hosts=str(kh),
+            mysql_user="tuner",
+            instance=str(private_server.port),
+        ),
+    )
+    result = DoctorResult()
+    try:
+        # No sudo password: the sudo step fails, but the database login needs no sudo.
+        steps = {
+            s.name: s
+            for s in run_doctor(
+                target,
+                Secrets(mysql_password="tcp-Pw-1"),
+                result,
+                opener=open_transport,
+                own_known_hosts=str(tmp_path / "own"),
+            )
+        }
+        assert steps["sudo"].status == "fail"
+        assert steps["login"].status == "ok", steps["login"].line()
+        assert result.session is not None
+        assert "through the SSH connection" in result.session.via
+        assert result.session.query("SELECT CURRENT_USER()") == [("tuner@127.0.0.1",)]
+    finally:
+        result.close()

@@ -61,3 +61,11 @@ def test_choice_errors_say_what_to_do() -> None:
         choose_instance([], None)
     with pytest.raises(InstanceChoiceError, match="Running here"):
         choose_instance([debian], "/nope.sock")
+
+
+def test_without_sudo_an_explicit_endpoint_is_taken_as_given() -> None:
+    lines = [ln for ln in FIXTURE.read_text().splitlines() if not ln.startswith("@@inode")]
+    instances = parse_instances("\n".join(lines))
+    chosen = choose_instance(instances, "46085")  # the private server's port, not visible
+    assert chosen.ports == (46085,)
+    assert any("given by --instance" in n for n in chosen.notes)
