@@ -51,7 +51,7 @@ try:
     n = 0
     start = time.monotonic()
     deadline = start + secs
-    while n < 100000:
+    while n < 8192:  # at most 32 MiB written, in the same 4 MiB
         os.pwrite(fd, block, (n * 4096) % region)
         n += 1
         if n % 8 == 0 and time.monotonic() >= deadline:
@@ -78,18 +78,28 @@ finally:
     os.close(fd)
 ' "$tmp" "$secs" "$mib" || echo "error=python3 failed"
 else
-    # A short burst sizes the timed run so it lasts about $secs seconds.
-    out=$(dd if=/dev/zero of="$tmp" bs=4096 count=16 oflag=dsync conv=notrunc 2>&1) \
-        || { echo "error=dd oflag=dsync failed: $out" | head -n 1; exit 4; }
-    s=$(printf '%s\n' "$out" | sed -n 's/.* copied, \([0-9.]*\) s.*/\1/p')
-    n=$(awk -v s="$s" -v t="$secs" 'BEGIN { if (s <= 0) s = 0.001; n = int(16 * t / s);
-        if (n < 16) n = 16; if (n > 100000) n = 100000; print n }')
-    out=$(dd if=/dev/zero of="$tmp" bs=4096 count="$n" oflag=dsync conv=notrunc 2>&1)
-    echo "sync_writes=$n"
-    echo "sync_seconds=$(printf '%s\n' "$out" | sed -n 's/.* copied, \([0-9.]*\) s.*/\1/p')"
+    # Lay down a 4 MiB region, time a short burst of synced writes into it, then repeat
+    # 1024-write passes over the same region for about $secs seconds (at most 8 passes,
+    # 32 MiB), so the file never grows past 4 MiB however fast the disk is.
+    secs_of() { printf '%s\n' "$1" | sed -n 's/.* copied, \([0-9.e+-]*\) s.*/\1/p'; }
+    dd if=/dev/zero of="$tmp" bs=1048576 count=4 conv=fdatasync 2>/dev/null
+    out=$(dd if=/dev/zero of="$tmp" bs=4096 count=64 oflag=dsync conv=notrunc 2>&1) || {
+        echo "error=dd oflag=dsync failed: $out" | head -n 1
+        exit 4
+    }
+    passes=$(awk -v s="$(secs_of "$out")" -v t="$secs" 'BEGIN { if (s <= 0) s = 0.001;
+        k = int(64 * t / s / 1024 + 0.999); if (k < 1) k = 1; if (k > 8) k = 8; print k }')
+    j=0 total=0
+    while [ "$j" -lt "$passes" ]; do
+        out=$(dd if=/dev/zero of="$tmp" bs=4096 count=1024 oflag=dsync conv=notrunc 2>&1)
+        total=$(awk -v a="$total" -v b="$(secs_of "$out")" 'BEGIN { print a + b }')
+        j=$((j + 1))
+    done
+    echo "sync_writes=$((passes * 1024))"
+    echo "sync_seconds=$total"
     out=$(dd if=/dev/zero of="$tmp" bs=1048576 count="$mib" conv=fdatasync 2>&1)
     echo "seq_bytes=$((mib * 1048576))"
-    echo "seq_seconds=$(printf '%s\n' "$out" | sed -n 's/.* copied, \([0-9.]*\) s.*/\1/p')"
+    echo "seq_seconds=$(secs_of "$out")"
 fi
 """
 
@@ -151,9 +161,10 @@ def probe_disk(
 ) -> DiskProbe:
     """Measure synced 4 KiB writes/s and sequential MB/s in ``directory``'s filesystem.
 
-    Bounded: each of the two phases stops after ``seconds`` (the sync phase after at
-    most 100,000 writes in a 4 MiB region), the sequential phase writes at most ``mib``
-    MiB. The temporary file is removed on every exit path.
+    Bounded: each of the two phases stops after about ``seconds``; the sync phase makes
+    at most 8192 writes (32 MiB) over the same 4 MiB, the sequential phase writes at most
+    ``mib`` MiB. The file never holds more than max(4, ``mib``) MiB and is removed on
+    every exit path.
 
     Raises:
         CommandError: the probe could not create its file or run at all.
