@@ -22,7 +22,7 @@ import pytest
 from app.domain.errors import CommandError
 from app.domain.facts import BlockDevice, OsFacts, WritePath, from_json, to_json
 from app.domain.target import ConnectOptions, parse_target
-from app.inspect.diskprobe import probe_argv, probe_disk
+from app.inspect.diskprobe import parse_probe_output, probe_argv, probe_disk
 from app.inspect.host import HOST_SCRIPT, NotLinuxError, gather_host
 from app.inspect.host_parse import bracketed, parse_host_output
 from app.remote.local import LocalTransport
@@ -324,3 +324,15 @@ def test_disk_probe_cleans_up_when_killed(tmp_path: Path) -> None:
     os.kill(proc.pid, signal.SIGTERM)  # the shell (its trap), not its dd child
     proc.communicate(timeout=30)
     assert _leftovers(tmp_path) == []
+
+
+def test_disk_probe_under_busybox_without_python_reports_why(tmp_path: Path) -> None:
+    """BusyBox's dd has no oflag=dsync: the probe says so and leaves nothing behind."""
+    work = tmp_path / "work"
+    work.mkdir()
+    argv = ["env", f"PATH={_busybox_path(tmp_path)}", *probe_argv(str(work), 0.2, 1, "auto")]
+    result = LocalTransport().run(argv)
+    probe = parse_probe_output(str(work), result.out)
+    assert probe.method == "dd" and probe.sync_writes_per_s is None
+    assert "invalid argument 'dsync'" in {u.what: u.why for u in probe.unknown}["disk probe"]
+    assert _leftovers(work) == []
