@@ -165,8 +165,6 @@ def test_effective_values_match_mariadbd_help(binaries: str, tmp_path: Path) -> 
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(compare, layouts))
     failures = [w for r in results for w in r]
-    checked = sum(1 for layout in layouts for _ in [0])
-    assert checked == SERVER_LAYOUTS
     assert not failures, f"{len(failures)} values differ; first:\n" + "\n".join(failures[:5])
 
 
@@ -209,3 +207,66 @@ def test_default_file_order_matches_the_binary(binaries: str) -> None:
     assert ours == [p.replace("~", home) for p in listed]
     from_help = [t.path for t in search_order("mariadb", home=home, help_files=listed)]
     assert from_help == ours
+
+
+def test_this_machines_config_reads_like_my_print_defaults(binaries: str) -> None:
+    """The real /etc/mysql of this host, through the default search order, read like mariadbd."""
+    proc = subprocess.run(
+        [MY_PRINT_DEFAULTS, "--mariadbd"], capture_output=True, env=ENV, cwd="/", check=True
+    )
+    home = os.path.expanduser("~")
+    args = collect(
+        local_reader,
+        search_order("mariadb", home=home),
+        server_groups("mariadb", binaries),
+        home=home,
+    )
+    assert b"".join(a.text.encode("utf-8", "surrogateescape") + b"\n" for a in args) == (
+        proc.stdout
+    )
+    assert args, "the packaged config sets at least bind-address"
+
+
+CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "optionfiles"
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(p.name for p in CORPUS.iterdir() if (p / "expected.toml").exists()),
+)
+def test_corpus_main_files_read_like_my_print_defaults(
+    binaries: str, tmp_path: Path, name: str
+) -> None:
+    """Each layout's main file, copied under a temporary root, gives my_print_defaults' list.
+
+    Absolute paths inside the files are rewritten to the copy; line numbers do not move.
+    """
+    import tomllib
+
+    source = CORPUS / name
+    spec = tomllib.loads((source / "expected.toml").read_text())
+    root = tmp_path / "root"
+    shutil.copytree(source, root, symlinks=True)
+    prefix = str(root).encode()
+    for path in root.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            data = path.read_bytes()
+            for top in (b"/etc/", b"/var/lib/mysql"):
+                data = data.replace(b" " + top, b" " + prefix + top)
+            path.write_bytes(data)
+    main = next(t.path for t in search_order(spec["flavour"]) if Path(str(root) + t.path).exists())
+    groups = server_groups(spec["flavour"], spec["version"])
+    proc = subprocess.run(
+        [MY_PRINT_DEFAULTS, f"--defaults-file={root}{main}", *groups],
+        capture_output=True,
+        env=ENV,
+        check=False,
+    )
+    try:
+        args = collect(local_reader, [TopFile(f"{root}{main}", True)], groups)
+    except OptionFileError:
+        assert proc.returncode != 0, f"{name}: we refuse, my_print_defaults does not"
+        assert "refuses" in spec
+        return
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == b"".join(a.text.encode("utf-8", "surrogateescape") + b"\n" for a in args)
