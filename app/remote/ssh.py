@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import paramiko
+from paramiko.pkey import UnknownKeyType
 from paramiko.ssh_exception import IncompatiblePeer
 
 from app.domain.errors import (
@@ -199,8 +200,10 @@ def _channel_error(host: str, port: int, exc: paramiko.ChannelException, via: st
 
 
 def _load_key(path: str, passphrase: str | None) -> paramiko.PKey:
+    # cryptography wants the passphrase as bytes, whatever paramiko's annotation says.
+    secret = passphrase.encode() if passphrase is not None else None
     try:
-        return paramiko.PKey.from_path(path, passphrase)
+        return paramiko.PKey.from_path(path, secret)  # type: ignore[arg-type]
     except FileNotFoundError:
         raise AuthError(f"The key file {path} does not exist.", "Check the path.") from None
     except PermissionError:
@@ -208,18 +211,28 @@ def _load_key(path: str, passphrase: str | None) -> paramiko.PKey:
             f"The key file {path} cannot be read (permission denied).", "Check its owner and mode."
         ) from None
     except TypeError:
-        # cryptography: "Password was not given but private key is encrypted"
+        # cryptography: "Key is password-protected, but password was not provided."
         raise AuthError(
             f"The key file {path} is protected by a passphrase.",
             "Give the passphrase, or load the key into ssh-agent (ssh-add).",
         ) from None
-    except (ValueError, paramiko.SSHException) as exc:
-        wrong = passphrase is not None and "password" in str(exc).lower()
-        raise AuthError(
-            f"The key file {path} could not be used: "
-            + ("wrong passphrase." if wrong else "not a supported private key (DSA keys are not)."),
-            "Check the passphrase." if wrong else "Use an Ed25519, ECDSA or RSA key.",
-        ) from None
+    except (ValueError, paramiko.SSHException, UnknownKeyType):
+        pass
+    # A wrong passphrase surfaces as a confusing "not a private key": tell them apart.
+    encrypted = False
+    if secret is not None:
+        try:
+            paramiko.PKey.from_path(path)
+        except TypeError:
+            encrypted = True
+        except (ValueError, paramiko.SSHException, UnknownKeyType, OSError):
+            pass
+    if encrypted:
+        raise AuthError(f"The passphrase for {path} is wrong.", "Check the passphrase.")
+    raise AuthError(
+        f"The key file {path} is not a private key paramiko can use (DSA keys are not).",
+        "Use an Ed25519, ECDSA or RSA key.",
+    )
 
 
 class _Stderr:
@@ -354,7 +367,7 @@ class SshTransport:
         self, sock: socket.socket | paramiko.Channel | paramiko.ProxyCommand, hc: HostConfig
     ) -> paramiko.Transport:
         t = paramiko.Transport(sock)
-        t.banner_timeout = BANNER_TIMEOUT
+        t.banner_timeout = min(BANNER_TIMEOUT, self.connect_timeout)
         t.handshake_timeout = self.connect_timeout
         t.auth_timeout = AUTH_TIMEOUT
         # Ask for a key type we already have on record, as ssh does, so a host with several
@@ -369,7 +382,8 @@ class SshTransport:
         if first:
             opts.key_types = first + [k for k in supported if k not in first]
         try:
-            t.start_client(timeout=self.connect_timeout)
+            # Longer than the banner timeout, so a silent server reports as exactly that.
+            t.start_client(timeout=t.banner_timeout + self.connect_timeout)
         except IncompatiblePeer as exc:
             t.close()
             raise _too_old(hc.hostname, hc.port, str(exc)) from None
@@ -379,14 +393,22 @@ class SshTransport:
             if "banner" in text.lower():
                 raise ConnectError(
                     f"{hc.hostname}:{hc.port} accepted the connection but sent no SSH "
-                    f"greeting within {BANNER_TIMEOUT:.0f} s.",
+                    f"greeting within {t.banner_timeout:.0f} s.",
                     "Check that this is an SSH port; the host may be overloaded, try again.",
                 ) from None
             raise ConnectError(
                 f"The SSH handshake with {hc.hostname}:{hc.port} failed: {text or 'closed'}.",
                 "Check that this is an SSH server; try again.",
             ) from None
-        key = t.get_remote_server_key()
+        try:
+            # start_client returns quietly when its own deadline passes mid-negotiation.
+            key = t.get_remote_server_key()
+        except paramiko.SSHException:
+            t.close()
+            raise ConnectError(
+                f"{hc.hostname}:{hc.port} did not complete the SSH handshake in time.",
+                "The host may be overloaded or not an SSH server; try again.",
+            ) from None
         try:
             self.host_key_status = self.store.check(
                 hc.hostname, hc.port, OfferedKey.from_pkey(key), self._accept

@@ -6,6 +6,7 @@ import logging
 import os
 import secrets
 import shutil
+import socket
 import subprocess
 import threading
 import time
@@ -30,7 +31,7 @@ from app.remote.local import LocalTransport
 from app.remote.ssh import SshTransport, check_linux
 from app.remote.transport import Transport
 from tests.hosts.sshd import SshServer, SshUsers
-from tests.hosts.util import wait_port
+from tests.hosts.util import need, wait_port
 
 
 @pytest.fixture(autouse=True)
@@ -526,3 +527,129 @@ def test_local_and_practice_targets_are_this_computer() -> None:
         transport = open_transport(parse_target(name))
         assert isinstance(transport, LocalTransport)
         assert probe_sudo(transport) == "root"  # the test machine runs as root
+
+
+# -- the harder corners: login shells, agents, limits, tarpits ------------------------------
+
+_SHELLS = {
+    "innotune-fish": (
+        "/usr/bin/fish",
+        ".config/fish/config.fish",
+        "echo fish-noise\necho fish-err >&2\n",
+    ),
+    "innotune-tcsh": ("/usr/bin/tcsh", ".tcshrc", "echo tcsh-noise\n"),
+    "innotune-noisy": ("/bin/bash", ".bashrc", "echo bash-noise\necho bash-err >&2\n"),
+}
+
+
+@pytest.fixture
+def shell_users() -> Iterator[list[str]]:
+    """Accounts whose login shell is fish, tcsh, or bash with a .bashrc that prints."""
+    for shell, _rc, _text in _SHELLS.values():
+        need(Path(shell).exists(), f"{shell} is not installed")
+    created = []
+    try:
+        for user, (shell, rc, text) in _SHELLS.items():
+            if subprocess.run(["id", user], capture_output=True).returncode != 0:
+                subprocess.run(["useradd", "--create-home", "--shell", shell, user], check=True)
+            created.append(user)
+            rc_path = Path(f"/home/{user}") / rc
+            rc_path.parent.mkdir(parents=True, exist_ok=True)
+            rc_path.write_text(text)
+        yield created
+    finally:
+        for user in created:
+            subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True)
+            subprocess.run(["userdel", "--remove", user], capture_output=True)
+
+
+def test_fish_tcsh_and_noisy_login_shells_change_nothing(
+    sshd: SshServer, shell_users: list[str], own: Path, tmp_path: Path, opened: list[Transport]
+) -> None:
+    values = ["a'b\"c", "$(id)", "back\\slash", "bang!", "new\nline", "", "~", "%s", "$HOME"]
+    for user in shell_users:
+        transport = _open(opened, _target(sshd, user))
+        assert transport.run(["echo", "plain"]).out == "plain\n", user  # noise dropped
+        assert transport.run(["sh", "-c", "echo $LC_ALL"]).out == "C\n", user
+        got = transport.run(["printf", "%s\\0", *values]).check()
+        assert got.stdout.split(b"\0")[:-1] == [v.encode() for v in values], user
+        assert got.stderr == b"", user
+        path = f"/home/{user}/out.txt"
+        transport.write_file_atomic(path, b"data\n")
+        assert transport.read_file(path) == b"data\n"
+
+
+def test_agent_passphrase_one_identity_and_server_limits(
+    sshd_factory: list[SshServer],
+    own: Path,
+    tmp_path: Path,
+    opened: list[Transport],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    limited = SshServer(tmp_path / "limited")
+    limited.extra_config = "MaxAuthTries 3\nMaxSessions 2\n"
+    sshd_factory.append(limited)
+    limited.start()
+    own.write_text(limited.known_hosts_line())
+    agent_sock = tmp_path / "agent.sock"
+    started = subprocess.run(
+        ["ssh-agent", "-s", "-a", str(agent_sock)], capture_output=True, text=True, check=True
+    )
+    agent_pid = started.stdout.split("SSH_AGENT_PID=")[1].split(";")[0]
+    monkeypatch.setenv("SSH_AUTH_SOCK", str(agent_sock))
+
+    def keygen(name: str, passphrase: str = "") -> Path:
+        path = tmp_path / name
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", passphrase, "-f", str(path)])
+        return path
+
+    def agent_holds(*keys: Path) -> None:
+        subprocess.run(["ssh-add", "-q", "-D"], capture_output=True, check=True)
+        for key in keys:
+            subprocess.run(["ssh-add", "-q", str(key)], capture_output=True, check=True)
+
+    try:
+        strangers = [keygen(f"stranger{n}") for n in range(4)]
+        plain = parse_target(f"root@{limited.host}:{limited.port}")
+        agent_holds(strangers[0], limited.client_key)
+        via_agent = _open(opened, plain)  # the agent's second key: within MaxAuthTries 3
+        assert via_agent.run(["id", "-un"]).out == "root\n"
+
+        agent_holds(*strangers, limited.client_key)
+        with pytest.raises(AuthError) as too_many:  # the agent alone burns all tries
+            open_transport(plain)
+        assert "--identity" in too_many.value.fix
+        picked = _open(opened, _target(limited, "root"))  # one picked identity: agent unused
+        # MaxSessions 2: a dozen commands in a row work only if each channel is closed.
+        for n in range(12):
+            assert picked.run(["echo", str(n)]).out == f"{n}\n"
+
+        passphrase = "pp-" + secrets.token_hex(4)
+        locked = keygen("locked", passphrase)
+        with open(limited.authorized_keys, "a") as fh:
+            fh.write(Path(f"{locked}.pub").read_text())
+        target = parse_target(
+            f"root@{limited.host}:{limited.port}", ConnectOptions(identity=str(locked))
+        )
+        with pytest.raises(AuthError, match="protected by a passphrase"):
+            open_transport(target)
+        with pytest.raises(AuthError, match="passphrase for .* is wrong"):
+            open_transport(target, key_passphrase="not-it")
+        unlocked = _open(opened, target, key_passphrase=passphrase)
+        assert unlocked.run(["true"]).ok
+    finally:
+        subprocess.run(["kill", agent_pid], capture_output=True)
+
+
+def test_banner_timeout_on_a_tarpit(own: Path) -> None:
+    tarpit = socket.socket()
+    tarpit.bind(("127.0.0.1", 0))
+    tarpit.listen(1)  # the kernel completes the handshake; nobody ever says a word
+    try:
+        port = tarpit.getsockname()[1]
+        t0 = time.monotonic()
+        with pytest.raises(ConnectError, match="sent no SSH greeting"):
+            SshTransport(parse_target(f"root@127.0.0.1:{port}"), connect_timeout=1)
+        assert time.monotonic() - t0 < 5
+    finally:
+        tarpit.close()

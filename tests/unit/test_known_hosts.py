@@ -25,8 +25,9 @@ from app.remote.hostkeys import (
 
 def _key(tmp_path: Path, name: str, kind: str = "ed25519") -> tuple[str, str, paramiko.PKey]:
     path = tmp_path / name
+    size = ["-b", "1024"] if kind == "rsa" else []  # only the fingerprint matters: keep it quick
     subprocess.run(
-        ["ssh-keygen", "-q", "-t", kind, "-N", "", "-f", str(path)], check=True, timeout=30
+        ["ssh-keygen", "-q", "-t", kind, *size, "-N", "", "-f", str(path)], check=True, timeout=30
     )
     key_type, b64 = Path(f"{path}.pub").read_text().split()[:2]
     return key_type, b64, paramiko.PKey.from_path(path)
