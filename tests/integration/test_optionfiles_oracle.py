@@ -148,24 +148,30 @@ def test_effective_values_match_mariadbd_help(binaries: str, tmp_path: Path) -> 
     for layout in layouts:
         layout.write()
 
-    def compare(layout: Layout) -> list[str]:
+    def compare(layout: Layout) -> tuple[int, list[str]]:
         ours = effective(collect(local_reader, [TopFile(str(layout.main), True)], groups))
         table = _help_table(layout)
         wrong = []
+        compared = 0
         for name in SERVER_VARS:
             if name in ours:
+                compared += 1
                 mine = _display(name, ours[name])
                 if table.get(name) != mine:
                     wrong.append(
                         f"{layout.root}: {name}: mariadbd={table.get(name)!r} ours={mine!r} "
                         f"(from {ours[name].source}: {ours[name].text})"
                     )
-        return wrong
+        return compared, wrong
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(compare, layouts))
-    failures = [w for r in results for w in r]
+    failures = [w for _, r in results for w in r]
+    compared = sum(n for n, _ in results)
     assert not failures, f"{len(failures)} values differ; first:\n" + "\n".join(failures[:5])
+    # Not vacuous: most layouts set several of the variables, through several files.
+    assert compared >= 3 * SERVER_LAYOUTS, compared
+    print(f"compared {compared} values over {SERVER_LAYOUTS} layouts")
 
 
 def test_server_groups_are_the_ones_mariadbd_reads(binaries: str, tmp_path: Path) -> None:
@@ -270,3 +276,31 @@ def test_corpus_main_files_read_like_my_print_defaults(
         return
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == b"".join(a.text.encode("utf-8", "surrogateescape") + b"\n" for a in args)
+
+
+def test_defaults_extra_file_order_and_absence(binaries: str, tmp_path: Path) -> None:
+    """--defaults-extra-file is read after the global files; a missing one stops the server."""
+    extra = tmp_path / "extra.cnf"
+    extra.write_text("[mysqld]\nmax_connections = 77\n[mariadbd]\nloose-extra-marker\n")
+    home = os.path.expanduser("~")
+    groups = server_groups("mariadb", binaries)
+    proc = subprocess.run(
+        [MY_PRINT_DEFAULTS, f"--defaults-extra-file={extra}", *groups],
+        capture_output=True,
+        env=ENV,
+        check=True,
+    )
+    tops = search_order("mariadb", extra_file=str(extra), home=home)
+    args = collect(local_reader, tops, groups, home=home)
+    assert proc.stdout == b"".join(a.text.encode() + b"\n" for a in args)
+    assert effective(args)["max_connections"].source.file == str(extra)
+    missing = search_order("mariadb", extra_file=str(tmp_path / "nope.cnf"), home=home)
+    with pytest.raises(OptionFileError, match="nope.cnf"):
+        collect(local_reader, missing, groups, home=home)
+    refused = subprocess.run(
+        [MY_PRINT_DEFAULTS, f"--defaults-extra-file={tmp_path / 'nope.cnf'}", *groups],
+        capture_output=True,
+        env=ENV,
+        check=False,
+    )
+    assert refused.returncode != 0
