@@ -19,6 +19,7 @@ import re
 import secrets
 import shlex
 import socket
+import subprocess
 import threading
 import time
 from collections import deque
@@ -302,6 +303,7 @@ class SshTransport:
         )
         self.host = resolve_host(target.host, target.port, target.user, ssh_config)
         self._chain: list[paramiko.Transport] = []
+        self._proxies: list[paramiko.ProxyCommand] = []
         self._streams: dict[int, _Stderr] = {}
         self.host_key_status = ""
         try:
@@ -357,7 +359,9 @@ class SshTransport:
             except paramiko.SSHException as exc:
                 raise ConnectError(f"The jump host dropped the connection: {exc}.") from None
         if proxy_command:
-            return paramiko.ProxyCommand(proxy_command)
+            proxy = paramiko.ProxyCommand(proxy_command)
+            self._proxies.append(proxy)
+            return proxy
         try:
             return socket.create_connection((host, port), timeout=self.connect_timeout)
         except OSError as exc:
@@ -694,8 +698,26 @@ class SshTransport:
         """Close every channel and the connection (and any jump hosts), newest first."""
         for t in reversed(self._chain):
             t.close()
+        for t in self._chain:
+            # The transport's thread closes its socket on the way out: let it finish first.
+            if t.is_alive() and t is not threading.current_thread():
+                t.join(5)
         self._chain.clear()
         self._streams.clear()
+        for proxy in self._proxies:
+            # paramiko only signals the ProxyCommand process; reap it and close its pipes.
+            process = proxy.process
+            if process.poll() is None:
+                process.terminate()
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=5)
+            for pipe in (process.stdin, process.stdout, process.stderr):
+                if pipe is not None:
+                    pipe.close()
+        self._proxies.clear()
 
 
 def check_linux(label: str, uname: str) -> None:

@@ -240,12 +240,20 @@ def test_ssh_config_alias_and_proxy_jump(
         f"  Port {sshd.port}\n"
         "  User root\n"
         f"  ProxyJump root@127.0.0.1:{sshd.port}\n"
+        "Host innotune-proxied\n"
+        "  HostName 127.0.0.1\n"
+        f"  Port {sshd.port}\n"
+        "  User root\n"
+        "  ProxyCommand socat - TCP:%h:%p\n"
     )
     alias = _open(opened, parse_target("innotune-alias"))
     assert alias.run(["id", "-un"]).out.strip() == "innotune-np"
     jumped = _open(opened, parse_target("innotune-jumped"))
     assert jumped.run(["id", "-un"]).out.strip() == "root"
     assert len(jumped._chain) == 2  # the target's transport rides on the jump host's channel
+    need(shutil.which("socat") is not None, "socat is not installed")
+    proxied = _open(opened, parse_target("innotune-proxied"))
+    assert proxied.run(["id", "-un"]).out.strip() == "root"
 
 
 # -- sudo ---------------------------------------------------------------------------------
