@@ -93,13 +93,21 @@ class _Runs(Protocol):
     ) -> _Result: ...
 
 
-# One round trip per path. Output: "M\0", "D\0" + names each ending "\0",
-# or "F<mode>\0" + the bytes. A failing cat/find exits non-zero.
+# One round trip per path, in POSIX sh (BusyBox hosts too). Output: "M\0", "D\0" + names each
+# ending "\0", or "F<mode>\0" + the bytes. Anything we may not read exits non-zero: a path whose
+# directory we cannot search is "unreadable", never "missing".
 _READ_SCRIPT = r"""
 p=$1
+d=$(dirname -- "$p")
+if [ ! -x "$d" ]; then echo "cannot search $d" >&2; exit 13; fi
 if [ -d "$p" ]; then
+    if [ ! -r "$p" ] || [ ! -x "$p" ]; then echo "cannot list $p" >&2; exit 13; fi
     printf 'D\000'
-    find "$p/" -mindepth 1 -maxdepth 1 -printf '%f\000'
+    for f in "$p"/* "$p"/.*; do
+        name=${f##*/}
+        case $name in .|..) continue ;; esac
+        if [ -e "$f" ] || [ -L "$f" ]; then printf '%s\000' "$name"; fi
+    done
 elif [ -e "$p" ]; then
     printf 'F%s\000' "$(stat -L -c %a -- "$p")"
     cat -- "$p"
@@ -117,7 +125,7 @@ def transport_reader(transport: _Runs, *, sudo: bool = False) -> Reader:
         out = result.stdout
         if result.exit_status != 0:
             reason = result.stderr.decode("utf-8", "replace").strip()
-            raise PermissionError(f"cannot read {path}: {reason or 'permission denied'}")
+            raise PermissionError(13, reason or "permission denied", path)
         tag, _, rest = out.partition(b"\0")
         if tag == b"M":
             return Node("missing")

@@ -24,6 +24,7 @@ from app.optionfiles import (
     collect,
     effective,
     local_reader,
+    parse_argv,
     parse_help_default_files,
     search_order,
     server_groups,
@@ -304,3 +305,38 @@ def test_defaults_extra_file_order_and_absence(binaries: str, tmp_path: Path) ->
         check=False,
     )
     assert refused.returncode != 0
+
+
+def test_command_line_beats_files_like_mariadbd(binaries: str, tmp_path: Path) -> None:
+    """A running instance's argv: option-file switches first, then options that beat the files."""
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text(
+        "[mysqld]\nmax_connections = 100\nsync_binlog = 3\ninnodb_doublewrite = ON\n"
+        "[mysqld.two]\nkey_buffer_size = 32M\n"
+    )
+    argv = [
+        MARIADBD,
+        f"--defaults-file={cnf}",
+        "--defaults-group-suffix=.two",
+        "--max-connections",
+        "500",
+        "--skip-innodb-doublewrite",
+        "--sync_binlog=7",
+    ]
+    line = parse_argv(argv)
+    tops = search_order("mariadb", defaults_file=line.defaults_file, extra_file=line.extra_file)
+    groups = server_groups("mariadb", binaries, line.group_suffix or "")
+    ours = effective(collect(local_reader, tops, groups), argv=line)
+    proc = subprocess.run(
+        [*argv, "--verbose", "--help"], capture_output=True, text=True, env=ENV, check=True
+    )
+    table = {}
+    for row in proc.stdout.split("-" * 60, 1)[1].splitlines():
+        parts = row.split(None, 1)
+        if len(parts) == 2:
+            table[parts[0].replace("-", "_")] = parts[1].strip()
+    assert table["max_connections"] == ours["max_connections"].value == "500"
+    assert str(ours["max_connections"].source) == "command line"
+    assert table["sync_binlog"] == ours["sync_binlog"].value == "7"
+    assert table["innodb_doublewrite"] == "FALSE" and not ours["innodb_doublewrite"].as_bool()
+    assert table["key_buffer_size"] == str(ours["key_buffer_size"].as_int()) == str(32 << 20)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -23,8 +24,10 @@ from app.optionfiles import (
     resolve,
     search_order,
     server_groups,
+    transport_reader,
 )
 from app.remote.local import LocalTransport
+from tests.hosts.util import need_root
 
 
 def _args(*texts: str, file: str = "/etc/my.cnf") -> list[Arg]:
@@ -265,8 +268,6 @@ def test_world_writable_file_is_ignored_like_the_server(tmp_path: Path) -> None:
 
 def test_transport_reader_reads_like_the_local_reader(tmp_path: Path) -> None:
     """The Transport-based reader gives the same nodes as the local one."""
-    from app.optionfiles import transport_reader
-
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "b.cnf").write_bytes(b"[mysqld]\nb=\xe9\n")
     (tmp_path / "d" / "a.cnf").write_bytes(b"[mysqld]\na=1\n")
@@ -288,3 +289,43 @@ def test_transport_reader_reads_like_the_local_reader(tmp_path: Path) -> None:
         "--a=1",
         "--b=\udce9",
     ]
+
+
+class _AsNobody:
+    """A Transport that runs every command as the unprivileged user nobody."""
+
+    def __init__(self) -> None:
+        self.inner = LocalTransport()
+
+    def run(self, argv, *, sudo=False, input=None, timeout=60.0):  # type: ignore[no-untyped-def]
+        return self.inner.run(["runuser", "-u", "nobody", "--", *argv], input=input)
+
+
+def test_transport_reader_never_calls_an_unreadable_file_missing() -> None:
+    """Without the rights, a hidden file is an error naming it, not a silent skip."""
+    need_root()
+    with tempfile.TemporaryDirectory(dir="/tmp") as name:
+        tmp_path = Path(name)
+        tmp_path.chmod(0o755)
+        _unreadable_cases(tmp_path)
+
+
+def _unreadable_cases(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o700)
+    (locked / "x.cnf").write_text("[mysqld]\nmax_connections=5\n")
+    secret = tmp_path / "secret.cnf"
+    secret.write_text("[mysqld]\nsync_binlog=0\n")
+    secret.chmod(0o600)
+    main = tmp_path / "my.cnf"
+    main.write_text(f"[mysqld]\n!include {locked / 'x.cnf'}\n")
+    main.chmod(0o644)
+    reader = transport_reader(_AsNobody())
+    with pytest.raises(OptionFileError, match="x.cnf"):
+        collect(reader, [str(main)], ["mysqld"])
+    main.write_text(f"[mysqld]\n!include {secret}\n")
+    with pytest.raises(OptionFileError, match="secret.cnf"):
+        collect(reader, [str(main)], ["mysqld"])
+    main.write_text(f"[mysqld]\n!includedir {locked}\n")
+    with pytest.raises(OptionFileError, match="locked"):
+        collect(reader, [str(main)], ["mysqld"])
