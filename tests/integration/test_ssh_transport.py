@@ -661,3 +661,36 @@ def test_banner_timeout_on_a_tarpit(own: Path) -> None:
         assert time.monotonic() - t0 < 5
     finally:
         tarpit.close()
+
+
+def test_policy_for_sshclient_defers_to_our_store(sshd: SshServer, home: Path) -> None:
+    """The paramiko policy object: for code that must use SSHClient, same decisions."""
+    import paramiko
+
+    from app.remote.hostkeys import HostKeyStore, InnoTuneHostKeyPolicy
+
+    own = home / "own_kh"
+    store = HostKeyStore(own_file=own)
+
+    def connect(accept: str | None) -> None:
+        client = paramiko.SSHClient()  # its own HostKeys stay empty: the policy decides
+        client.set_missing_host_key_policy(InnoTuneHostKeyPolicy(store, accept))
+        try:
+            client.connect(
+                sshd.host,
+                sshd.port,
+                username="root",
+                key_filename=str(sshd.client_key),
+                allow_agent=False,
+                look_for_keys=False,
+                timeout=10,
+            )
+        finally:
+            client.close()
+
+    with pytest.raises(HostKeyUnknown) as question:
+        connect(None)
+    assert question.value.fingerprint == sshd.host_key_fingerprint()
+    connect(question.value.fingerprint)
+    assert own.read_text() == question.value.key_line + "\n"
+    connect(None)
