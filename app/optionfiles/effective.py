@@ -340,6 +340,26 @@ def parse_persisted(data: bytes, path: str = "mysqld-auto.cnf") -> list[Arg]:
     return out
 
 
+def parse_help_table(help_text: str) -> dict[str, str]:
+    """The variable table at the end of ``mysqld --verbose --help``: name → value as printed.
+
+    Names are normalised (underscores). A value of ``(No default value)`` is kept as printed.
+    """
+    table: dict[str, str] = {}
+    started = False
+    for line in help_text.splitlines():
+        if not started:
+            started = line.startswith("-----") and " -----" in line
+            continue
+        if not line.strip():
+            if table:
+                break
+            continue
+        name, _, value = line.partition(" ")
+        table[normalise(name)] = value.strip()
+    return table
+
+
 def effective(
     args: Iterable[Arg],
     *,

@@ -26,6 +26,7 @@ from app.optionfiles import (
     local_reader,
     parse_argv,
     parse_help_default_files,
+    parse_help_table,
     search_order,
     server_groups,
 )
@@ -105,9 +106,6 @@ def test_argument_lists_match_my_print_defaults(binaries: str, tmp_path: Path) -
     assert refused > 0
 
 
-_TABLE_LINE = re.compile(r"^(\S+)\s+(.*)$")
-
-
 def _help_table(layout: Layout) -> dict[str, str]:
     proc = subprocess.run(
         [MARIADBD, f"--defaults-file={layout.main}", "--verbose", "--help"],
@@ -118,17 +116,7 @@ def _help_table(layout: Layout) -> dict[str, str]:
         check=False,
     )
     assert proc.returncode == 0, f"{layout.root}: mariadbd refused: {proc.stderr[-2000:]}"
-    table: dict[str, str] = {}
-    started = False
-    for line in proc.stdout.splitlines():
-        if line.startswith("-----"):
-            started = True
-            continue
-        if started:
-            match = _TABLE_LINE.match(line)
-            if match:
-                table[match.group(1).replace("-", "_")] = match.group(2).strip()
-    return table
+    return parse_help_table(proc.stdout)
 
 
 def _display(name: str, setting: Setting) -> str:
@@ -330,11 +318,7 @@ def test_command_line_beats_files_like_mariadbd(binaries: str, tmp_path: Path) -
     proc = subprocess.run(
         [*argv, "--verbose", "--help"], capture_output=True, text=True, env=ENV, check=True
     )
-    table = {}
-    for row in proc.stdout.split("-" * 60, 1)[1].splitlines():
-        parts = row.split(None, 1)
-        if len(parts) == 2:
-            table[parts[0].replace("-", "_")] = parts[1].strip()
+    table = parse_help_table(proc.stdout)
     assert table["max_connections"] == ours["max_connections"].value == "500"
     assert str(ours["max_connections"].source) == "command line"
     assert table["sync_binlog"] == ours["sync_binlog"].value == "7"
