@@ -180,3 +180,33 @@ def test_inspect_debian_mariadb_over_ssh(
     assert "error log: syslog" in out.stdout
     assert "option files read: /etc/my.cnf /etc/mysql/my.cnf ~/.my.cnf" in out.stdout
     assert "Write path of /var/lib/mysql:" in out.stdout
+
+
+def test_engine_counts_agree_with_the_slow_query(private_server: PrivateServer) -> None:
+    from app.inspect.server import engine_use
+
+    private_server.query(
+        "CREATE DATABASE `odd db-1`; USE `odd db-1`;"
+        "CREATE TABLE `t one` (id INT PRIMARY KEY, body TEXT, FULLTEXT (body)) ENGINE=InnoDB;"
+        "CREATE TABLE parts (id INT) ENGINE=InnoDB PARTITION BY HASH(id) PARTITIONS 3;"
+        "CREATE TABLE m (id INT) ENGINE=MyISAM; INSERT INTO m VALUES (1), (2);"
+        "CREATE TABLE a (id INT) ENGINE=Aria;"
+        "CREATE VIEW v AS SELECT id FROM m;"
+    )
+    transport = LocalTransport()
+    inst = choose_instance(find_instances(transport), str(private_server.socket_path))
+    session = open_session(transport, inst)
+    try:
+        version = session.query("SELECT VERSION()")[0][0] or ""
+        fast = {e.engine: e.tables for e in engine_use(session, "mariadb", version)}
+        slow = dict(
+            session.query(
+                "SELECT ENGINE, COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA NOT IN "
+                "('mysql', 'information_schema', 'performance_schema', 'sys') "
+                "AND ENGINE IS NOT NULL GROUP BY ENGINE"
+            )
+        )
+    finally:
+        session.close()
+    assert fast == {k: int(v or 0) for k, v in slow.items() if k}
+    assert fast["MyISAM"] >= 1 and fast["Aria"] == 1

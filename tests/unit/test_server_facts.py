@@ -101,3 +101,11 @@ def test_flavour() -> None:
     assert flavour_of("10.11.19-MariaDB-0+deb12u1", "Debian 12") == "mariadb"
     assert flavour_of("8.0.36-28", "Percona Server (GPL), Release 28") == "percona"
     assert flavour_of("8.4.3", "MySQL Community Server - GPL") == "mysql"
+
+
+def test_file_name_decoding() -> None:
+    from app.inspect.server import decode_filename
+
+    assert decode_filename("odd@0020db@002d1") == "odd db-1"
+    assert decode_filename("plain") == "plain"
+    assert decode_filename("a@zzzz") == "a@zzzz"
