@@ -1,0 +1,162 @@
+"""A tuning plan: the slider positions, the changes they produce and the knobs left alone.
+
+Plain values (stdlib only) that round-trip through JSON with :func:`app.domain.facts.to_json`,
+so ``innotune plan --out PLAN.json`` can be loaded by preview, apply and export later. The
+planner (``app.planner``) builds these; nothing here decides anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.domain.facts import from_json, to_json
+
+FORMAT = "innotune-plan/1"
+
+#: The sliders, in the order the Trade-offs page shows them.
+SLIDERS = ("crash_loss", "memory", "redo", "doublewrite", "fit_disks", "fit_os", "myisam")
+
+CRASH_LOSS = ("none", "os", "any")
+
+#: Named positions of the redo slider, in minutes of measured redo writes the log holds.
+REDO_PRESETS: dict[str, int] = {"fast-recovery": 15, "balanced": 60, "smooth": 120}
+
+#: Where a change goes. ``dynamic`` server variables apply live (SET GLOBAL) and are also
+#: written to the option file; ``option_file`` ones need a restart; ``advice`` is never
+#: applied, only shown with its ``advice_lines``.
+TARGETS = ("option_file", "dynamic", "sysfs", "sysctl", "advice")
+
+
+@dataclass(frozen=True)
+class SliderPositions:
+    """Where each of the six sliders stands.
+
+    Attributes:
+        crash_loss: what a crash may cost: ``none`` (nothing, if the disk honours flushes),
+            ``os`` (nothing on a server crash, about a second of commits on an OS crash or
+            power cut), ``any`` (about a second of commits even on a server crash).
+        memory_share: the buffer pool as a percentage of RAM (1-90); the planner never
+            goes beyond what fits beside the OS, the other processes and the connections.
+        redo_minutes: how many minutes of the measured redo writes the redo log holds
+            (``REDO_PRESETS``: 15 fast recovery, 60 balanced, 120 smooth); None keeps the
+            current size.
+        doublewrite: torn-page protection on (True) or off (False; only honoured where the
+            storage cannot tear pages).
+        fit_disks: accept the changes that fit the server to its disks (slider 5).
+        fit_os: accept the changes that fit the OS (swappiness, dirty ratios).
+        myisam: size key_buffer_size to the MyISAM indexes found (only where MyISAM holds data).
+        rejected: ids of single changes the person turned down (``Change.id``), e.g.
+            ``innodb_io_capacity`` or ``queue/scheduler@sda``.
+    """
+
+    crash_loss: str = "none"
+    memory_share: int = 50
+    redo_minutes: int | None = None
+    doublewrite: bool = True
+    fit_disks: bool = True
+    fit_os: bool = True
+    myisam: bool = False
+    rejected: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.crash_loss not in CRASH_LOSS:
+            raise ValueError(f"crash_loss must be one of {', '.join(CRASH_LOSS)}")
+        if not 1 <= self.memory_share <= 90:
+            raise ValueError("memory_share must be a percentage between 1 and 90")
+        if self.redo_minutes is not None and not 1 <= self.redo_minutes <= 1440:
+            raise ValueError("redo_minutes must be between 1 and 1440 (a day of writes)")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One setting the plan changes, or (target ``advice``) a line it asks a person to add.
+
+    Values are strings in canonical form: sizes and numbers as plain integers (bytes for
+    sizes), booleans as ON/OFF, enums as the server or kernel spells them.
+    """
+
+    id: str  # unique in the plan: the key, or key@device for per-device settings
+    slider: str
+    target: str  # one of TARGETS
+    key: str  # variable, sysctl or sysfs attribute name (queue/scheduler), or advice knob
+    current: str | None
+    proposed: str
+    reason: str  # the fact that led to it, e.g. "sda is rotational, so …"
+    risk: str  # one sentence: what can go wrong
+    live: bool  # takes effect without restarting the server
+    restart_needed: bool
+    link: str
+    confidence: str  # checked, documented or unverified (catalogue confidence)
+    device: str | None = None
+    path: str | None = None  # sysfs / procfs file, or the file the advice is about
+    persist: str | None = None  # how an OS change survives a reboot
+    advice_lines: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LeftAlone:
+    """A knob the plan does not change, and why."""
+
+    knob: str
+    slider: str
+    why: str
+    device: str | None = None
+
+
+@dataclass(frozen=True)
+class FactsSummary:
+    """Which facts the plan came from: enough to tell a stale plan from a current one."""
+
+    target: str
+    collected_at: str
+    flavour: str | None
+    version: str | None
+    datadir: str | None
+    checksum: str  # sha256 of the facts' JSON (HostFacts.to_json())
+
+
+@dataclass(frozen=True)
+class FileChecksum:
+    """A file the plan will change and its content hash when planned (filled by appliers)."""
+
+    path: str
+    sha256: str | None  # None: the file does not exist yet
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Facts + slider positions → changes, the knobs left alone and the warnings."""
+
+    facts: FactsSummary
+    positions: SliderPositions
+    sentences: tuple[tuple[str, str], ...]  # (slider, one-sentence risk of its position)
+    changes: tuple[Change, ...]
+    left_alone: tuple[LeftAlone, ...]
+    warnings: tuple[str, ...]
+    restart_needed: bool
+    file_checksums: tuple[FileChecksum, ...] = ()
+    format: str = FORMAT
+
+    def change(self, change_id: str) -> Change | None:
+        """The change with that id, if the plan has one."""
+        return next((c for c in self.changes if c.id == change_id), None)
+
+    def by_slider(self, slider: str) -> tuple[Change, ...]:
+        """The changes one slider produced."""
+        return tuple(c for c in self.changes if c.slider == slider)
+
+    def to_json(self) -> str:
+        """JSON text; :meth:`from_json` gives back an equal value."""
+        return to_json(self)
+
+    @classmethod
+    def from_json(cls, text: str) -> Plan:
+        """Read a plan saved by :meth:`to_json`.
+
+        Raises:
+            ValueError: not a plan file, or a malformed one.
+        """
+        plan = from_json(cls, text)
+        if plan.format != FORMAT:
+            raise ValueError(f"not an InnoTune plan file (format {plan.format!r})")
+        return plan

@@ -1,0 +1,89 @@
+"""The planner: facts + slider positions + catalogue → Plan. Pure and deterministic, no I/O.
+
+>>> plan = make_plan(facts, default_positions(facts), default_catalogue())  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from app.domain.hostfacts import HostFacts
+from app.domain.plan import SLIDERS, FactsSummary, LeftAlone, Plan, SliderPositions
+from app.knobs import Catalogue
+from app.planner import rules
+from app.planner.context import Ctx, PlanError, first_sentence
+from app.planner.sliders import CRASH_SENTENCES, default_positions, describe
+
+__all__ = [
+    "CRASH_SENTENCES",
+    "PlanError",
+    "default_positions",
+    "describe",
+    "facts_checksum",
+    "make_plan",
+    "sentences",
+]
+
+
+def facts_checksum(facts: HostFacts) -> str:
+    """sha256 of the facts' JSON: the same facts always give the same checksum."""
+    return hashlib.sha256(facts.to_json().encode()).hexdigest()
+
+
+def _position(positions: SliderPositions, slider: str) -> object:
+    return {
+        "crash_loss": positions.crash_loss,
+        "memory": positions.memory_share,
+        "redo": positions.redo_minutes,
+        "doublewrite": positions.doublewrite,
+        "fit_disks": positions.fit_disks,
+        "fit_os": positions.fit_os,
+        "myisam": positions.myisam,
+    }[slider]
+
+
+def sentences(facts: HostFacts, positions: SliderPositions) -> tuple[tuple[str, str], ...]:
+    """Each slider's one-sentence risk at its position."""
+    return tuple((s, describe(s, _position(positions, s), facts)) for s in SLIDERS)
+
+
+def make_plan(facts: HostFacts, positions: SliderPositions, catalogue: Catalogue) -> Plan:
+    """Turn facts and slider positions into a plan.
+
+    Raises:
+        PlanError: the facts hold no server.
+        UnsupportedVersion: the server is older than every line the catalogue covers.
+    """
+    ctx = Ctx.of(facts, positions, catalogue)
+    rules.crash_loss(ctx)
+    rules.myisam(ctx)  # before memory: the key buffer takes from the pool's room
+    rules.memory(ctx)
+    rules.redo(ctx)
+    rules.doublewrite(ctx)
+    rules.fit_disks(ctx)
+    rules.fit_os(ctx)
+    order = {s: i for i, s in enumerate(SLIDERS)}
+    changes = sorted(ctx.changes, key=lambda c: order[c.slider])  # stable: rule order kept
+    left = sorted(ctx.left_alone, key=lambda x: order.get(x.slider, len(order)))
+    server = ctx.server
+    for name in sorted(k.name for k in catalogue.by_slider("none")):
+        vf = ctx.facts_for(name)
+        if vf is not None:
+            left.append(LeftAlone(name, "none", first_sentence(catalogue.knob(name).advice)))
+    summary = FactsSummary(
+        target=facts.target,
+        collected_at=facts.collected_at,
+        flavour=ctx.version.flavour.value,
+        version=server.version,
+        datadir=server.datadir,
+        checksum=facts_checksum(facts),
+    )
+    return Plan(
+        facts=summary,
+        positions=positions,
+        sentences=sentences(facts, positions),
+        changes=tuple(changes),
+        left_alone=tuple(left),
+        warnings=tuple(ctx.warnings),
+        restart_needed=any(c.restart_needed for c in changes),
+    )

@@ -1,0 +1,319 @@
+"""What the rules read (the facts, digested once) and what they write (a plan under way)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from app.domain.errors import InnoTuneError
+from app.domain.facts import BlockDevice, MachineFacts, WritePath
+from app.domain.hostfacts import HostFacts
+from app.domain.plan import Change, LeftAlone, SliderPositions
+from app.domain.server import Flavour, ServerVersion
+from app.domain.serverfacts import ServerFacts
+from app.knobs import Catalogue, Knob, VersionFacts, kernel_series
+from app.planner.values import normalise, parse_int, same
+
+#: Transports whose "rotational" flag tells nothing about the storage behind them.
+VIRTUAL_TRANSPORTS = ("virtio", "xen", "virtual")
+
+#: Filesystems where InnoDB's O_DIRECT is known to work (ext4 unless data=journal).
+DIRECT_IO_FS = ("ext4", "ext3", "xfs")
+
+
+class PlanError(InnoTuneError):
+    """The facts cannot be planned for (no server in them)."""
+
+
+def datadir_path(facts: HostFacts) -> WritePath | None:
+    """The datadir's write path (the first one gathered when the datadir is unknown)."""
+    paths = facts.os.write_paths
+    server = facts.server
+    if server is not None and server.datadir:
+        found = facts.os.path(server.datadir.rstrip("/") or "/")
+        if found is not None:
+            return found
+    return paths[0] if paths else None
+
+
+def reports_rotational(facts: HostFacts) -> bool:
+    """True when a leaf disk under the datadir reports rotational (virtual ones included).
+
+    Used for rough time estimates, where assuming the slower disk is the careful side.
+    """
+    path = datadir_path(facts)
+    return bool(path and any(d.rotational for d in path.physical))
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a catalogue text (the one-line risk)."""
+    end = text.find(". ")
+    return text if end < 0 else text[: end + 1]
+
+
+@dataclass(frozen=True)
+class Disk:
+    """A leaf device of the datadir's write path, classified for the rules."""
+
+    device: BlockDevice
+    kind: str  # nvme, ssd, hdd, hwraid, virtual, unknown
+
+    @property
+    def name(self) -> str:
+        """The kernel name, e.g. sda."""
+        return self.device.name
+
+    @property
+    def spinning(self) -> bool:
+        """True for disks (and RAID volumes) that report rotational."""
+        return self.kind in ("hdd", "hwraid")
+
+    @property
+    def words(self) -> str:
+        """How a reason names it: "sda (rotational SATA disk)"."""
+        d = self.device
+        what = {
+            "nvme": "an NVMe SSD",
+            "ssd": "non-rotational (SSD)",
+            "hdd": "rotational",
+            "hwraid": f"a hardware RAID volume ({d.hw_raid_hint or d.model or 'controller'})",
+            "virtual": f"a virtual {d.transport} disk",
+            "unknown": "of unknown type",
+        }[self.kind]
+        return f"{d.name} is {what}"
+
+
+def classify(device: BlockDevice) -> Disk:
+    """NVMe / SSD / spinning / hardware RAID / virtual, from the device's facts."""
+    if device.transport == "nvme":
+        kind = "nvme"
+    elif device.hw_raid_hint:
+        kind = "hwraid"
+    elif device.transport in VIRTUAL_TRANSPORTS:
+        kind = "virtual"
+    elif device.rotational is True:
+        kind = "hdd"
+    elif device.rotational is False:
+        kind = "ssd"
+    else:
+        kind = "unknown"
+    return Disk(device, kind)
+
+
+@dataclass
+class Ctx:
+    """The facts as the rules need them, and the plan being built."""
+
+    facts: HostFacts
+    server: ServerFacts
+    version: ServerVersion
+    catalogue: Catalogue
+    positions: SliderPositions
+    changes: list[Change] = field(default_factory=list)
+    left_alone: list[LeftAlone] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, facts: HostFacts, positions: SliderPositions, catalogue: Catalogue) -> Ctx:
+        """Digest the facts.
+
+        Raises:
+            PlanError: the facts hold no server.
+            UnsupportedVersion: the server is older than the catalogue covers.
+        """
+        server = facts.server
+        if server is None:
+            raise PlanError(
+                "These facts hold no database server, so there is nothing to plan.",
+                "Inspect a host where MySQL or MariaDB runs (innotune inspect TARGET).",
+            )
+        version = ServerVersion.parse(server.version, server.version_comment)
+        catalogue.line_for(version.family, version)  # refuses versions it does not cover
+        return cls(facts, server, version, catalogue, positions)
+
+    # -- facts ---------------------------------------------------------------------------
+
+    @property
+    def machine(self) -> MachineFacts:
+        """The machine facts."""
+        return self.facts.os.machine
+
+    @property
+    def mariadb(self) -> bool:
+        """True for MariaDB."""
+        return self.version.family is Flavour.MARIADB
+
+    def at_least(self, version: str) -> bool:
+        """This server's family and at least ``version``."""
+        return self.version.at_least(self.version.family, version)
+
+    def var(self, name: str) -> str | None:
+        """A global variable's value as the server reported it."""
+        return self.server.variable(name)
+
+    def num(self, name: str) -> int | None:
+        """A numeric global variable."""
+        return parse_int(self.var(name))
+
+    def facts_for(self, name: str) -> VersionFacts | None:
+        """The catalogue's facts for this server version (None: the version lacks it)."""
+        return self.catalogue.facts_for(name, self.version.family, self.version)
+
+    def knob(self, name: str) -> Knob:
+        """A catalogue knob."""
+        return self.catalogue.knob(name)
+
+    @property
+    def path(self) -> WritePath | None:
+        """The datadir's write path (the first one gathered when the datadir is unknown)."""
+        return datadir_path(self.facts)
+
+    @property
+    def disks(self) -> tuple[Disk, ...]:
+        """The leaf disks under the datadir."""
+        path = self.path
+        return tuple(classify(d) for d in path.physical) if path else ()
+
+    @property
+    def kernel(self) -> tuple[int, int] | None:
+        """The kernel series, e.g. (6, 1)."""
+        try:
+            return kernel_series(self.machine.kernel) if self.machine.kernel else None
+        except ValueError:
+            return None
+
+    @property
+    def rotational_disk(self) -> bool:
+        """True when some leaf disk under the datadir spins."""
+        return any(d.spinning for d in self.disks)
+
+    @property
+    def host(self) -> str:
+        """The host's name for reasons."""
+        return self.machine.hostname or self.facts.target
+
+    # -- the plan under way -------------------------------------------------------------
+
+    def leave(self, knob: str, slider: str, why: str, device: str | None = None) -> None:
+        """Record a knob left alone."""
+        self.left_alone.append(LeftAlone(knob, slider, why, device))
+
+    def warn(self, text: str) -> None:
+        """Record a warning (once)."""
+        if text not in self.warnings:
+            self.warnings.append(text)
+
+    def accepted(self, change_id: str, slider: str) -> str | None:
+        """None when the person accepts this change; otherwise why not."""
+        if slider == "fit_disks" and not self.positions.fit_disks:
+            return "you chose not to fit the disks (slider 5)"
+        if slider == "fit_os" and not self.positions.fit_os:
+            return "you chose not to fit the OS (slider 5)"
+        if change_id in self.positions.rejected:
+            return "you turned this change down"
+        return None
+
+    def propose(self, change: Change) -> bool:
+        """Add a change unless the person turned it (or its slider) down; True if added."""
+        refused = self.accepted(change.id, change.slider)
+        if refused is not None:
+            self.leave(
+                change.key,
+                change.slider,
+                f"{refused}; it would set {change.proposed} (now {change.current}) because "
+                f"{change.reason[0].lower()}{change.reason[1:]}",
+                change.device,
+            )
+            return False
+        self.changes.append(change)
+        return True
+
+    def withdraw(self, change_id: str, why: str) -> Change | None:
+        """Take a proposed change back out (to keep the plan consistent)."""
+        for change in self.changes:
+            if change.id == change_id:
+                self.changes.remove(change)
+                self.leave(change.key, change.slider, why, change.device)
+                return change
+        return None
+
+    def final(self, name: str) -> str | None:
+        """The value a variable will have after the plan: proposed, else current."""
+        for change in self.changes:
+            if change.id == name:
+                return change.proposed
+        return self.var(name)
+
+    def server_change(
+        self,
+        name: str,
+        proposed: str,
+        reason: str,
+        slider: str,
+        *,
+        risk: str | None = None,
+        restart: bool = False,
+        already: str | None = None,
+    ) -> bool:
+        """Propose a server variable, checked against the catalogue for this version.
+
+        Never proposes a variable the version does not know, one it ignores, a value
+        outside its range or allowed values, or the value already in force.
+
+        Args:
+            name: the variable.
+            proposed: its new value, in canonical form.
+            reason: the fact that led to it.
+            slider: the slider that drives it.
+            risk: one sentence (default: the first of the catalogue's risks).
+            restart: the change needs a restart even where the variable is dynamic.
+            already: why it is left alone when the value is already in force.
+
+        Returns:
+            True when the change was added to the plan.
+        """
+        knob = self.knob(name)
+        vf = self.facts_for(name)
+        if vf is None:
+            self.leave(name, slider, f"{self.version} does not have {name}.")
+            return False
+        if vf.ignored:
+            self.leave(name, slider, f"{self.version} ignores {name}. " + " ".join(vf.notes))
+            return False
+        current = self.var(name)
+        if same(current, proposed, knob.type):
+            self.leave(name, slider, already or f"It is already {current}.")
+            return False
+        canon = normalise(proposed, knob.type)
+        if knob.type in ("int", "size"):
+            number = parse_int(proposed)
+            if number is None or (vf.min is not None and number < vf.min):
+                self.leave(name, slider, f"{proposed} is below the server's minimum {vf.min}.")
+                return False
+            if vf.max is not None and number > vf.max:
+                self.leave(name, slider, f"{proposed} is above the server's maximum {vf.max}.")
+                return False
+        if vf.allowed is not None:
+            allowed = {normalise(str(a), knob.type) for a in vf.allowed}
+            if knob.type == "bool":
+                allowed = {"ON", "OFF"}
+            if canon not in allowed:
+                self.leave(name, slider, f"{self.version} does not accept {proposed}.")
+                return False
+        live = vf.dynamic and not restart
+        confidence = vf.confidence if vf.verified else "unverified"
+        return self.propose(
+            Change(
+                id=name,
+                slider=slider,
+                target="dynamic" if live else "option_file",
+                key=name,
+                current=current,
+                proposed=proposed,
+                reason=reason,
+                risk=risk or first_sentence(knob.risks),
+                live=live,
+                restart_needed=not live,
+                link=vf.link,
+                confidence=confidence,
+            )
+        )

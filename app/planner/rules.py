@@ -1,0 +1,941 @@
+"""The rules of the six sliders: facts + positions → changes, each with the fact behind it.
+
+Every rule either proposes a change (through ``Ctx.server_change`` or ``Ctx.propose``) or
+says why it leaves a knob alone. Rules run in slider order and read each other's results
+only through ``Ctx.final``.
+"""
+
+from __future__ import annotations
+
+from app.domain.plan import Change
+from app.domain.server import Flavour
+from app.planner.context import DIRECT_IO_FS, Ctx, Disk, first_sentence, reports_rotational
+from app.planner.sliders import (
+    ASSUMED_REDO_BYTES_PER_S,
+    TRX_COMMIT,
+    doublewrite_on,
+    memory_budget,
+    recovery_words,
+    redo_rate,
+    uses_capacity,
+)
+from app.planner.values import (
+    GIB,
+    MIB,
+    parse_bool,
+    parse_int,
+    round_down,
+    round_up,
+    size_text,
+    two_digits,
+)
+
+BINLOG_DISAGREE = (
+    "The binary log is on and {why}: after an OS crash or power cut the binary log and the "
+    "tables may disagree, so replicas or point-in-time recovery can hold transactions the "
+    "primary lost, or miss ones it kept."
+)
+
+# -- 1. what may a crash cost? ------------------------------------------------------------
+
+
+def crash_loss(ctx: Ctx) -> None:
+    """innodb_flush_log_at_trx_commit, sync_binlog, and the binary-log warning."""
+    position = ctx.positions.crash_loss
+    trx = TRX_COMMIT[position]
+    timeout = ctx.num("innodb_flush_log_at_timeout") or 1
+    current = ctx.num("innodb_flush_log_at_trx_commit")
+    seconds = f"{timeout} second" + ("s" if timeout != 1 else "")
+    if position == "none" and current == 3:
+        ctx.leave(
+            "innodb_flush_log_at_trx_commit",
+            "crash_loss",
+            "It is 3 (flush at prepare and at commit), which loses nothing either.",
+        )
+    else:
+        reason = {
+            "none": "You chose that a crash may cost nothing, so every commit is flushed to disk.",
+            "os": "You chose that an OS crash or power cut may cost up to "
+            f"innodb_flush_log_at_timeout ({seconds}) of commits, so commits are written to the "
+            "OS at once and flushed once per interval.",
+            "any": f"You chose that any crash may cost up to {seconds} of commits, so commits are "
+            "neither written nor flushed at commit time.",
+        }[position]
+        ctx.server_change(
+            "innodb_flush_log_at_trx_commit",
+            trx,
+            reason,
+            "crash_loss",
+            risk={
+                "none": "Every commit waits for a disk flush, so many small transactions run "
+                "at the disk's sync rate.",
+                "os": f"An OS crash or power cut can lose the last {seconds} of commits that "
+                "clients were told had succeeded.",
+                "any": f"Even a crash of the server process alone can lose the last {seconds} "
+                "of commits (more under heavy load).",
+            }[position],
+            already=f"It is already {trx}, which is position '{position}'.",
+        )
+    sync_binlog = ctx.num("sync_binlog")
+    if not ctx.server.binlog_enabled:
+        ctx.leave(
+            "sync_binlog", "crash_loss", "The binary log is off, so sync_binlog has no effect."
+        )
+    elif position == "none":
+        ctx.server_change(
+            "sync_binlog",
+            "1",
+            f"The binary log is on and sync_binlog is {sync_binlog}: an OS crash could lose "
+            "binary-log events of commits InnoDB kept; 'nothing lost' needs it forced to disk "
+            "at every commit group.",
+            "crash_loss",
+            risk="Every commit group pays a second flush (binary log and redo log); a single "
+            "writer feels it fully.",
+        )
+    else:
+        ctx.leave(
+            "sync_binlog",
+            "crash_loss",
+            f"At '{position}' the binary log's syncing stays as it is ({sync_binlog}); "
+            "only 'none' forces it to 1.",
+        )
+    if ctx.server.binlog_enabled:
+        final_trx = parse_int(ctx.final("innodb_flush_log_at_trx_commit"))
+        final_sync = parse_int(ctx.final("sync_binlog"))
+        whys = []
+        if final_trx not in (1, 3):
+            whys.append(f"innodb_flush_log_at_trx_commit is {final_trx}")
+        if final_sync != 1:
+            whys.append(f"sync_binlog is {final_sync}")
+        if whys:
+            ctx.warn(BINLOG_DISAGREE.format(why=" and ".join(whys)))
+    if ctx.server.replica and trx != "1":
+        ctx.warn(
+            f"This server is a replica: at '{position}' an OS crash can leave its tables behind "
+            "its replication position, so it may skip transactions; plan to re-clone it from "
+            "the primary after an OS crash."
+        )
+    path = ctx.path
+    if path is not None and path.barriers_off:
+        ctx.warn(
+            f"{path.mount_point or path.directory} is mounted with write barriers off: even at "
+            "'none' a power cut can lose commits unless the write cache has a battery."
+        )
+
+
+# -- 2. memory ----------------------------------------------------------------------------
+
+
+def _pool_unit(ctx: Ctx, pool: int) -> tuple[int, str]:
+    """The granularity the server rounds the pool to, and why."""
+    if ctx.mariadb:
+        chunk_facts = ctx.facts_for("innodb_buffer_pool_chunk_size")
+        chunk = ctx.num("innodb_buffer_pool_chunk_size") or 0
+        if chunk_facts is not None and not chunk_facts.ignored and chunk >= MIB:
+            return chunk, f"a multiple of innodb_buffer_pool_chunk_size ({size_text(chunk)})"
+        return MIB, "a multiple of 1 MiB"
+    chunk = ctx.num("innodb_buffer_pool_chunk_size") or 128 * MIB
+    instances = ctx.num("innodb_buffer_pool_instances") or 1
+    defaults_to_8 = ctx.version.series in ((5, 7), (8, 0)) and pool >= GIB
+    instances_origin = next(
+        (v.origin for v in ctx.server.variables if v.name == "innodb_buffer_pool_instances"), None
+    )
+    if defaults_to_8 and instances_origin in (None, "COMPILE-TIME"):
+        # At the next start the default becomes 8 instances once the pool reaches 1 GiB.
+        instances = max(instances, 8)
+    unit = chunk * instances
+    return unit, (
+        f"a multiple of innodb_buffer_pool_chunk_size x innodb_buffer_pool_instances "
+        f"({size_text(chunk)} x {instances})"
+    )
+
+
+def memory(ctx: Ctx) -> None:
+    """innodb_buffer_pool_size as a share of RAM that fits."""
+    name = "innodb_buffer_pool_size"
+    key_buffer = parse_int(ctx.final("key_buffer_size"))
+    budget = memory_budget(ctx.facts, key_buffer)
+    current = ctx.num(name)
+    if budget is None or current is None:
+        ctx.leave(name, "memory", "The host's RAM is unknown, so no size can be shown to fit.")
+        return
+    share = ctx.positions.memory_share
+    want = budget.ram * share // 100
+    vf = ctx.facts_for(name)
+    minimum = int(vf.min) if vf is not None and vf.min is not None else 5 * MIB
+    if current > budget.fits:
+        ctx.warn(
+            f"The buffer pool ({size_text(current)}) is larger than fits on {ctx.host}: "
+            f"{budget.words()}. With every connection busy Linux may swap or its OOM killer "
+            "may end the server."
+        )
+    if budget.fits < minimum:
+        ctx.leave(
+            name,
+            "memory",
+            f"No buffer pool fits: {budget.words()}. Lower max_connections or the "
+            "per-connection buffers, or add RAM.",
+        )
+        return
+    target = min(want, budget.fits)
+    unit, rounding = _pool_unit(ctx, target)
+    if unit > target:
+        unit, rounding = MIB, "a multiple of 1 MiB"
+    proposed = max(minimum, round_down(target, unit))
+    if abs(proposed - current) < budget.ram // 100 and current <= budget.fits:
+        ctx.leave(
+            name,
+            "memory",
+            f"It is {size_text(current)}, already about {share}% of the {size_text(budget.ram)} "
+            "RAM and it fits.",
+        )
+        return
+    capped = (
+        f"; {share}% ({size_text(want)}) would not fit, so it is capped"
+        if want > budget.fits
+        else ""
+    )
+    reason = (
+        f"{ctx.host} has {size_text(budget.ram)} RAM and you chose {share}% for the buffer pool; "
+        f"{budget.words()}{capped}. Rounded down to {rounding}."
+    )
+    free = budget.headroom(proposed)
+    risk = (
+        f"With every one of the {budget.max_connections} connections using its buffers, "
+        f"{size_text(free)} stay free; if other processes grow beyond that, Linux swaps or its "
+        "OOM killer ends the server (a crash)."
+    )
+    restart = False
+    size_max = ctx.num("innodb_buffer_pool_size_max")
+    if size_max is not None and proposed > size_max:
+        restart = True
+        reason += (
+            f" It is above innodb_buffer_pool_size_max ({size_text(size_max)}), so it takes "
+            "effect at the next restart."
+        )
+    ctx.server_change(name, str(proposed), reason, "memory", risk=risk, restart=restart)
+    ctx.leave(
+        "innodb_buffer_pool_instances",
+        "memory",
+        first_sentence(ctx.knob("innodb_buffer_pool_instances").advice),
+    )
+
+
+# -- 3. redo ------------------------------------------------------------------------------
+
+
+def redo(ctx: Ctx) -> None:
+    """The redo log's size from the measured redo rate."""
+    capacity = uses_capacity(ctx.version)
+    name = "innodb_redo_log_capacity" if capacity else "innodb_log_file_size"
+    files = 1
+    if not capacity and ctx.version.family is Flavour.MYSQL:
+        files = ctx.num("innodb_log_files_in_group") or 2
+    current = ctx.num(name)
+    current_total = None if current is None else current * files
+    minutes = ctx.positions.redo_minutes
+    spinning = reports_rotational(ctx.facts)
+    rate = redo_rate(ctx.server)
+    if minutes is None:
+        held = ""
+        if current_total and rate:
+            held = f", about {current_total / rate / 60:.0f} min of the measured writes"
+        ctx.leave(
+            name,
+            "redo",
+            f"The redo slider is at 'keep': it stays {size_text(current_total)}{held}.",
+        )
+        return
+    if rate is not None:
+        secs = ctx.server.rates.seconds if ctx.server.rates else 0
+        basis = (
+            f"the server wrote {size_text(rate)} of redo per second during the {secs:.0f} s "
+            f"sample, so {minutes} min of writes is"
+        )
+    else:
+        basis = (
+            "no redo write rate was measured (no sample, or an idle server), so this is a "
+            f"labelled default: {minutes} min at an assumed 1 GiB per hour is"
+        )
+    total = round_up((rate or ASSUMED_REDO_BYTES_PER_S) * minutes * 60, 32 * MIB)
+    vf = ctx.facts_for(name)
+    if vf is None:  # pragma: no cover - every covered version has one of the two
+        ctx.leave(name, "redo", f"{ctx.version} has no {name}.")
+        return
+    per_file = round_up(total / files, MIB)
+    lows = [int(vf.min)] if vf.min is not None else []
+    log_buffer = ctx.num("innodb_log_buffer_size")
+    if ctx.mariadb and log_buffer:
+        lows.append(round_up(log_buffer, MIB))
+    per_file = max([per_file, *lows])
+    highs = [int(vf.max)] if vf.max is not None else []
+    if ctx.version.family is Flavour.MYSQL and not capacity:
+        highs.append(512 * GIB // files)  # size x files may not exceed 512 GiB
+    path = ctx.path
+    grow_cap = None
+    if path is not None and path.free_bytes and current_total is not None:
+        grow_cap = current_total + path.free_bytes // 2
+        highs.append(round_down(grow_cap // files, MIB))
+    if highs and per_file > min(highs):
+        per_file = round_down(min(highs), MIB)
+        if grow_cap is not None and per_file * files >= grow_cap - MIB:
+            ctx.warn(
+                f"The redo log is capped at {size_text(per_file * files)}: it may take at most "
+                f"half of the {size_text(path.free_bytes if path else None)} free in the datadir."
+            )
+    new_total = per_file * files
+    if current_total and abs(new_total - current_total) <= current_total // 10:
+        ctx.leave(
+            name,
+            "redo",
+            f"It is {size_text(current_total)}, within 10% of the {size_text(new_total)} that "
+            f"{minutes} min of writes needs.",
+        )
+        return
+    each = f" ({files} files of {size_text(per_file)})" if files > 1 else ""
+    reason = f"{basis[0].upper()}{basis[1:]} {size_text(new_total)}{each}; " + recovery_words(
+        new_total, spinning
+    )
+    risk = (
+        f"Uses {size_text(new_total)} of disk in the datadir; "
+        + recovery_words(new_total, spinning)
+        + "."
+    )
+    if not vf.dynamic:
+        risk += " It needs a clean restart; never delete the ib_logfile files by hand."
+    ctx.server_change(name, str(per_file), reason, "redo", risk=risk)
+    if capacity and (ctx.var("innodb_log_file_size") is not None):
+        ctx.leave(
+            "innodb_log_file_size",
+            "redo",
+            "Deprecated on MySQL 8.0.30+: innodb_redo_log_capacity replaces it and wins when set.",
+        )
+
+
+# -- 4. doublewrite -----------------------------------------------------------------------
+
+
+def _tear_proof(ctx: Ctx) -> tuple[bool, str]:
+    path = ctx.path
+    if path is None:
+        return False, "the datadir's storage is unknown"
+    fs = path.fs_type or "unknown"
+    if fs == "zfs":
+        return (
+            True,
+            f"the datadir is on ZFS ({path.source}), which never overwrites a page in place",
+        )
+    if path.data_mode == "journal":
+        return False, (
+            "the datadir's ext4 is mounted data=journal, which does not make InnoDB's 16 KiB "
+            "pages atomic"
+        )
+    disks = ", ".join(d.name for d in ctx.disks) or "its devices"
+    return False, (
+        f"the datadir is on {fs} over {disks}, which can tear a 16 KiB page on power loss, and "
+        "no atomic 16 KiB writes were detected"
+    )
+
+
+def doublewrite(ctx: Ctx) -> None:
+    """innodb_doublewrite: off only where the storage cannot tear pages."""
+    name = "innodb_doublewrite"
+    current = ctx.var(name)
+    is_on = doublewrite_on(current)
+    safe, why = _tear_proof(ctx)
+    restart = not ctx.mariadb or not ctx.at_least("11.0.6")  # to or from OFF: restart
+    if ctx.positions.doublewrite:
+        if is_on:
+            ctx.leave(name, "doublewrite", f"It is already on ({current}).")
+        else:
+            ctx.server_change(
+                name,
+                "ON",
+                f"You chose torn-page protection; it is {current} now and {why}.",
+                "doublewrite",
+                risk="Every page is written twice; on spinning disks under a sustained heavy "
+                "write load the doublewrite area can limit throughput.",
+                restart=restart,
+            )
+    elif not safe:
+        ctx.leave(name, "doublewrite", f"Locked on: {why}.")
+        if not is_on:
+            ctx.warn(
+                f"innodb_doublewrite is {current}, but {why}: a torn page can make a table "
+                "unreadable after a power cut."
+            )
+    elif is_on:
+        ctx.server_change(
+            name,
+            "OFF",
+            f"You chose no torn-page protection and {why}.",
+            "doublewrite",
+            risk="Safe only while the datadir stays on this storage; moved elsewhere, a torn "
+            "page after a power cut can make a table unreadable.",
+            restart=restart,
+        )
+    else:
+        ctx.leave(name, "doublewrite", f"It is already {current} and {why}.")
+    path = ctx.path
+    if path is not None and path.data_mode == "journal":
+        _advice(
+            ctx,
+            "ext4_data_journal",
+            "doublewrite",
+            "journal",
+            "ordered",
+            f"{path.mount_point or path.directory} is ext4 mounted data=journal, which "
+            "disables O_DIRECT and does not replace the doublewrite buffer.",
+        )
+
+
+# -- 5. fit the disks ---------------------------------------------------------------------
+
+
+def _sysfs(ctx: Ctx, key: str, disk: str, current: str | None, proposed: str, reason: str) -> None:
+    knob = ctx.knob(key)
+    assert knob.linux is not None
+    ctx.propose(
+        Change(
+            id=f"{key}@{disk}",
+            slider=knob.slider,
+            target="sysfs",
+            key=key,
+            current=current,
+            proposed=proposed,
+            reason=reason,
+            risk=first_sentence(knob.risks),
+            live=True,
+            restart_needed=False,
+            link=knob.linux.link,
+            confidence=knob.linux.confidence,
+            device=disk,
+            path=knob.linux.path.replace("{disk}", disk),
+            persist=knob.linux.persist.replace("<disk>", disk).replace("<value>", proposed),
+        )
+    )
+
+
+def _io_capacity(ctx: Ctx) -> None:
+    probe = ctx.facts.disk_probe
+    measured = probe.sync_writes_per_s if probe else None
+    if not measured:
+        for name in ("innodb_io_capacity", "innodb_io_capacity_max"):
+            ctx.leave(
+                name,
+                "fit_disks",
+                "The disk's sync rate was not measured (plan with --probe-disk to size it).",
+            )
+        return
+    assert probe is not None
+    target = max(100, two_digits(measured))
+    current = ctx.num("innodb_io_capacity")
+    where = f"{probe.directory} took {measured:.0f} synced 4 KiB writes per second"
+    if current is not None and 0.8 * target <= current <= 1.25 * target:
+        ctx.leave("innodb_io_capacity", "fit_disks", f"It is {current}, close to what {where}.")
+    else:
+        ctx.server_change(
+            "innodb_io_capacity",
+            str(target),
+            f"{where[0].upper()}{where[1:]}, so background flushing can plan with about {target}.",
+            "fit_disks",
+        )
+    final = parse_int(ctx.final("innodb_io_capacity")) or target
+    cap_max = 2 * final
+    current_max = ctx.num("innodb_io_capacity_max")
+    if current_max is not None and cap_max <= current_max <= 1.25 * cap_max:
+        ctx.leave(
+            "innodb_io_capacity_max",
+            "fit_disks",
+            f"It is {current_max}, about twice innodb_io_capacity.",
+        )
+    else:
+        ctx.server_change(
+            "innodb_io_capacity_max",
+            str(cap_max),
+            f"Twice innodb_io_capacity ({final}), the burst budget when flushing falls behind; "
+            "never below innodb_io_capacity.",
+            "fit_disks",
+        )
+
+
+def _consistent_io_capacity(ctx: Ctx) -> None:
+    """Never io_capacity_max < io_capacity: drop whichever change would cause it."""
+    cap = parse_int(ctx.final("innodb_io_capacity"))
+    cap_max = parse_int(ctx.final("innodb_io_capacity_max"))
+    if cap is None or cap_max is None or cap_max >= cap:
+        return
+    for dropped in ("innodb_io_capacity", "innodb_io_capacity_max"):
+        if ctx.withdraw(
+            dropped,
+            "Withdrawn: with the other of innodb_io_capacity / innodb_io_capacity_max left as "
+            "it is, it would put innodb_io_capacity_max below innodb_io_capacity.",
+        ):
+            ctx.warn(
+                "innodb_io_capacity and innodb_io_capacity_max must change together here; "
+                "accept both or neither."
+            )
+            if (parse_int(ctx.final("innodb_io_capacity_max")) or 0) >= (
+                parse_int(ctx.final("innodb_io_capacity")) or 0
+            ):
+                return
+
+
+def _flush_neighbors(ctx: Ctx) -> None:
+    name = "innodb_flush_neighbors"
+    disks = ctx.disks
+    current = ctx.num(name)
+    if not disks or any(d.kind in ("unknown", "virtual") for d in disks):
+        odd = next((d for d in disks if d.kind in ("unknown", "virtual")), None)
+        why = (
+            f"{odd.words}: whether it spins is not known (virtual disks often report rotational)."
+            if odd
+            else "The disks under the datadir are unknown."
+        )
+        ctx.leave(name, "fit_disks", why)
+        return
+    spinning = [d for d in disks if d.spinning]
+    if spinning:
+        if current in (1, 2):
+            ctx.leave(name, "fit_disks", f"It is {current}; {spinning[0].words}, which suits it.")
+            return
+        ctx.server_change(
+            name,
+            "1",
+            f"{spinning[0].words}, so writing neighbouring dirty pages together saves seeks.",
+            "fit_disks",
+        )
+        return
+    words = "; ".join(d.words for d in disks)
+    if ctx.mariadb:
+        ctx.leave(
+            name,
+            "fit_disks",
+            f"{words}: MariaDB already treats it as 0 for tablespaces on SSD.",
+        )
+        return
+    ctx.server_change(
+        name,
+        "0",
+        f"{words}, so there are no seeks to save: neighbour flushing only writes pages "
+        "earlier and more often (seeds/002: 26% fewer pages written without it).",
+        "fit_disks",
+    )
+
+
+def _direct_io(ctx: Ctx) -> tuple[bool, str]:
+    path = ctx.path
+    if path is None or path.fs_type is None:
+        return False, "the datadir's filesystem is unknown"
+    if path.data_mode == "journal":
+        return False, "ext4 data=journal disables O_DIRECT"
+    if path.fs_type in DIRECT_IO_FS:
+        where = path.mount_point or path.directory
+        return True, f"the datadir is on {path.fs_type} ({where}), which supports direct I/O"
+    return False, f"direct I/O on {path.fs_type} is not known to work for InnoDB"
+
+
+def _flush_method(ctx: Ctx) -> None:
+    ok, why = _direct_io(ctx)
+    if ctx.mariadb and ctx.at_least("11.0.0"):
+        ctx.leave(
+            "innodb_flush_method",
+            "fit_disks",
+            "Deprecated since MariaDB 11.0; the buffering switches replace it.",
+        )
+        buffering = parse_bool(ctx.var("innodb_data_file_buffering"))
+        if not ok:
+            ctx.leave("innodb_data_file_buffering", "fit_disks", f"Left as it is: {why}.")
+        elif buffering:
+            ctx.server_change(
+                "innodb_data_file_buffering",
+                "OFF",
+                f"Data files go through the page cache now and {why}: OFF stops caching every "
+                "page twice.",
+                "fit_disks",
+            )
+        else:
+            ctx.leave("innodb_data_file_buffering", "fit_disks", "It is already OFF (direct I/O).")
+        return
+    name = "innodb_flush_method"
+    current = (ctx.var(name) or "").strip() or "fsync"  # MySQL 5.7 shows the default as empty
+    if current.lower() in ("o_direct", "o_direct_no_fsync"):
+        ctx.leave(name, "fit_disks", f"It is already {current}.")
+        return
+    if current.lower() != "fsync":
+        ctx.leave(name, "fit_disks", f"It is {current}, a deliberate choice InnoTune keeps.")
+        return
+    if not ok:
+        ctx.leave(name, "fit_disks", f"Left at {current}: {why}.")
+        return
+    ctx.server_change(
+        name,
+        "O_DIRECT",
+        f"It is {current}, so every page is cached twice (buffer pool and page cache), and {why}.",
+        "fit_disks",
+    )
+
+
+def _scheduler_for(ctx: Ctx, disk: Disk) -> tuple[str | None, str]:
+    d = disk.device
+    if disk.kind in ("nvme", "ssd"):
+        want, why = "none", f"{disk.words}: reordering for a spinning head only costs CPU there"
+    elif disk.kind == "hwraid" and (d.write_cache or "") == "write back":
+        want, why = (
+            "none",
+            (
+                f"{disk.words} with a write-back cache: the controller orders writes itself "
+                "(seeds/004: 4x over cfq)"
+            ),
+        )
+    elif disk.spinning:
+        cache = "" if disk.kind == "hdd" else " and no controller cache was reported"
+        want, why = (
+            "mq-deadline",
+            f"{disk.words}{cache}: a deadline scheduler keeps commits' flushes from starving",
+        )
+    else:
+        return None, f"{disk.words}: the scheduler that suits it is not known"
+    available = d.schedulers_available
+    legacy = False
+    if len(available) > 1:
+        legacy = "mq-deadline" not in available and "deadline" in available
+    elif disk.kind != "nvme":
+        kernel = ctx.kernel
+        if kernel is not None:
+            legacy = kernel <= (4, 20)
+        else:
+            legacy = (d.scheduler or "") in ("noop", "deadline", "cfq")
+    if legacy:
+        want = {"none": "noop", "mq-deadline": "deadline"}[want]
+        why += " (this kernel has the legacy schedulers, so the older name)"
+    if len(available) > 1 and want not in available:
+        return None, f"{disk.name} does not offer {want} (it offers {', '.join(available)})"
+    return want, why
+
+
+def _scheduler(ctx: Ctx) -> None:
+    for disk in ctx.disks:
+        d = disk.device
+        if disk.kind in ("virtual", "unknown"):
+            ctx.leave(
+                "queue/scheduler",
+                "fit_disks",
+                f"{disk.words}: the storage behind it decides, so its scheduler is left alone.",
+                d.name,
+            )
+            continue
+        want, why = _scheduler_for(ctx, disk)
+        if want is None:
+            ctx.leave("queue/scheduler", "fit_disks", why, d.name)
+        elif d.scheduler == want:
+            ctx.leave("queue/scheduler", "fit_disks", f"It is already {want}; {why}.", d.name)
+        else:
+            _sysfs(ctx, "queue/scheduler", d.name, d.scheduler, want, f"{why[0].upper()}{why[1:]}.")
+
+
+def _read_ahead(ctx: Ctx) -> None:
+    path = ctx.path
+    if path is None or path.device is None:
+        return
+    top = path.find(path.device)
+    if top is not None and top.kind == "partition" and top.lower:
+        top = path.find(top.lower[0])
+    if top is None or top.read_ahead_kb is None:
+        ctx.leave(
+            "queue/read_ahead_kb", "fit_disks", "The read-ahead of the datadir's device is unknown."
+        )
+        return
+    if top.read_ahead_kb > 1024:
+        _sysfs(
+            ctx,
+            "queue/read_ahead_kb",
+            top.name,
+            str(top.read_ahead_kb),
+            "128",
+            f"The datadir's filesystem reads through {top.name}, whose read-ahead is "
+            f"{top.read_ahead_kb} KiB: InnoDB reads ahead itself, so that much mostly wastes "
+            "I/O that writes need.",
+        )
+    else:
+        ctx.leave(
+            "queue/read_ahead_kb",
+            "fit_disks",
+            f"{top.name} reads ahead {top.read_ahead_kb} KiB, which is not excessive.",
+            top.name,
+        )
+
+
+def _io_threads(ctx: Ctx) -> None:
+    cpus = ctx.machine.cpu_threads or 0
+    current = ctx.num("innodb_write_io_threads")
+    nvme = [d for d in ctx.disks if d.kind == "nvme"]
+    if nvme and cpus >= 8 and current is not None and current < 8:
+        ctx.server_change(
+            "innodb_write_io_threads",
+            "8",
+            f"{nvme[0].words}, which takes many writes in parallel, and the host has {cpus} CPUs.",
+            "fit_disks",
+        )
+    else:
+        ctx.leave(
+            "innodb_write_io_threads",
+            "fit_disks",
+            first_sentence(ctx.knob("innodb_write_io_threads").advice),
+        )
+    ctx.leave(
+        "innodb_read_io_threads",
+        "fit_disks",
+        first_sentence(ctx.knob("innodb_read_io_threads").advice),
+    )
+
+
+def _fdatasync(ctx: Ctx) -> None:
+    name = "innodb_use_fdatasync"
+    if ctx.facts_for(name) is None:
+        return
+    if parse_bool(ctx.var(name)) is False:
+        ctx.server_change(
+            name,
+            "ON",
+            f"{ctx.version} flushes with fsync(); fdatasync() skips the file metadata InnoDB "
+            "does not need.",
+            "fit_disks",
+        )
+    else:
+        ctx.leave(name, "fit_disks", "It is already ON.")
+
+
+def fit_disks(ctx: Ctx) -> None:
+    """io_capacity, flush_neighbors, flush method, threads, scheduler, read-ahead."""
+    _io_capacity(ctx)
+    _flush_neighbors(ctx)
+    _flush_method(ctx)
+    _fdatasync(ctx)
+    _io_threads(ctx)
+    _scheduler(ctx)
+    _read_ahead(ctx)
+    ctx.leave(
+        "queue/nr_requests", "fit_disks", first_sentence(ctx.knob("queue/nr_requests").advice)
+    )
+    _consistent_io_capacity(ctx)
+
+
+# -- 5b. fit the OS -----------------------------------------------------------------------
+
+
+def _sysctl(ctx: Ctx, key: str, current: int, proposed: int, reason: str) -> None:
+    knob = ctx.knob(key)
+    assert knob.linux is not None
+    ctx.propose(
+        Change(
+            id=key,
+            slider="fit_os",
+            target="sysctl",
+            key=key,
+            current=str(current),
+            proposed=str(proposed),
+            reason=reason,
+            risk=first_sentence(knob.risks),
+            live=True,
+            restart_needed=False,
+            link=knob.linux.link,
+            confidence=knob.linux.confidence,
+            path=knob.linux.path,
+            persist=knob.linux.persist.replace("<value>", str(proposed)),
+        )
+    )
+
+
+def _advice(
+    ctx: Ctx, key: str, slider: str, current: str | None, proposed: str, reason: str
+) -> None:
+    knob = ctx.knob(key)
+    lines = knob.advice_lines
+    path = ctx.path
+    if path is not None and path.mount_point:
+        lines = tuple(line.replace("/var/lib/mysql", path.mount_point) for line in lines)
+    ctx.propose(
+        Change(
+            id=key,
+            slider=slider,
+            target="advice",
+            key=key,
+            current=current,
+            proposed=proposed,
+            reason=reason,
+            risk=first_sentence(knob.risks),
+            live=False,
+            restart_needed=False,
+            link=knob.linux.link if knob.linux else "",
+            confidence=knob.linux.confidence if knob.linux else "documented",
+            path=knob.linux.path if knob.linux else None,
+            advice_lines=lines,
+        )
+    )
+
+
+def _mariadb_turns_thp_off(ctx: Ctx) -> bool:
+    if not ctx.mariadb:
+        return False
+    series, patch = ctx.version.series, ctx.version.patch
+    firsts = {(10, 6): 17, (10, 11): 7, (11, 0): 5, (11, 1): 4, (11, 2): 3, (11, 3): 2}
+    if series in firsts:
+        return patch >= firsts[series]
+    return series >= (11, 4)
+
+
+def fit_os(ctx: Ctx) -> None:
+    """Swappiness, dirty ratios; THP and noatime as advice."""
+    m = ctx.machine
+    if m.swappiness is None:
+        ctx.leave("vm.swappiness", "fit_os", "The current swappiness is unknown.")
+    elif not m.swap_total_bytes:
+        ctx.leave(
+            "vm.swappiness",
+            "fit_os",
+            "The host has no swap (or its size is unknown), so swappiness cannot swap the "
+            "buffer pool out.",
+        )
+    elif 1 <= m.swappiness <= 10:
+        ctx.leave("vm.swappiness", "fit_os", f"It is {m.swappiness}, already low.")
+    else:
+        why = (
+            "0 makes the OOM killer more likely to end the server"
+            if m.swappiness == 0
+            else "Linux may swap parts of the buffer pool out to keep file cache"
+        )
+        _sysctl(
+            ctx,
+            "vm.swappiness",
+            m.swappiness,
+            1,
+            f"Swappiness is {m.swappiness} and the host has {size_text(m.swap_total_bytes)} of "
+            f"swap: {why}; 1 is what MariaDB recommends for a database host.",
+        )
+    ram = m.mem_total_bytes or 0
+    if m.dirty_bytes or m.dirty_background_bytes:
+        ctx.leave(
+            "vm.dirty_ratio", "fit_os", "The host sets vm.dirty_bytes instead; left as it is."
+        )
+        ctx.leave(
+            "vm.dirty_background_ratio",
+            "fit_os",
+            "The host sets vm.dirty_background_bytes instead.",
+        )
+    elif ram < 16 * GIB or m.dirty_ratio is None or m.dirty_background_ratio is None:
+        for key in ("vm.dirty_ratio", "vm.dirty_background_ratio"):
+            ctx.leave(
+                key,
+                "fit_os",
+                f"{size_text(ram) if ram else 'Unknown'} RAM: the kernel default suits it.",
+            )
+    else:
+        share = 20 * ram // 100
+        if m.dirty_ratio > 10:
+            _sysctl(
+                ctx,
+                "vm.dirty_ratio",
+                m.dirty_ratio,
+                10,
+                f"With {size_text(ram)} RAM, {m.dirty_ratio}% lets about {size_text(share)} of "
+                "dirty page cache (binary log, temporary files) build up for one fsync to push "
+                "out.",
+            )
+        else:
+            ctx.leave("vm.dirty_ratio", "fit_os", f"It is {m.dirty_ratio}, already low.")
+        ratio_change = next((c for c in ctx.changes if c.id == "vm.dirty_ratio"), None)
+        ratio = int(ratio_change.proposed) if ratio_change else m.dirty_ratio
+        background = max(1, min(5, ratio - 1))
+        if m.dirty_background_ratio > 5 and m.dirty_background_ratio > background:
+            _sysctl(
+                ctx,
+                "vm.dirty_background_ratio",
+                m.dirty_background_ratio,
+                background,
+                f"With {size_text(ram)} RAM background writeback should start early, in small "
+                f"steps, and below vm.dirty_ratio ({ratio}).",
+            )
+        else:
+            ctx.leave(
+                "vm.dirty_background_ratio",
+                "fit_os",
+                f"It is {m.dirty_background_ratio}, already low.",
+            )
+    thp = m.thp_enabled
+    if thp != "always":
+        why = f"It is {thp}." if thp else "Its setting is unknown."
+        ctx.leave("transparent_hugepage", "fit_os", why)
+    elif _mariadb_turns_thp_off(ctx):
+        ctx.leave(
+            "transparent_hugepage",
+            "fit_os",
+            f"It is always, but {ctx.version} turns THP off for its own process.",
+        )
+    else:
+        _advice(
+            ctx,
+            "transparent_hugepage",
+            "fit_os",
+            "always",
+            "madvise",
+            "Transparent huge pages are 'always': the server's memory can be collapsed into huge "
+            "pages in the background, causing latency spikes and memory that is never given back.",
+        )
+    path = ctx.path
+    if path is None or path.fs_type is None:
+        ctx.leave("noatime", "fit_os", "The datadir's filesystem is unknown.")
+    elif path.noatime:
+        ctx.leave("noatime", "fit_os", f"{path.mount_point} is already mounted noatime.")
+    else:
+        atime = "relatime" if path.option("relatime") is not None else "atime updates on"
+        _advice(
+            ctx,
+            "noatime",
+            "fit_os",
+            atime,
+            "noatime",
+            f"{path.mount_point or path.directory} ({path.fs_type}) is mounted with {atime}: "
+            "each access-time update is a small metadata write that noatime avoids.",
+        )
+
+
+# -- 6. MyISAM ----------------------------------------------------------------------------
+
+
+def myisam(ctx: Ctx) -> None:
+    """key_buffer_size only where MyISAM tables hold data, and the advice to convert them."""
+    name = "key_buffer_size"
+    used = [e for e in ctx.server.engines if e.engine.lower() == "myisam" and e.tables > 0]
+    if not used or not any(e.data_bytes + e.index_bytes for e in used):
+        ctx.leave(
+            name,
+            "myisam",
+            "No MyISAM table holds data, so the key buffer does not matter for writes.",
+        )
+        return
+    tables = sum(e.tables for e in used)
+    index = sum(e.index_bytes for e in used)
+    data = sum(e.data_bytes for e in used)
+    ctx.warn(
+        f"{tables} MyISAM table(s) hold {size_text(data + index)}: MyISAM has no transactions "
+        "and no crash recovery, so a crash can lose or corrupt recent changes whatever slider 1 "
+        "says. Convert them: ALTER TABLE db.tbl ENGINE=InnoDB;"
+    )
+    if not ctx.positions.myisam:
+        ctx.leave(name, "myisam", "The MyISAM slider is off: the key buffer stays as it is.")
+        return
+    proposed = max(8 * MIB, round_up(index * 1.2, MIB))
+    current = ctx.num(name)
+    if current is not None and abs(proposed - current) <= current // 10:
+        ctx.leave(name, "myisam", f"It is {size_text(current)}, about the MyISAM index size.")
+        return
+    ctx.server_change(
+        name,
+        str(proposed),
+        f"{tables} MyISAM table(s) hold {size_text(index)} of indexes, so the key buffer holds "
+        "them all with a fifth to spare (at least 8 MiB).",
+        "myisam",
+        risk="Memory given to the key buffer is taken from the buffer pool's room; MyISAM itself "
+        "still loses or corrupts recent changes in a crash.",
+    )

@@ -1,0 +1,349 @@
+"""The sliders: where they start, what each position risks, and the arithmetic behind them.
+
+Pure functions of the facts; the catalogue is not needed to describe a position.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.domain.hostfacts import HostFacts
+from app.domain.plan import REDO_PRESETS, SliderPositions
+from app.domain.server import Flavour, ServerVersion
+from app.domain.serverfacts import ServerFacts
+from app.planner.context import reports_rotational
+from app.planner.values import GIB, MIB, duration_text, parse_bool, parse_int, size_text
+
+#: The three crash-cost sentences, word for word as issue 6 states them.
+CRASH_SENTENCES = {
+    "none": "Nothing, provided the disk honours flushes (a volatile write cache without a "
+    "battery can still lose commits)",
+    "os": "Nothing if only the server process crashes; up to innodb_flush_log_at_timeout "
+    "seconds (1 by default) of commits if the OS crashes or power fails",
+    "any": "Up to that many seconds of commits even if only the server process crashes",
+}
+
+TRX_COMMIT = {"none": "1", "os": "2", "any": "0"}
+
+#: Per-connection buffers a busy connection may allocate in full (worst case).
+PER_CONNECTION = (
+    "sort_buffer_size",
+    "join_buffer_size",
+    "read_buffer_size",
+    "read_rnd_buffer_size",
+    "thread_stack",
+    "net_buffer_length",
+)
+
+#: When no redo rate was measured: a labelled assumption of 1 GiB of redo per hour.
+ASSUMED_REDO_BYTES_PER_S = GIB / 3600
+
+#: InnoDB keeps its own bookkeeping beside the pool (about 5% of it).
+POOL_OVERHEAD = 1.05
+
+#: The server's own memory beside its buffers: threads, caches, dictionary.
+SERVER_BASE_BYTES = 128 * MIB
+
+
+def _version(server: ServerFacts) -> ServerVersion:
+    return ServerVersion.parse(server.version, server.version_comment)
+
+
+def _var_int(server: ServerFacts, name: str, default: int = 0) -> int:
+    value = parse_int(server.variable(name))
+    return default if value is None else value
+
+
+# -- memory -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MemoryBudget:
+    """How much RAM the buffer pool may take once everything else has its room."""
+
+    ram: int
+    os_reserve: int
+    other_processes: int
+    per_connection: int
+    max_connections: int
+    other_buffers: int  # key buffer, log buffer, the server's own base
+    fits: int  # the largest buffer pool that fits (before the server's rounding)
+
+    @property
+    def connections(self) -> int:
+        """All connections' buffers at once."""
+        return self.per_connection * self.max_connections
+
+    def headroom(self, pool: int) -> int:
+        """RAM left with this pool and every connection's buffers in use (can be negative)."""
+        return (
+            self.ram
+            - self.os_reserve
+            - self.other_processes
+            - self.connections
+            - self.other_buffers
+            - int(pool * POOL_OVERHEAD)
+        )
+
+    def words(self) -> str:
+        """The budget in one clause, for reasons."""
+        return (
+            f"room is kept for the OS ({size_text(self.os_reserve)}), the other processes "
+            f"seen ({size_text(self.other_processes)}), {self.max_connections} connections x "
+            f"{size_text(self.per_connection)} of buffers ({size_text(self.connections)}) and "
+            f"the server's other memory ({size_text(self.other_buffers)}), so at most "
+            f"{size_text(self.fits)} fits"
+        )
+
+
+def os_reserve(ram: int) -> int:
+    """What the OS and its page cache keep: 10% of RAM, at least 512 MiB, at most 8 GiB."""
+    return int(min(max(ram // 10, 512 * MIB), 8 * GIB))
+
+
+def memory_budget(facts: HostFacts, key_buffer: int | None = None) -> MemoryBudget | None:
+    """The buffer pool's room on this host, or None when RAM or the server is unknown.
+
+    Args:
+        facts: the host's facts.
+        key_buffer: the key buffer size the plan will use (default: the current one).
+    """
+    server, ram = facts.server, facts.os.machine.mem_total_bytes
+    if server is None or not ram:
+        return None
+    per_conn = sum(_var_int(server, name) for name in PER_CONNECTION)
+    if server.binlog_enabled:
+        per_conn += _var_int(server, "binlog_cache_size")
+    max_conn = _var_int(server, "max_connections", 151)
+    keys = _var_int(server, "key_buffer_size") if key_buffer is None else key_buffer
+    others = sum(p.rss_bytes for p in facts.os.machine.big_processes)
+    other_buffers = keys + _var_int(server, "innodb_log_buffer_size") + SERVER_BASE_BYTES
+    reserve = os_reserve(ram)
+    room = ram - reserve - others - per_conn * max_conn - other_buffers
+    return MemoryBudget(
+        ram=ram,
+        os_reserve=reserve,
+        other_processes=others,
+        per_connection=per_conn,
+        max_connections=max_conn,
+        other_buffers=other_buffers,
+        fits=max(0, int(room / POOL_OVERHEAD)),
+    )
+
+
+def current_share(facts: HostFacts) -> int | None:
+    """The buffer pool's share of RAM now, in whole percent (1-90)."""
+    ram = facts.os.machine.mem_total_bytes
+    pool = parse_int(facts.server.variable("innodb_buffer_pool_size")) if facts.server else None
+    if not ram or pool is None:
+        return None
+    return min(90, max(1, round(pool * 100 / ram)))
+
+
+# -- redo ---------------------------------------------------------------------------------
+
+
+def uses_capacity(version: ServerVersion) -> bool:
+    """MySQL 8.0.30+ sizes the redo log with innodb_redo_log_capacity."""
+    return version.family is Flavour.MYSQL and version.number >= (8, 0, 30)
+
+
+def redo_total(server: ServerFacts) -> int | None:
+    """The redo log's whole size now (all files)."""
+    version = _version(server)
+    if uses_capacity(version):
+        return parse_int(server.variable("innodb_redo_log_capacity"))
+    size = parse_int(server.variable("innodb_log_file_size"))
+    if size is None:
+        return None
+    files = 1
+    if version.family is Flavour.MYSQL:
+        files = _var_int(server, "innodb_log_files_in_group", 2) or 2
+    return size * files
+
+
+def redo_rate(server: ServerFacts) -> float | None:
+    """Measured redo bytes per second, or None without a (non-idle) sample."""
+    rate = server.rates.redo_bytes_per_s if server.rates else None
+    return rate if rate else None
+
+
+def recovery_range(total: float, spinning: bool) -> tuple[float, float]:
+    """A rough crash-recovery time for a redo log of ``total`` bytes, in seconds.
+
+    Recovery replays the log written since the last checkpoint: usually a small part of
+    the log, at worst about three quarters of it. Replay speed is taken as 50-200 MB/s on
+    solid state, 10-50 MB/s on spinning disks (rough figures; the checkpoint age decides).
+    """
+    slow, fast = (10e6, 50e6) if spinning else (50e6, 200e6)
+    return (0.1 * total / fast, 0.75 * total / slow)
+
+
+def recovery_words(total: float, spinning: bool) -> str:
+    """The rough recovery range in words."""
+    low, high = recovery_range(total, spinning)
+    return (
+        f"crash recovery roughly {duration_text(low)} to {duration_text(high)} "
+        "(it depends on how far the last checkpoint lags, not on the size alone)"
+    )
+
+
+# -- positions ----------------------------------------------------------------------------
+
+
+def crash_position(server: ServerFacts) -> str:
+    """The crash-cost position the server is in now.
+
+    trx_commit 0 is "any", 2 is "os"; 1 (and MariaDB's 3) is "none", which a binary log
+    with sync_binlog other than 1 does not change: the slider then starts at "none" and
+    the plan makes that true with sync_binlog=1 (never at a lossier position).
+    """
+    trx = parse_int(server.variable("innodb_flush_log_at_trx_commit"))
+    if trx == 0:
+        return "any"
+    if trx == 2:
+        return "os"
+    return "none"
+
+
+def doublewrite_on(value: str | None) -> bool:
+    """ON, DETECT_AND_RECOVER (MySQL) and fast (MariaDB) protect pages; OFF, DETECT_ONLY don't."""
+    if value is None:
+        return True
+    flag = parse_bool(value)
+    if flag is not None:
+        return flag
+    return value.strip().upper() in ("DETECT_AND_RECOVER", "FAST")
+
+
+def default_positions(facts: HostFacts) -> SliderPositions:
+    """Every slider at the server's current position (never a lossier one).
+
+    Raises:
+        ValueError: the facts hold no server.
+    """
+    server = facts.server
+    if server is None:
+        raise ValueError("no server in these facts")
+    share = current_share(facts)
+    return SliderPositions(
+        crash_loss=crash_position(server),
+        memory_share=share if share is not None else 50,
+        redo_minutes=None,
+        doublewrite=doublewrite_on(server.variable("innodb_doublewrite")),
+        fit_disks=True,
+        fit_os=True,
+        myisam=False,
+        rejected=(),
+    )
+
+
+def redo_minutes_of(facts: HostFacts) -> float | None:
+    """How many minutes of the measured redo writes the current log holds."""
+    server = facts.server
+    if server is None:
+        return None
+    total, rate = redo_total(server), redo_rate(server)
+    if total is None or rate is None:
+        return None
+    return total / rate / 60
+
+
+def describe(slider: str, position: object, facts: HostFacts) -> str:
+    """The one-sentence risk of a slider's position on these facts.
+
+    Args:
+        slider: crash_loss, memory, redo, doublewrite, fit_disks, fit_os or myisam.
+        position: that slider's value in :class:`SliderPositions`.
+        facts: the host's facts (sizes and rates in the sentence come from them).
+
+    Raises:
+        ValueError: unknown slider or position.
+    """
+    if slider == "crash_loss":
+        if position not in CRASH_SENTENCES:
+            raise ValueError(f"unknown crash_loss position {position!r}")
+        return CRASH_SENTENCES[str(position)]
+    if slider == "memory":
+        return _describe_memory(int(str(position)), facts)
+    if slider == "redo":
+        return _describe_redo(None if position is None else int(str(position)), facts)
+    if slider == "doublewrite":
+        if position:
+            return (
+                "Torn pages after a power cut are repaired from the doublewrite copy; every "
+                "page is written twice (the first write batched)."
+            )
+        return (
+            "No torn-page protection: only storage that cannot tear a 16 KiB page (ZFS, "
+            "atomic writes) keeps tables readable after a power cut; elsewhere it stays locked on."
+        )
+    if slider == "fit_disks":
+        if position:
+            return (
+                "Flushing, the scheduler and read-ahead follow the disks under the datadir; "
+                "each change can be turned down on its own."
+            )
+        return "The disk settings stay as they are, fitting the disks or not."
+    if slider == "fit_os":
+        if position:
+            return (
+                "Swappiness and the dirty-page limits suit a database host; THP and noatime "
+                "are shown as lines to add, never changed."
+            )
+        return "The OS settings stay as they are."
+    if slider == "myisam":
+        if position:
+            return (
+                "key_buffer_size is sized to the MyISAM indexes found; MyISAM itself still "
+                "loses or corrupts recent changes in a crash, so convert those tables."
+            )
+        return (
+            "key_buffer_size stays as it is; MyISAM tables, if any, still lose changes in a crash."
+        )
+    raise ValueError(f"unknown slider {slider!r}")
+
+
+def _describe_memory(share: int, facts: HostFacts) -> str:
+    budget = memory_budget(facts)
+    if budget is None:
+        return (
+            f"The buffer pool may take {share}% of RAM; the host's RAM is unknown, so the fit "
+            "cannot be checked."
+        )
+    want = budget.ram * share // 100
+    pool = min(want, budget.fits)
+    free = budget.headroom(pool)
+    capped = f", capped at {size_text(pool)} to fit" if want > budget.fits else ""
+    if free < 0:
+        return (
+            f"The buffer pool takes {share}% of RAM ({size_text(want)}){capped}; with every "
+            "connection busy the server needs more than the RAM, so Linux may swap or its OOM "
+            "killer may end the server."
+        )
+    return (
+        f"The buffer pool takes {share}% of RAM ({size_text(want)}){capped}; with every connection "
+        f"busy {size_text(free)} stay free, so the OOM killer should not need to end the server."
+    )
+
+
+def _describe_redo(minutes: int | None, facts: HostFacts) -> str:
+    server = facts.server
+    if server is None:
+        return "Unknown: no server in these facts."
+    spinning = reports_rotational(facts)
+    rate = redo_rate(server)
+    if minutes is None:
+        total = redo_total(server)
+        if total is None:
+            return "The redo log keeps its current size."
+        held = f", about {total / rate / 60:.0f} min of the measured writes" if rate else ""
+        return f"The redo log stays at {size_text(total)}{held}; {recovery_words(total, spinning)}."
+    names = {v: k for k, v in REDO_PRESETS.items()}
+    label = f" ({names[minutes]})" if minutes in names else ""
+    planned = (rate or ASSUMED_REDO_BYTES_PER_S) * minutes * 60
+    basis = "of the measured writes" if rate else "of writes at an assumed 1 GiB per hour"
+    return (
+        f"A redo log of {minutes} min {basis}{label}, about {size_text(planned)}: a larger log "
+        f"smooths page flushing; {recovery_words(planned, spinning)}."
+    )
