@@ -560,9 +560,10 @@ class SshTransport:
         """
         assert_not_gui_thread("a command")
         line, marker, data = self._prepare(argv, sudo, input)
-        # With a sudo password, only the password line goes first; the input follows once
-        # sudo has started the command. A wrong password then cannot make sudo read the
-        # input as further password attempts, and nothing reaches a command sudo refused.
+        # With a sudo password, the password line goes only when sudo prompts for it, and the
+        # input only once sudo has started the command: a wrong password cannot make sudo read
+        # the input as further attempts, and a sudo that does not ask (NOPASSWD) never gets
+        # the password, so it cannot reach the command's stdin.
         password_line = (data or b"")[: len(data or b"") - len(input or b"")]
         deadline = time.monotonic() + timeout
         head, early_err = b"", b""
@@ -571,9 +572,8 @@ class SshTransport:
             chan.set_combine_stderr(False)
             chan.exec_command(line)
             if password_line:
-                chan.sendall(password_line)
                 started, head, early_err = _await_marker(
-                    chan, marker + b" ", timeout, self.sudo.prompt.encode()
+                    chan, marker + b" ", timeout, self.sudo.prompt.encode(), password_line
                 )
                 if not started:
                     status, err = _failed_start(chan, early_err)
@@ -646,10 +646,9 @@ class SshTransport:
         try:
             chan.set_combine_stderr(False)
             chan.exec_command(line)
-            if data:
-                chan.sendall(data)  # the sudo password line, nothing else
             prompt = self.sudo.prompt.encode() if data else b""
-            started, _, early_err = _await_marker(chan, marker + b" ", timeout, prompt)
+            # data is the sudo password line alone (no input): sent only when sudo asks.
+            started, _, early_err = _await_marker(chan, marker + b" ", timeout, prompt, data or b"")
         except _Expired:
             chan.close()
             raise CommandTimeout(
@@ -739,12 +738,20 @@ class _Expired(Exception):
 
 
 def _await_marker(
-    chan: paramiko.Channel, marker: bytes, timeout: float, prompt: bytes
+    chan: paramiko.Channel,
+    marker: bytes,
+    timeout: float,
+    prompt: bytes = b"",
+    password_line: bytes = b"",
 ) -> tuple[bool, bytes, bytes]:
     """Read stdout byte by byte until the marker line, so no byte after it is consumed.
 
-    Returns (started, the marker line, stderr so far). Gives up early when sudo shows its
-    prompt a second time: the password was wrong and sudo now waits for another one.
+    With ``password_line``, it is sent only once sudo shows ``prompt`` on stderr: if sudo
+    never asks (NOPASSWD), the password is never sent, so it cannot end up on the
+    command's own stdin. Gives up early when sudo asks a second time (a wrong password).
+
+    Returns:
+        (started, the marker line, stderr so far).
 
     Raises:
         _Expired: no marker within ``timeout``.
@@ -752,15 +759,19 @@ def _await_marker(
     deadline = time.monotonic() + timeout
     line = bytearray()
     err = bytearray()
+    pending = password_line
     while True:
         while chan.recv_stderr_ready():
             err += chan.recv_stderr(4096)
         if prompt and (err.count(prompt) > 1 or b"try again" in err.lower()):
             return False, b"", bytes(err)
+        if pending and prompt in err:
+            chan.sendall(pending)
+            pending = b""
         left = deadline - time.monotonic()
         if left <= 0:
             raise _Expired(b"")
-        chan.settimeout(min(left, 0.2))
+        chan.settimeout(min(left, 0.05 if pending else 0.2))
         try:
             byte = chan.recv(1)
         except TimeoutError:

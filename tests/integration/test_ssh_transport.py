@@ -270,6 +270,17 @@ def test_sudo_modes(
     assert not np.is_root and not np.sudo.has_password  # dropped: NOPASSWD would pass it on
     assert probe_sudo(np) == "nopasswd"
     assert np.run(["cat"], sudo=True, input=b"data").out == "data"  # no password line in front
+    # Even with the password kept, sudo without a prompt never receives it (the cached
+    # timestamp / NOPASSWD trap): it is sent only when sudo asks for it.
+    canary = "canary-" + secrets.token_hex(8)
+    kept = SshTransport(_target(sshd, ssh_users.np_user), sudo_password=canary, own_known_hosts=own)
+    opened.append(kept)
+    assert kept.sudo.has_password
+    assert kept.run(["cat"], sudo=True, input=b"data").out == "data"
+    stream = kept.open_stream(["cat"], sudo=True)
+    stream.sendall(b"ping\n")
+    assert stream.recv(100) == b"ping\n"
+    stream.close()
 
     pw_user = ssh_users.pw_user
     no_pw = _open(opened, _target(sshd, pw_user))
