@@ -122,6 +122,15 @@ def error_log_of(variables: dict[str, str], instance: ServerInstance) -> ErrorLo
 
 
 _SYSTEM = "('mysql', 'information_schema', 'performance_schema', 'sys')"
+_COUNT_USER_TABLES = (
+    f"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA NOT IN {_SYSTEM}"  # noqa: S608
+)
+# Partitions, full-text index tables and temporary tables are InnoDB's own, not user tables.
+_COUNT_INNODB_TABLES = (
+    "SELECT COUNT(*) FROM information_schema.INNODB_SYS_TABLES WHERE NAME LIKE '%/%' "
+    "AND NAME NOT LIKE 'mysql/%' AND NAME NOT LIKE 'sys/%' AND NAME NOT LIKE '%/FTS\\_%' "
+    "AND NAME NOT LIKE '%#P#%' AND NAME NOT LIKE '%#p#%' AND NAME NOT LIKE '%/#sql%'"
+)
 _PER_ENGINE = (
     "SELECT ENGINE, COUNT(*), COALESCE(SUM(DATA_LENGTH), 0), "
     "COALESCE(SUM(INDEX_LENGTH), 0) FROM information_schema.TABLES "
@@ -137,25 +146,38 @@ def engine_use(session: Session, flavour: str, version: str) -> list[EngineUse]:
     other tables, whose sizes are then asked for by name. MySQL 8.0+ keeps sizes in its
     data dictionary, so one query is cheap there.
     """
+    plain = _PER_ENGINE + f"WHERE TABLE_SCHEMA NOT IN {_SYSTEM} AND ENGINE IS NOT NULL"
     if flavour != "mariadb" and not version.startswith("5."):
-        sql = _PER_ENGINE + f"WHERE TABLE_SCHEMA NOT IN {_SYSTEM} AND ENGINE IS NOT NULL"
-        return _engine_rows(session.query(sql + " GROUP BY ENGINE"))
-    names = session.query(
-        f"SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "  # noqa: S608
-        f"WHERE TABLE_SCHEMA NOT IN {_SYSTEM}"
-    )
-    innodb: set[tuple[str, str]] = set()
+        return _engine_rows(session.query(plain + " GROUP BY ENGINE"))
+    try:
+        return _engine_use_from_dictionary(session)
+    except InnoTuneError:
+        # InnoDB's dictionary tables need PROCESS; the slow query needs only SELECT.
+        return _engine_rows(session.query(plain + " GROUP BY ENGINE"))
+
+
+def _engine_use_from_dictionary(session: Session) -> list[EngineUse]:
     innodb_bytes = 0
-    for (name,) in session.query("SELECT NAME FROM information_schema.INNODB_SYS_TABLES"):
-        schema, _, table = (name or "").partition("/")
-        table = table.split("#P#")[0].split("#p#")[0]
-        if table and schema not in ("mysql", "sys") and not table.startswith(("FTS_", "#sql")):
-            innodb.add((decode_filename(schema), decode_filename(table)))
     for (size,) in session.query(
         "SELECT COALESCE(SUM(FILE_SIZE), 0) FROM information_schema.INNODB_SYS_TABLESPACES "
         "WHERE NAME LIKE '%/%' AND NAME NOT LIKE 'mysql/%'"
     ):
         innodb_bytes = int(size or 0)
+    # Counting is a directory scan; when every user table is InnoDB, that is all it takes.
+    total = int(session.query(_COUNT_USER_TABLES)[0][0] or 0)
+    innodb_count = int(session.query(_COUNT_INNODB_TABLES)[0][0] or 0)
+    if total == innodb_count:
+        return _engine_rows([("InnoDB", str(total), str(innodb_bytes), "0")] if total else [])
+    names = session.query(
+        f"SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "  # noqa: S608
+        f"WHERE TABLE_SCHEMA NOT IN {_SYSTEM}"
+    )
+    innodb: set[tuple[str, str]] = set()
+    for (name,) in session.query("SELECT NAME FROM information_schema.INNODB_SYS_TABLES"):
+        schema, _, table = (name or "").partition("/")
+        table = table.split("#P#")[0].split("#p#")[0]
+        if table and schema not in ("mysql", "sys") and not table.startswith(("FTS_", "#sql")):
+            innodb.add((decode_filename(schema), decode_filename(table)))
     others: dict[str, list[str]] = {}
     innodb_tables = 0
     for row_schema, row_table in names:
