@@ -243,8 +243,9 @@ class OfferedKey:
 class HostKeyStore:
     """Every known-hosts source for one connection, and the trust decision.
 
-    Sources, all read with our own parser: the user's ``~/.ssh/known_hosts``, an optional
-    extra file (``--known-hosts``), and InnoTune's own file (the only one ever written).
+    Sources, all read with our own parser: the system-wide ``/etc/ssh/ssh_known_hosts``,
+    the user's ``~/.ssh/known_hosts``, an optional extra file (``--known-hosts``), and
+    InnoTune's own file (the only one ever written).
     """
 
     def __init__(
@@ -252,15 +253,18 @@ class HostKeyStore:
         own_file: Path | None = None,
         extra_file: Path | None = None,
         user_file: Path | None = None,
+        system_file: Path | None = Path("/etc/ssh/ssh_known_hosts"),
     ) -> None:
         self.own_file = own_file or default_own_file()
         self.extra_file = extra_file
         self.user_file = user_file or Path.home() / ".ssh" / "known_hosts"
+        self.system_file = system_file
         self.notes: list[str] = []
 
     def sources(self) -> list[Path]:
         """The files consulted, in order."""
-        files = [self.user_file]
+        files = [self.system_file] if self.system_file is not None else []
+        files.append(self.user_file)
         if self.extra_file is not None:
             files.append(self.extra_file)
         files.append(self.own_file)

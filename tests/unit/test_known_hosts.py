@@ -130,7 +130,10 @@ def test_decisions_known_changed_revoked_unknown_accepted(tmp_path: Path) -> Non
     own = tmp_path / "share" / "InnoTune" / "known_hosts"
     user_kh.write_text(f"garbage\n*.lan,!bad.lan {kt} {b64}\n")
     extra.write_text(f"@revoked nowhere.example {kt2} {b64_2}\n")
-    store = HostKeyStore(own_file=own, extra_file=extra, user_file=user_kh)
+    system = tmp_path / "ssh_known_hosts"
+    system.write_text(f"@cert-authority * {kt2} {b64_2}\n")
+    store = HostKeyStore(own_file=own, extra_file=extra, user_file=user_kh, system_file=system)
+    assert store.sources() == [system, user_kh, extra, own]
     mine, theirs = OfferedKey.from_pkey(key), OfferedKey.from_pkey(other)
 
     assert store.check("db.lan", 22, mine) == "known"
