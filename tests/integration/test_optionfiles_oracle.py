@@ -18,12 +18,14 @@ from pathlib import Path
 import pytest
 
 from app.optionfiles import (
+    Kind,
     OptionFileError,
     Setting,
     TopFile,
     collect,
     effective,
     local_reader,
+    parse,
     parse_argv,
     parse_help_default_files,
     parse_help_table,
@@ -324,3 +326,54 @@ def test_command_line_beats_files_like_mariadbd(binaries: str, tmp_path: Path) -
     assert table["sync_binlog"] == ours["sync_binlog"].value == "7"
     assert table["innodb_doublewrite"] == "FALSE" and not ours["innodb_doublewrite"].as_bool()
     assert table["key_buffer_size"] == str(ours["key_buffer_size"].as_int()) == str(32 << 20)
+
+
+# Random byte soup, each file read by my_print_defaults and by us.
+FUZZ_FILES = 600
+_FUZZ_PIECES = [
+    *(bytes([b]) for b in b"[]=#;!\\\"' \t\r\n\n\nabsn-\xa0\xe9\xc9\xfc\xdc\x00\x0b"),
+    b"mysqld",
+    b"server",
+    b"MYSQLD",
+    b"include",
+    b"includedir",
+    b"[\xfcmysqld]",
+]
+
+
+def test_random_bytes_read_like_my_print_defaults(binaries: str, tmp_path: Path) -> None:
+    """Arbitrary bytes after a [mysqld] line: same arguments or the same refusal.
+
+    Lines whose meaning is undefined in the server (an empty option name after leading
+    blanks makes it read before its buffer) are left out.
+    """
+    import random
+
+    rng = random.Random(SEED)
+    groups = ["mysqld", "server", "\udcfcmysqld"]  # the last one is latin-1 bytes
+    byte_groups = [g.encode("utf-8", "surrogateescape") for g in groups]
+    target = tmp_path / "x.cnf"
+    target.write_bytes(b"[server]\nx=1\n")
+    pieces = [*_FUZZ_PIECES, str(target).encode()]
+    compared = 0
+    for i in range(FUZZ_FILES):
+        data = b"[mysqld]\n" + b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 60)))
+        if any(line.kind is Kind.OPTION and line.error for line in parse(data).lines):
+            continue
+        cnf = tmp_path / f"f{i}.cnf"
+        cnf.write_bytes(data)
+        proc = subprocess.run(
+            [MY_PRINT_DEFAULTS.encode(), f"--defaults-file={cnf}".encode(), *byte_groups],
+            capture_output=True,
+            env=ENV,
+            check=False,
+        )
+        theirs = proc.stdout if proc.returncode == 0 else None
+        try:
+            args = collect(local_reader, [TopFile(str(cnf), True)], groups)
+            ours = b"".join(a.text.encode("utf-8", "surrogateescape") + b"\n" for a in args)
+        except OptionFileError:
+            ours = None
+        assert ours == theirs, f"{data!r}: my_print_defaults={theirs!r} ours={ours!r}"
+        compared += 1
+    assert compared > FUZZ_FILES * 0.8
