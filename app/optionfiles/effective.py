@@ -11,7 +11,8 @@ and, on MySQL 8, ``mysqld-auto.cnf``:
   (``loose-skip-x``). A name the server really has (``skip-name-resolve``) is
   not a prefix;
 * the last occurrence wins, except for options that add up (``plugin-load-add``,
-  ``replicate-*``, ``binlog-do-db``...), which keep every value in order;
+  ``replicate-*``, ``binlog-do-db``...), which keep every value in order; a later
+  ``plugin-load`` empties the ``plugin-load-add`` list;
 * the command line of the running instance beats every file, and on MySQL 8
   persisted values (``SET PERSIST``) beat the command line unless
   ``persisted_globals_load`` is off.
@@ -66,6 +67,10 @@ ACCUMULATING = frozenset(
         "binlog_ignore_db",
     }
 )
+
+# An option that empties another's accumulated list (mysqld.cc: OPT_PLUGIN_LOAD frees the
+# plugin-load-add list; checked with mariadbd 10.11).
+RESETS = {"plugin_load": "plugin_load_add"}
 
 # Short options mysqld takes on a command line (from mysqld --help).
 SHORT_OPTIONS = {
@@ -402,6 +407,9 @@ def _apply(
     meaning = resolve(text, known)
     key = f"maximum_{meaning.name}" if meaning.modifier == "maximum" else meaning.name
     before = result.get(key)
+    dropped: tuple[Source, ...] = ()
+    if key in RESETS and RESETS[key] in result:
+        dropped = result.pop(RESETS[key]).sources
     if before is not None and key in ACCUMULATING:
         values = before.values + (meaning.value,)
         sources = before.sources + (source,)
@@ -410,6 +418,7 @@ def _apply(
         values = (meaning.value,)
         sources = (source,)
         overridden = (before.overridden + (before.source,)) if before is not None else ()
+    overridden += dropped
     result[key] = Setting(
         name=key,
         value=meaning.value,

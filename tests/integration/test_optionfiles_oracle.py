@@ -377,3 +377,25 @@ def test_random_bytes_read_like_my_print_defaults(binaries: str, tmp_path: Path)
         assert ours == theirs, f"{data!r}: my_print_defaults={theirs!r} ours={ours!r}"
         compared += 1
     assert compared > FUZZ_FILES * 0.8
+
+
+def test_plugin_load_resets_plugin_load_add_like_mariadbd(binaries: str, tmp_path: Path) -> None:
+    """Which plugins mariadbd loads follows our plugin_load / plugin_load_add reading."""
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text(
+        "[mysqld]\nplugin-load-add = ha_archive\nplugin_load = ha_blackhole\n"
+        "[mariadb]\nplugin-load-add = ha_federatedx\n"
+    )
+    ours = effective(collect(local_reader, [str(cnf)], server_groups("mariadb", binaries)))
+    wanted = [ours["plugin_load"].value, *ours["plugin_load_add"].values]
+    assert wanted == ["ha_blackhole", "ha_federatedx"]
+    proc = subprocess.run(
+        [MARIADBD, f"--defaults-file={cnf}", "--verbose", "--help"],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        check=True,
+    )
+    table = parse_help_table(proc.stdout)
+    assert table.get("blackhole") == "ON" and table.get("federated") == "ON"
+    assert "archive" not in table

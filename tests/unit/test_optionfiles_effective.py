@@ -106,6 +106,16 @@ def test_accumulating_options_keep_every_value() -> None:
     assert [s.line for s in result["replicate_do_db"].sources] == [2, 4]
 
 
+def test_plugin_load_empties_the_plugin_load_add_list() -> None:
+    """As mariadbd does: --plugin-load after --plugin-load-add drops the earlier additions."""
+    result = effective(
+        _args("--plugin-load-add=ha_archive", "--plugin-load=ha_blackhole", "--plugin-load-add=x")
+    )
+    assert result["plugin_load"].value == "ha_blackhole"
+    assert result["plugin_load_add"].values == ("x",)
+    assert [s.line for s in result["plugin_load"].overridden] == [1]
+
+
 def test_booleans() -> None:
     """Bare, 1/0, ON/OFF, TRUE/FALSE; an unknown word is off, as in the server."""
     result = effective(

@@ -254,6 +254,14 @@ def test_set_option_adds_to_the_last_section_and_creates_a_missing_one() -> None
     assert created == data + b"\n\n[mariadb]\nsync_binlog = 1\n"
 
 
+def test_set_option_builds_a_new_drop_in_from_nothing() -> None:
+    """An empty (new) file becomes a one-section drop-in."""
+    new = render(
+        set_option(parse(b"", "/etc/mysql/mariadb.conf.d/99-innotune.cnf"), "mysqld", "a", "1")
+    )
+    assert new == b"[mysqld]\na = 1\n"
+
+
 def test_set_option_quotes_values_the_server_would_misread() -> None:
     """Values with #, spaces, quotes or backslashes are quoted so they read back exactly."""
     for value in ["a # b", " lead", 'say "hi"', "C:\\path", "tab\there", "", "x\ny"]:
