@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from app.access.doctor import DoctorResult, Secrets
 from app.domain.hostfacts import HostFacts
+from app.domain.plan import Plan, SliderPositions
 from app.domain.target import Target
 
 
@@ -17,6 +18,8 @@ class WizardState:
     secrets: Secrets = field(default_factory=Secrets)
     connection: DoctorResult | None = None
     facts: HostFacts | None = None
+    positions: SliderPositions | None = None
+    plan: Plan | None = None
 
     @property
     def connected(self) -> bool:

@@ -60,6 +60,10 @@ class MainWizard(QWizard):
             from app.ui.pages.inspect import InspectPage
 
             return InspectPage(self.state)
+        if title == "Trade-offs":
+            from app.ui.pages.tradeoffs import TradeoffsPage
+
+            return TradeoffsPage(self.state)
         return StepPage(title)
 
     def done(self, result: int) -> None:

@@ -1,0 +1,124 @@
+"""Moving each slider on the Trade-offs page changes the plan shown, as the planner says."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QCheckBox, QSlider
+from pytestqt.qtbot import QtBot
+
+from app.domain.hostfacts import HostFacts
+from app.ui.pages.tradeoffs import TradeoffsPage
+from app.ui.state import WizardState
+
+FACTS = Path(__file__).parents[1] / "fixtures/hosts/practice-debian12/facts.json"
+
+
+@pytest.fixture
+def page(qtbot: QtBot) -> TradeoffsPage:
+    state = WizardState(facts=HostFacts.from_json(FACTS.read_text()))
+    page = TradeoffsPage(state)
+    qtbot.addWidget(page)
+    page.initializePage()
+    page.show()
+    return page
+
+
+def _shown(page: TradeoffsPage, slider: str) -> dict[str, str]:
+    tree = page.sections[slider].changes
+    rows = [tree.topLevelItem(i) for i in range(tree.topLevelItemCount())]
+    return {r.text(0): r.text(2) for r in rows if r is not None}
+
+
+def _planned(page: TradeoffsPage) -> dict[str, str]:
+    assert page.state.plan is not None
+    return {c.key: c.proposed for c in page.state.plan.changes}
+
+
+def test_starts_at_the_servers_current_positions(page: TradeoffsPage) -> None:
+    pos = page.state.positions
+    assert pos is not None and pos.crash_loss == "none"  # the server runs trx_commit=1
+    assert "innodb_flush_log_at_trx_commit" not in _planned(page)
+    assert (
+        page.sections["crash_loss"]
+        .sentence.text()
+        .endswith(
+            "Nothing, provided the disk honours flushes (a volatile write cache without a battery "
+            "can still lose commits)"
+        )
+    )
+
+
+def test_crash_loss_slider(page: TradeoffsPage) -> None:
+    control = page.sections["crash_loss"].control
+    assert isinstance(control, QSlider)
+    for value, trx in ((1, "2"), (2, "0")):
+        control.setValue(value)
+        assert _planned(page)["innodb_flush_log_at_trx_commit"] == trx
+        assert _shown(page, "crash_loss")["innodb_flush_log_at_trx_commit"] == trx
+    assert "server process crashes" in page.sections["crash_loss"].sentence.text()
+    control.setValue(0)
+    assert "innodb_flush_log_at_trx_commit" not in _planned(page)
+
+
+def test_memory_slider_sizes_the_pool_within_ram(page: TradeoffsPage) -> None:
+    facts = page.state.facts
+    assert facts is not None
+    ram = facts.os.machine.mem_total_bytes or 0
+    control = page.sections["memory"].control
+    assert isinstance(control, QSlider)
+    control.setValue(40)
+    pool = int(_planned(page)["innodb_buffer_pool_size"])
+    assert 0.3 * ram < pool <= 0.4 * ram
+    assert "40% of RAM" in page.sections["memory"].value_label.text()
+    assert (
+        "OOM" in page.sections["memory"].sentence.text()
+        or "RAM" in page.sections["memory"].sentence.text()
+    )
+
+
+def test_redo_slider_changes_the_redo_log(page: TradeoffsPage) -> None:
+    control = page.sections["redo"].control
+    assert isinstance(control, QSlider)
+    control.setValue(0)
+    keep = _shown(page, "redo")
+    control.setValue(3)
+    smooth = _shown(page, "redo")
+    assert keep != smooth
+    assert "innodb_log_file_size" in smooth
+
+
+def test_doublewrite_is_locked_on_ext4(page: TradeoffsPage) -> None:
+    section = page.sections["doublewrite"]
+    assert isinstance(section.control, QCheckBox)
+    assert section.control.isChecked() and not section.control.isEnabled()
+    assert "locked" in section.value_label.text()
+
+
+def test_fit_toggles_and_myisam(page: TradeoffsPage) -> None:
+    disks, os_, myisam = (page.sections[s].control for s in ("fit_disks", "fit_os", "myisam"))
+    assert isinstance(disks, QCheckBox) and isinstance(os_, QCheckBox)
+    assert isinstance(myisam, QCheckBox)
+    assert "vm.dirty_ratio" in _planned(page)
+    os_.setChecked(False)
+    assert "vm.dirty_ratio" not in _planned(page)
+    disks.setChecked(False)
+    assert page.state.plan is not None
+    assert not [c for c in page.state.plan.changes if c.slider == "fit_disks"]
+    myisam.setChecked(True)
+    assert "key_buffer_size" in _planned(page)
+
+
+def test_unticking_a_change_leaves_it_out_of_the_plan(page: TradeoffsPage) -> None:
+    control = page.sections["crash_loss"].control
+    assert isinstance(control, QSlider)
+    control.setValue(1)
+    tree = page.sections["crash_loss"].changes
+    item = tree.topLevelItem(0)
+    assert item is not None
+    from PySide6.QtCore import Qt
+
+    item.setCheckState(0, Qt.CheckState.Unchecked)
+    assert "innodb_flush_log_at_trx_commit" not in _planned(page)
+    assert "innodb_flush_log_at_trx_commit" in _shown(page, "crash_loss")  # still listed
