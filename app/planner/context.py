@@ -219,8 +219,8 @@ class Ctx:
             self.leave(
                 change.key,
                 change.slider,
-                f"{refused}; it would set {change.proposed} (now {change.current}) because "
-                f"{change.reason[0].lower()}{change.reason[1:]}",
+                f"{refused}; it would set {change.proposed} (now {change.current}): "
+                f"{change.reason}",
                 change.device,
             )
             return False

@@ -22,6 +22,7 @@ from app.planner.sliders import (
 from app.planner.values import (
     GIB,
     MIB,
+    duration_text,
     parse_bool,
     parse_int,
     round_down,
@@ -182,7 +183,8 @@ def memory(ctx: Ctx) -> None:
     if unit > target:
         unit, rounding = MIB, "a multiple of 1 MiB"
     proposed = max(minimum, round_down(target, unit))
-    if abs(proposed - current) < budget.ram // 100 and current <= budget.fits:
+    near = abs(target - current) < budget.ram // 100 or proposed == current
+    if near and current <= budget.fits:
         ctx.leave(
             name,
             "memory",
@@ -239,7 +241,7 @@ def redo(ctx: Ctx) -> None:
     if minutes is None:
         held = ""
         if current_total and rate:
-            held = f", about {current_total / rate / 60:.0f} min of the measured writes"
+            held = f", about {duration_text(current_total / rate)} of the measured writes"
         ctx.leave(
             name,
             "redo",
@@ -293,9 +295,8 @@ def redo(ctx: Ctx) -> None:
         )
         return
     each = f" ({files} files of {size_text(per_file)})" if files > 1 else ""
-    reason = f"{basis[0].upper()}{basis[1:]} {size_text(new_total)}{each}; " + recovery_words(
-        new_total, spinning
-    )
+    recovery = recovery_words(new_total, spinning)
+    reason = f"{basis[0].upper()}{basis[1:]} {size_text(new_total)}{each}; {recovery}."
     risk = (
         f"Uses {size_text(new_total)} of disk in the datadir; "
         + recovery_words(new_total, spinning)
@@ -437,7 +438,7 @@ def _io_capacity(ctx: Ctx) -> None:
         ctx.server_change(
             "innodb_io_capacity",
             str(target),
-            f"{where[0].upper()}{where[1:]}, so background flushing can plan with about {target}.",
+            f"{where}, so background flushing can plan with about {target}.",
             "fit_disks",
         )
     final = parse_int(ctx.final("innodb_io_capacity")) or target
@@ -631,7 +632,7 @@ def _scheduler(ctx: Ctx) -> None:
         elif d.scheduler == want:
             ctx.leave("queue/scheduler", "fit_disks", f"It is already {want}; {why}.", d.name)
         else:
-            _sysfs(ctx, "queue/scheduler", d.name, d.scheduler, want, f"{why[0].upper()}{why[1:]}.")
+            _sysfs(ctx, "queue/scheduler", d.name, d.scheduler, want, f"{why}.")
 
 
 def _read_ahead(ctx: Ctx) -> None:
@@ -754,7 +755,13 @@ def _advice(
     lines = knob.advice_lines
     path = ctx.path
     if path is not None and path.mount_point:
-        lines = tuple(line.replace("/var/lib/mysql", path.mount_point) for line in lines)
+        fs = path.fs_type or "ext4"
+        lines = tuple(
+            line.replace("/var/lib/mysql  ext4", f"/var/lib/mysql  {fs}")
+            .replace("/var/lib/mysql ext4", f"/var/lib/mysql {fs}")
+            .replace("/var/lib/mysql", path.mount_point)
+            for line in lines
+        )
     ctx.propose(
         Change(
             id=key,

@@ -337,7 +337,7 @@ def _describe_redo(minutes: int | None, facts: HostFacts) -> str:
         total = redo_total(server)
         if total is None:
             return "The redo log keeps its current size."
-        held = f", about {total / rate / 60:.0f} min of the measured writes" if rate else ""
+        held = f", about {duration_text(total / rate)} of the measured writes" if rate else ""
         return f"The redo log stays at {size_text(total)}{held}; {recovery_words(total, spinning)}."
     names = {v: k for k, v in REDO_PRESETS.items()}
     label = f" ({names[minutes]})" if minutes in names else ""

@@ -1,0 +1,99 @@
+"""A plan as text a person reads: the `innotune plan` output (pure)."""
+
+from __future__ import annotations
+
+from app.domain.plan import Change, Plan
+from app.knobs import Catalogue, UnknownKnob
+from app.planner.values import parse_int, size_text
+
+TITLES = {
+    "crash_loss": "1. What may a crash cost?",
+    "memory": "2. How much memory may the server take?",
+    "redo": "3. Write smoothing vs crash-recovery time",
+    "doublewrite": "4. Torn-page protection",
+    "fit_disks": "5. Fit the disks",
+    "fit_os": "5. Fit the OS",
+    "myisam": "6. MyISAM",
+    "none": "Not driven by a slider",
+}
+
+
+def _value(value: str | None, kind: str) -> str:
+    if value is None:
+        return "(unknown)"
+    if kind == "size":
+        number = parse_int(value)
+        if number is not None:
+            return f"{size_text(number)} ({number})"
+    return value
+
+
+def _kind(catalogue: Catalogue, key: str) -> str:
+    try:
+        return catalogue.knob(key).type
+    except UnknownKnob:
+        return "str"
+
+
+def change_lines(change: Change, catalogue: Catalogue) -> list[str]:
+    """One change: what, current → proposed, why, risk, how it applies."""
+    kind = _kind(catalogue, change.key)
+    where = f" on {change.device}" if change.device else ""
+    if change.target == "advice":
+        how = "advice only: InnoTune never changes it; add these lines yourself"
+    elif change.live:
+        how = {
+            "dynamic": "applies live (SET GLOBAL) and is written to the option file",
+            "sysfs": "applies live; kept across reboots by a udev rule",
+            "sysctl": "applies live; kept across reboots in /etc/sysctl.d",
+        }.get(change.target, "applies live")
+    else:
+        how = "needs a server restart (option file)"
+    lines = [
+        f"  * {change.key}{where}: {_value(change.current, kind)} -> "
+        f"{_value(change.proposed, kind)}   [{how}]",
+        f"      why:  {change.reason}",
+        f"      risk: {change.risk}",
+    ]
+    lines += [f"      add:  {line}" for line in change.advice_lines]
+    if change.confidence == "unverified":
+        lines.append("      note: the catalogue's facts for this version are unverified")
+    lines.append(f"      docs: {change.link}")
+    return lines
+
+
+def plan_text(plan: Plan, catalogue: Catalogue) -> str:
+    """The whole plan, slider by slider."""
+    f = plan.facts
+    out = [
+        f"Plan for {f.target}: {f.flavour} {f.version}, datadir {f.datadir or 'unknown'}",
+        f"  facts collected {f.collected_at}, sha256 {f.checksum[:16]}…",
+        "",
+    ]
+    sentences = dict(plan.sentences)
+    for slider, title in TITLES.items():
+        changes = plan.by_slider(slider)
+        left = [x for x in plan.left_alone if x.slider == slider]
+        if slider not in sentences and not changes and not left:
+            continue
+        out.append(title)
+        if slider in sentences:
+            out.append(f"  position: {sentences[slider]}")
+        for change in changes:
+            out += change_lines(change, catalogue)
+        for x in left:
+            where = f" on {x.device}" if x.device else ""
+            out.append(f"  - left alone: {x.knob}{where}: {x.why}")
+        out.append("")
+    if plan.warnings:
+        out.append("Warnings")
+        out += [f"  ! {w}" for w in plan.warnings]
+        out.append("")
+    applied = [c for c in plan.changes if c.target != "advice"]
+    if not applied:
+        out.append("Nothing to change at these slider positions.")
+    elif plan.restart_needed:
+        out.append(f"{len(applied)} change(s); some need a server restart.")
+    else:
+        out.append(f"{len(applied)} change(s), all applied live.")
+    return "\n".join(out)
