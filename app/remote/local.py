@@ -40,6 +40,8 @@ class LocalTransport:
     ) -> CommandResult:
         """Run ``argv`` with ``LC_ALL=C`` and capture both streams."""
         assert_not_gui_thread("a command")
+        if sudo:
+            self._probe_nopasswd()
         full, data = self.sudo.wrap(argv, input) if sudo else (list(argv), input)
         env = dict(os.environ, LC_ALL="C", LANG="C")
         try:
@@ -65,6 +67,19 @@ class LocalTransport:
         )
         return self.sudo.clean(result) if sudo else result
 
+    def _probe_nopasswd(self) -> None:
+        """Find out once whether sudo needs the password, so it is never sent when it does not."""
+        if self.sudo.is_root or not self.sudo.has_password or self.sudo.nopasswd is not None:
+            return
+        probe = subprocess.run(
+            ["sudo", "-n", "true"],
+            capture_output=True,
+            timeout=30,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+        self.sudo.nopasswd = probe.returncode == 0
+
     def read_file(self, path: str, *, sudo: bool = False) -> bytes:
         """Read ``path`` directly, or through ``cat`` under sudo."""
         if sudo and not self.is_root:
@@ -81,6 +96,8 @@ class LocalTransport:
 
     def open_stream(self, argv: Sequence[str], *, sudo: bool = False) -> socket.socket:
         """Run ``argv`` with a socket as its stdin/stdout (see :func:`open_local_stream`)."""
+        if sudo:
+            self._probe_nopasswd()
         return open_local_stream(argv, self.sudo, sudo)
 
     def close(self) -> None:

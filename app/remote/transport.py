@@ -132,6 +132,9 @@ class SudoState:
     def __init__(self, is_root: bool, password: str | None = None) -> None:
         self.is_root = is_root
         self._password = password
+        # Whether sudo works without a password here (None: not probed yet). With NOPASSWD,
+        # -k does not make sudo ask, so a password sent anyway would reach the command.
+        self.nopasswd: bool | None = None
         # A prompt no real output can contain, so it can be stripped from stderr.
         self.prompt = f"[innotune-sudo-{secrets.token_hex(8)}]"
 
@@ -152,7 +155,7 @@ class SudoState:
         """
         if self.is_root:
             return list(argv), input
-        if self._password is None:
+        if self._password is None or self.nopasswd:
             return ["sudo", "-n", "-H", "--", *argv], input
         data = self._password.encode() + b"\n" + (input or b"")
         return ["sudo", "-S", "-k", "-H", "-p", self.prompt, "--", *argv], data
