@@ -7,10 +7,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import json
 import os
 import secrets
 import shlex
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,9 +26,44 @@ SUDO_NP_USER = "innotune-np"
 SUDOERS_FILE = Path("/etc/sudoers.d/innotune-tests")
 
 
+# Several test sessions (developers, helpers, CI) may run at once on one machine. They share
+# the accounts: the first creates them, later ones reuse their passwords, the last removes
+# them. The state is root-only and outside the directories the leak scan reads.
+USERS_STATE = Path("/var/lib/innotune-tests/users.json")
+
+
+@contextlib.contextmanager
+def _users_lock() -> Iterator[dict[str, object]]:
+    USERS_STATE.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with open(USERS_STATE.with_suffix(".lock"), "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            state = json.loads(USERS_STATE.read_text()) if USERS_STATE.exists() else {}
+        except ValueError:
+            state = {}
+        yield state
+        if state:
+            USERS_STATE.write_text(json.dumps(state))
+            USERS_STATE.chmod(0o600)
+        else:
+            USERS_STATE.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _exists(user: str) -> bool:
+    return subprocess.run(["id", user], capture_output=True).returncode == 0
+
+
 @dataclass
 class SshUsers:
-    """The test accounts and their secrets (kept only in memory)."""
+    """The test accounts and their secrets (shared by the test sessions running now)."""
 
     pw_user: str = SUDO_PW_USER
     np_user: str = SUDO_NP_USER
@@ -32,9 +71,21 @@ class SshUsers:
     np_password: str = field(default_factory=lambda: "np-" + secrets.token_hex(12))
 
     def create(self) -> None:
-        """Create both accounts and their sudo rules (idempotent)."""
+        """Make sure both accounts and their sudo rules exist; join the sessions using them."""
+        with _users_lock() as state:
+            pids = [p for p in state.get("pids", []) if _alive(p)]  # type: ignore[attr-defined]
+            shared = bool(pids) and all(_exists(u) for u in (self.pw_user, self.np_user))
+            if shared and state.get("pw") and state.get("np"):
+                self.pw_password, self.np_password = str(state["pw"]), str(state["np"])
+            else:
+                self._make_accounts()
+            if os.getpid() not in pids:
+                pids.append(os.getpid())
+            state.update(pids=pids, pw=self.pw_password, np=self.np_password)
+
+    def _make_accounts(self) -> None:
         for user, password in ((self.pw_user, self.pw_password), (self.np_user, self.np_password)):
-            if subprocess.run(["id", user], capture_output=True).returncode != 0:
+            if not _exists(user):
                 sh("useradd", "--create-home", "--shell", "/bin/bash", user)
             sh("chpasswd", input=f"{user}:{password}\n")
         rules = (
@@ -49,11 +100,17 @@ class SshUsers:
         tmp.rename(SUDOERS_FILE)
 
     def remove(self) -> None:
-        """Remove the accounts and the sudo rules."""
-        SUDOERS_FILE.unlink(missing_ok=True)
-        for user in (self.pw_user, self.np_user):
-            subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True)
-            subprocess.run(["userdel", "--remove", user], capture_output=True)
+        """Leave; the last session using the accounts removes them and the sudo rules."""
+        with _users_lock() as state:
+            pids = [p for p in state.get("pids", []) if _alive(p) and p != os.getpid()]  # type: ignore[attr-defined]
+            if pids:
+                state["pids"] = pids
+                return
+            state.clear()
+            SUDOERS_FILE.unlink(missing_ok=True)
+            for user in (self.pw_user, self.np_user):
+                subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True)
+                subprocess.run(["userdel", "--remove", user], capture_output=True)
 
 
 class SshServer:
