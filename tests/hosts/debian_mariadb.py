@@ -7,14 +7,19 @@ that changed it.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
+import json
 import os
 import shutil
 import stat
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tests.hosts.util import sh
 
@@ -91,6 +96,33 @@ def restore_tree(tree: dict[str, Entry], root: Path = ETC) -> None:
         path.chmod(e.mode)
 
 
+SHARED_STATE = Path("/var/lib/innotune-tests/debian-mariadb.json")
+
+
+@contextlib.contextmanager
+def _shared_state() -> Iterator[dict[str, Any]]:
+    SHARED_STATE.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with open(SHARED_STATE.with_suffix(".lock"), "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            state = json.loads(SHARED_STATE.read_text()) if SHARED_STATE.exists() else {}
+        except ValueError:
+            state = {}
+        yield state
+        if state:
+            SHARED_STATE.write_text(json.dumps(state))
+        else:
+            SHARED_STATE.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def _rsyslog_running() -> bool:
     return subprocess.run(["pgrep", "-x", "rsyslogd"], capture_output=True).returncode == 0
 
@@ -102,17 +134,23 @@ class DebianMariaDB:
 
     def __init__(self) -> None:
         self.original = record_tree()
-        self._started_server = False
-        self._started_rsyslog = False
 
     def start(self) -> None:
-        """Start rsyslog (for the error lines) and the server via `service mariadb start`."""
-        if not _rsyslog_running():
-            sh("rsyslogd")
-            self._started_rsyslog = True
-        if not self.running():
-            sh("service", "mariadb", "start")
-            self._started_server = True
+        """Start rsyslog (for the error lines) and the server via `service mariadb start`.
+
+        Concurrent test sessions share the server: whoever started it is recorded, and the
+        last session using it stops what was started.
+        """
+        with _shared_state() as state:
+            pids = [p for p in state.get("pids", []) if _alive(p)]
+            if not pids:
+                state["started_rsyslog"] = not _rsyslog_running()
+                if state["started_rsyslog"]:
+                    sh("rsyslogd")
+                state["started_server"] = not self.running()
+                if state["started_server"]:
+                    sh("service", "mariadb", "start")
+            state["pids"] = [*pids, os.getpid()]
         self.wait_ready()
 
     def running(self) -> bool:
@@ -166,7 +204,13 @@ class DebianMariaDB:
         """Stop what this fixture started, and leave /etc/mysql as it found it."""
         if tree_digest(record_tree()) != tree_digest(self.original):
             restore_tree(self.original)
-        if self._started_server:
-            subprocess.run(["service", "mariadb", "stop"], capture_output=True)
-        if self._started_rsyslog:
-            subprocess.run(["pkill", "-x", "rsyslogd"], capture_output=True)
+        with _shared_state() as state:
+            pids = [p for p in state.get("pids", []) if _alive(p) and p != os.getpid()]
+            if pids:
+                state["pids"] = pids
+                return
+            if state.get("started_server"):
+                subprocess.run(["service", "mariadb", "stop"], capture_output=True)
+            if state.get("started_rsyslog"):
+                subprocess.run(["pkill", "-x", "rsyslogd"], capture_output=True)
+            state.clear()
