@@ -130,3 +130,9 @@ def test_loop_server_datadir_sits_on_the_loop_device(
     ).stdout
     assert source.strip() == loopfs.device
     assert "10" in loop_server.query("SELECT 10")
+
+
+def test_debian_mariadb_error_lines_land_in_syslog(debian_mariadb: DebianMariaDB) -> None:
+    # Debian's mysqld_safe sends the server's messages to syslog; rsyslog writes them here.
+    text = Path("/var/log/syslog").read_text(errors="replace")
+    assert "mysqld: " in text and "ready for connections" in text

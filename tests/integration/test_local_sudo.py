@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import shutil
 import subprocess
 import tempfile
@@ -67,3 +68,14 @@ def test_password_user_right_and_wrong(ssh_users: SshUsers, readable_copy: Path)
     assert ssh_users.pw_password not in out
     wrong = _as_user(ssh_users.pw_user, "not-the-password", readable_copy)
     assert wrong.startswith("SUDOERROR:"), wrong
+
+
+def test_user_without_sudo_rights_is_told_so(readable_copy: Path) -> None:
+    user, password = "innotune-ns", "ns-" + secrets.token_hex(8)
+    subprocess.run(["useradd", "--create-home", user], check=True, capture_output=True)
+    try:
+        subprocess.run(["chpasswd"], input=f"{user}:{password}\n", text=True, check=True)
+        out = _as_user(user, password, readable_copy)
+        assert out.startswith("SUDOERROR:This user may not use sudo"), out
+    finally:
+        subprocess.run(["userdel", "--remove", user], capture_output=True)
