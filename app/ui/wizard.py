@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QMessageBox, QVBoxLayout, QWizard, QWizardPage
+from PySide6.QtWidgets import QMessageBox, QVBoxLayout, QWidget, QWizard, QWizardPage
 
 from app import APP_NAME, __version__
 from app.ui.state import WizardState
@@ -44,6 +44,10 @@ class MainWizard(QWizard):
         self.setOption(QWizard.WizardOption.HaveHelpButton, True)
         self.setButtonText(QWizard.WizardButton.HelpButton, "&About")
         self.helpRequested.connect(self._on_help_requested)
+        self.setOption(QWizard.WizardOption.HaveCustomButton1, True)
+        self.setButtonText(QWizard.WizardButton.CustomButton1, "&Glossary")
+        self.customButtonClicked.connect(self._on_custom_button_clicked)
+        self.glossary_dialog: QWidget | None = None
         self.pages: dict[str, QWizardPage] = {}
         for title in STEPS:
             page = self._make_page(title)
@@ -80,6 +84,15 @@ class MainWizard(QWizard):
             "this computer: it inspects, explains each trade-off, previews the exact changes, "
             "applies them with a rollback snapshot, and measures the gain.</p>"
         )
+
+    def _on_custom_button_clicked(self, which: int) -> None:
+        if which == QWizard.WizardButton.CustomButton1.value:
+            from app.ui.glossary import GlossaryDialog
+
+            if self.glossary_dialog is None:
+                self.glossary_dialog = GlossaryDialog(self)
+            self.glossary_dialog.show()
+            self.glossary_dialog.raise_()
 
     def _on_help_requested(self) -> None:
         box = QMessageBox(self)

@@ -21,3 +21,19 @@ def test_about_box_names_the_program(qtbot: QtBot) -> None:
     qtbot.addWidget(wizard)
     wizard.show()
     assert "InnoTune" in wizard.about_text()
+
+
+def test_glossary_reachable_from_every_page(qtbot: QtBot) -> None:
+    from PySide6.QtWidgets import QWizard
+
+    wizard = MainWizard()
+    qtbot.addWidget(wizard)
+    wizard.show()
+    # A wizard-wide option: the button is part of every page's button row.
+    assert wizard.testOption(QWizard.WizardOption.HaveCustomButton1)
+    assert wizard.button(QWizard.WizardButton.CustomButton1).isVisible()
+    wizard.customButtonClicked.emit(QWizard.WizardButton.CustomButton1.value)
+    dialog = wizard.glossary_dialog
+    assert dialog is not None and dialog.isVisible()
+    dialog.filter.setText("redo log")  # type: ignore[attr-defined]
+    assert "replaying it" in dialog.text.toPlainText()  # type: ignore[attr-defined]
