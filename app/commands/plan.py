@@ -94,7 +94,7 @@ def _read_facts(name: str) -> HostFacts:
         return HostFacts.from_json(Path(name).read_text())
     except OSError as exc:
         raise InnoTuneError(f"Cannot read {name}: {exc.strerror}.") from None
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:  # TypeError: an object missing required fields
         raise InnoTuneError(
             f"{name} is not an InnoTune facts file: {exc}",
             "Save facts with `innotune inspect TARGET --out FILE`.",

@@ -853,8 +853,14 @@ def fit_os(ctx: Ctx) -> None:
             ctx.leave("vm.dirty_ratio", "fit_os", f"It is {m.dirty_ratio}, already low.")
         ratio_change = next((c for c in ctx.changes if c.id == "vm.dirty_ratio"), None)
         ratio = int(ratio_change.proposed) if ratio_change else m.dirty_ratio
-        background = max(1, min(5, ratio - 1))
-        if m.dirty_background_ratio > 5 and m.dirty_background_ratio > background:
+        background = min(5, ratio - 1)
+        if ratio < 2:
+            ctx.leave(
+                "vm.dirty_background_ratio",
+                "fit_os",
+                f"vm.dirty_ratio is {ratio}, too low to keep a background threshold below it.",
+            )
+        elif m.dirty_background_ratio > 5 and m.dirty_background_ratio > background:
             _sysctl(
                 ctx,
                 "vm.dirty_background_ratio",

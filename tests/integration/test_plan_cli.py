@@ -1,0 +1,116 @@
+"""`innotune plan` end to end: live against the practice server, and from saved facts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.domain.hostfacts import HostFacts
+from app.domain.plan import Plan
+from app.knobs import default_catalogue
+from app.planner import make_plan
+
+REPO = Path(__file__).resolve().parents[2]
+SLIDERS = ["--crash-loss", "os", "--memory-share", "20", "--redo", "balanced", "--myisam", "on"]
+
+
+def innotune(xdg: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, XDG_DATA_HOME=str(xdg))
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+        cwd=REPO,
+    )
+
+
+def test_plan_live_and_from_saved_facts_agree(tmp_path_factory: pytest.TempPathFactory) -> None:
+    # A short directory: the practice server's socket path must stay within 107 bytes.
+    xdg = tmp_path_factory.mktemp("p")
+    out = tmp_path_factory.mktemp("plan")
+    facts_file, live_plan, file_plan = out / "facts.json", out / "live.json", out / "file.json"
+    started = innotune(xdg, "practice", "start")
+    assert started.returncode == 0, started.stderr
+    try:
+        live = innotune(
+            xdg,
+            "plan",
+            "practice",
+            "--sample",
+            "1",
+            *SLIDERS,
+            "--save-facts",
+            str(facts_file),
+            "--out",
+            str(live_plan),
+        )
+        assert live.returncode == 0, live.stderr
+    finally:
+        stopped = innotune(xdg, "practice", "stop")
+        assert stopped.returncode == 0, stopped.stderr
+
+    # The readable output: slider sentences, changes with reason and risk, knobs left alone.
+    text = live.stdout
+    assert "1. What may a crash cost?" in text
+    assert "up to innodb_flush_log_at_timeout seconds (1 by default)" in text
+    assert "innodb_flush_log_at_trx_commit: 1 -> 2" in text
+    assert "why:" in text and "risk:" in text
+    assert "left alone: sync_binlog: The binary log is off" in text
+
+    # The same facts from the file give the same plan, byte for byte.
+    offline = innotune(
+        xdg, "plan", "--facts", str(facts_file), *SLIDERS, "--json", "--out", str(file_plan)
+    )
+    assert offline.returncode == 0, offline.stderr
+    assert file_plan.read_bytes() == live_plan.read_bytes()
+    assert offline.stdout.strip() == live_plan.read_text().strip()
+
+    # --out round-trips, and records the facts it came from.
+    plan = Plan.from_json(live_plan.read_text())
+    facts = HostFacts.from_json(facts_file.read_text())
+    assert plan.to_json() + "\n" == live_plan.read_text()
+    assert plan.facts.target == facts.target and plan.facts.version == facts.server.version  # type: ignore[union-attr]
+    assert plan == make_plan(facts, plan.positions, default_catalogue())
+    assert plan.positions.crash_loss == "os" and plan.positions.memory_share == 20
+    assert plan.positions.redo_minutes == 60 and plan.positions.myisam is True
+    change = plan.change("innodb_flush_log_at_trx_commit")
+    assert change is not None and change.live and change.target == "dynamic"
+    assert json.loads(live_plan.read_text())["format"] == "innotune-plan/1"
+
+
+def test_plan_needs_exactly_one_source(tmp_path: Path) -> None:
+    neither = innotune(tmp_path, "plan")
+    assert neither.returncode == 2 and "either TARGET or --facts" in neither.stderr
+    both = innotune(tmp_path, "plan", "local", "--facts", "x.json")
+    assert both.returncode == 2
+    missing = innotune(tmp_path, "plan", "--facts", str(tmp_path / "nope.json"))
+    assert missing.returncode == 1 and "Cannot read" in missing.stderr
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "other"}')
+    wrong = innotune(tmp_path, "plan", "--facts", str(bad))
+    assert wrong.returncode == 1 and "not an InnoTune facts file" in wrong.stderr
+    share = innotune(tmp_path, "plan", "--facts", str(bad), "--memory-share", "95")
+    assert share.returncode == 2 and "between 1 and 90" in share.stderr
+
+
+def test_help_lists_one_option_per_slider(tmp_path: Path) -> None:
+    shown = innotune(tmp_path, "plan", "--help")
+    assert shown.returncode == 0
+    for option in (
+        "--crash-loss",
+        "--memory-share",
+        "--redo",
+        "--doublewrite",
+        "--fit-disks",
+        "--fit-os",
+        "--myisam",
+        "--reject",
+    ):
+        assert option in shown.stdout
