@@ -99,6 +99,11 @@ class _Runs(Protocol):
 _READ_SCRIPT = r"""
 p=$1
 d=$(dirname -- "$p")
+# A missing directory means a missing file, provided the nearest existing ancestor is
+# searchable (else we cannot tell, and say so).
+a=$d
+while [ ! -e "$a" ] && [ "$a" != / ]; do a=$(dirname -- "$a"); done
+if [ "$a" != "$d" ] && [ -x "$a" ]; then printf 'M\000'; exit 0; fi
 if [ ! -x "$d" ]; then echo "cannot search $d" >&2; exit 13; fi
 if [ -d "$p" ]; then
     if [ ! -r "$p" ] || [ ! -x "$p" ]; then echo "cannot list $p" >&2; exit 13; fi

@@ -1,0 +1,210 @@
+"""What an applier does, as a value: files with their full new content, commands, values.
+
+Every applier's ``apply(..., dry_run=True)`` returns an :class:`Action` describing exactly
+what a real apply would do; with ``dry_run=False`` it does it and returns the same
+description plus an ``outcome``. The preview is built only from these descriptions, so it
+cannot drift from what apply does (``Action.description()`` is what both sides share).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.domain.errors import InnoTuneError
+from app.domain.hostfacts import HostFacts
+from app.remote.transport import Transport, shell_line
+
+
+class ApplyError(InnoTuneError):
+    """A change cannot be made safely; nothing was written for it."""
+
+
+def sha256(data: bytes | None) -> str | None:
+    """Hex sha256 of ``data``, or None for an absent file."""
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True)
+class FileWrite:
+    """A file an applier writes: its content now (None: absent) and its full new content."""
+
+    path: str
+    before: bytes | None
+    after: bytes
+    mode: str  # octal, e.g. "0644"; for an existing file the mode it keeps
+    owner: str  # "user:group", or "" to leave it to the writer
+    purpose: str  # option_file, udev, sysctl
+    note: str = ""
+
+    @property
+    def sha256_before(self) -> str | None:
+        """The checksum the apply step compares against before it writes."""
+        return sha256(self.before)
+
+    @property
+    def creates(self) -> bool:
+        """True when the file does not exist yet."""
+        return self.before is None
+
+    def diff(self) -> str:
+        """A unified diff from the current content to the new one."""
+        from app.optionfiles.editing import unified_diff
+
+        return unified_diff(self.before or b"", self.after, self.path)
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command as an argv list (never a shell string), and why it runs."""
+
+    argv: tuple[str, ...]
+    why: str
+    sudo: bool = True
+
+    def line(self) -> str:
+        """The command quoted for a POSIX shell, exactly as it will run."""
+        return shell_line(self.argv)
+
+
+@dataclass(frozen=True)
+class ValueChange:
+    """A setting's current and new value, whether it applies live, and how it persists."""
+
+    kind: str  # sysfs, sysctl, dynamic
+    key: str
+    current: str | None
+    new: str
+    live: bool
+    persistent: str  # where it is kept across reboots/restarts, or why it is not
+    device: str | None = None
+    path: str | None = None
+
+
+@dataclass(frozen=True)
+class Action:
+    """What one applier does (or would do) for one or more changes of the plan.
+
+    Attributes:
+        applier: optionfile, dynamic, sysfs, sysctl or udev.
+        change_ids: the plan changes it covers.
+        summary: one line for people.
+        files: files written, each with its full new content.
+        commands: commands run, in order.
+        statements: SQL statements run (dynamic variables).
+        values: current → new values of settings.
+        warnings: what would override or undo the change, each with its fix.
+        unsupported: changes this host cannot take ("not supported on this host").
+        restart_needed: the server must restart for the change to take effect.
+        restart: how the apply step restarts the server (it is run by the runner, after
+            every file is written, not by the applier).
+        dry_run: True for a description, False when it was done.
+        outcome: what the real apply saw afterwards (read back, effective values).
+    """
+
+    applier: str
+    change_ids: tuple[str, ...]
+    summary: str
+    files: tuple[FileWrite, ...] = ()
+    commands: tuple[Command, ...] = ()
+    statements: tuple[str, ...] = ()
+    values: tuple[ValueChange, ...] = ()
+    warnings: tuple[str, ...] = ()
+    unsupported: tuple[str, ...] = ()
+    restart_needed: bool = False
+    restart: Command | None = None
+    dry_run: bool = True
+    outcome: tuple[str, ...] = ()
+
+    def description(self) -> Action:
+        """The part a dry run and a real apply share (what was planned, not how it went)."""
+        return dataclasses.replace(self, dry_run=True, outcome=())
+
+    @property
+    def empty(self) -> bool:
+        """True when the action changes nothing."""
+        return not (self.files or self.commands or self.statements)
+
+
+@dataclass
+class Host:
+    """What the appliers work on: the facts, and the live connection when there is one.
+
+    Without a ``transport`` (a preview from saved facts) appliers describe what they can
+    from the facts and say what they could not read.
+    """
+
+    facts: HostFacts
+    transport: Transport | None = None
+    session: Any = None  # app.mysql.session.Session when logged in
+    sudo: bool = False
+
+    @property
+    def live(self) -> bool:
+        """True when files and values can be read on the host."""
+        return self.transport is not None
+
+
+def run_checked(host: Host, command: Command, *, input: bytes | None = None) -> str:
+    """Run ``command`` on the host; its standard output, or :class:`ApplyError`."""
+    assert host.transport is not None
+    result = host.transport.run(
+        list(command.argv), sudo=command.sudo and host.sudo, input=input, timeout=120
+    )
+    if not result.ok:
+        raise ApplyError(
+            f"`{command.line()}` failed: {result.err.strip() or result.exit_status}.",
+            "Nothing after this step was changed; see the message above.",
+        )
+    return result.out
+
+
+def read_file_or_none(host: Host, path: str) -> bytes | None:
+    """The bytes of ``path`` on the host, or None when it does not exist.
+
+    Raises:
+        ApplyError: it exists but cannot be read (never decide on a file we could not read).
+    """
+    assert host.transport is not None
+    script = 'if [ -e "$1" ]; then printf F; cat -- "$1"; else printf M; fi'
+    result = host.transport.run(["sh", "-c", script, "sh", path], sudo=host.sudo)
+    if not result.ok:
+        raise ApplyError(
+            f"Cannot read {path}: {result.err.strip() or 'permission denied'}.",
+            "Give InnoTune sudo rights; nothing is changed from a file it could not read.",
+        )
+    if result.stdout.startswith(b"M"):
+        return None
+    return result.stdout[1:]
+
+
+def stat_files(host: Host, paths: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """``path → (mode, "user:group")`` for the paths that exist (symlinks followed)."""
+    if not paths or host.transport is None:
+        return {}
+    script = 'for p in "$@"; do [ -e "$p" ] && stat -L -c "%a %U:%G %n" -- "$p"; done; true'
+    result = host.transport.run(["sh", "-c", script, "sh", *paths], sudo=host.sudo)
+    found: dict[str, tuple[str, str]] = {}
+    for line in result.out.splitlines():
+        mode, _, rest = line.partition(" ")
+        owner, _, path = rest.partition(" ")
+        if mode and path:
+            found[path] = (mode.rjust(4, "0"), owner)
+    return found
+
+
+def late_name(stem: str, ext: str, later: Sequence[str]) -> str:
+    """A file name that sorts (byte order) after every name in ``later``.
+
+    ``99-<stem><ext>`` when nothing sorts after it, else ``zz-``, ``zzz-``... so that the
+    name still reads as InnoTune's. Falls back to the last candidate (the caller's
+    override check then reports the file that still wins).
+    """
+    candidates = [f"99-{stem}{ext}"] + [f"{'z' * n}-{stem}{ext}" for n in range(2, 6)]
+    for name in candidates:
+        if all(name.encode() > other.encode() for other in later):
+            return name
+    return candidates[-1]

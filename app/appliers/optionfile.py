@@ -1,0 +1,810 @@
+"""Option files: read them as the server does, write InnoTune's settings, prove they win.
+
+Where the settings go (house style, do 3):
+
+* into a drop-in in the include directory the server reads **last**, under a name that
+  sorts after every file there that sets the same keys (``99-innotune.cnf``, else
+  ``zz-innotune.cnf``...);
+* with no include directory, into the main file, touching only the lines that change
+  (:func:`app.optionfiles.set_option`); a file holding a password is never rewritten
+  (a later top-level file is created instead, or the change is refused).
+
+After writing (and in a dry run, on the would-be content) the effective values are
+recomputed, and where the server binary is on the host it is asked too
+(``<binary> --verbose --help`` with the instance's own arguments). A later file,
+``mysqld-auto.cnf`` or a command-line argument that would beat InnoTune's value is
+reported with its fix; it is never left silent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import posixpath
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from app.appliers.actions import (
+    Action,
+    ApplyError,
+    Command,
+    FileWrite,
+    Host,
+    late_name,
+    read_file_or_none,
+    stat_files,
+)
+from app.domain.instance import ServerInstance
+from app.domain.plan import Change
+from app.optionfiles import (
+    Arg,
+    CommandLine,
+    Node,
+    OptionFileError,
+    Reader,
+    Reading,
+    Setting,
+    TopFile,
+    effective,
+    holds_secrets,
+    parse,
+    parse_argv,
+    parse_help_default_files,
+    parse_help_table,
+    parse_persisted,
+    read_config,
+    render,
+    resolve,
+    search_order,
+    server_groups,
+    set_option,
+    transport_reader,
+)
+from app.remote.transport import Transport
+
+GROUP = "mysqld"  # read by every MySQL and MariaDB server
+STEM = "innotune"
+_KEY = re.compile(r"^[a-z][a-z0-9_]*$")
+_TRUE = {"1", "on", "true", "yes"}
+_FALSE = {"0", "off", "false", "no"}
+
+
+# -- asking the server binary ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BinaryAnswer:
+    """What ``<binary> ... --verbose --help`` said about a set of arguments."""
+
+    argv: tuple[str, ...]
+    table: dict[str, str]
+    errors: tuple[str, ...]
+    default_files: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        """True when the server accepted every argument."""
+        return not self.errors and bool(self.table)
+
+
+def ask_binary(
+    transport: Transport, binary: str, args: Sequence[str], *, sudo: bool = False
+) -> BinaryAnswer:
+    """Run ``binary *args --verbose --help`` on the host and read its variable table."""
+    argv = (binary, *args, "--verbose", "--help")
+    result = transport.run(list(argv), sudo=sudo, timeout=120)
+    errors = tuple(
+        line.split("[ERROR]", 1)[1].strip() for line in result.err.splitlines() if "[ERROR]" in line
+    )
+    if not result.ok and not errors:
+        errors = tuple(
+            (result.err.strip().splitlines() or [f"exit status {result.exit_status}"])[-1:]
+        )
+    return BinaryAnswer(
+        argv=argv,
+        table=parse_help_table(result.out),
+        errors=errors,
+        default_files=tuple(parse_help_default_files(result.out)),
+    )
+
+
+def _reader(transport: Transport, sudo: bool) -> Reader:
+    # CommandResult is frozen; the reader's protocol declares plain attributes. Same shape.
+    return transport_reader(cast(Any, transport), sudo=sudo)
+
+
+def binary_present(transport: Transport, binary: str) -> bool:
+    """True when the server binary can be run on the host."""
+    if not binary.startswith("/"):
+        return False
+    return transport.run(["test", "-x", binary]).ok
+
+
+def same_value(printed: str | None, wanted: str) -> bool:
+    """Whether a value as the server prints or stores it equals ``wanted``."""
+    if printed is None:
+        return False
+    a, b = printed.strip().lower(), wanted.strip().lower()
+    if a == b:
+        return True
+    if (a in _TRUE and b in _TRUE) or (a in _FALSE and b in _FALSE):
+        return True
+    from app.optionfiles import parse_size
+
+    try:
+        return parse_size(a) == parse_size(b)
+    except ValueError:
+        return False
+
+
+# -- reading as the server does ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServerView:
+    """Every option file the instance reads, its command line and the effective values."""
+
+    instance: ServerInstance
+    flavour: str
+    version: str
+    cmdline: CommandLine
+    groups: tuple[str, ...]
+    tops: tuple[TopFile, ...]
+    home: str
+    reading: Reading
+    persisted: tuple[Arg, ...] | None
+    persisted_path: str | None
+    settings: dict[str, Setting]
+
+    def file_args(self) -> list[str]:
+        """The arguments the files give, in order (``my_print_defaults``)."""
+        return [arg.text for arg in self.reading.args]
+
+
+def defaults_switches(cmdline: CommandLine) -> list[str]:
+    """The instance's option-file switches, in the order the server wants them (first)."""
+    if cmdline.no_defaults:
+        return ["--no-defaults"]
+    out = []
+    if cmdline.defaults_file:
+        out.append(f"--defaults-file={cmdline.defaults_file}")
+    if cmdline.extra_file:
+        out.append(f"--defaults-extra-file={cmdline.extra_file}")
+    if cmdline.group_suffix:
+        out.append(f"--defaults-group-suffix={cmdline.group_suffix}")
+    return out
+
+
+def user_home(transport: Transport, user: str) -> str:
+    """The home directory of the server's OS user (for ``~/.my.cnf``), or ``~``."""
+    if not user or not re.fullmatch(r"[A-Za-z0-9_.][A-Za-z0-9_.-]*", user):
+        return "~"
+    result = transport.run(["getent", "passwd", user])
+    fields = result.out.strip().split(":")
+    return fields[5] if result.ok and len(fields) > 5 and fields[5] else "~"
+
+
+def read_view(
+    reader: Reader,
+    instance: ServerInstance,
+    flavour: str,
+    version: str,
+    *,
+    help_files: Sequence[str] = (),
+    home: str = "~",
+    datadir: str | None = None,
+) -> ServerView:
+    """Read the instance's option files as the server does.
+
+    Raises:
+        OptionFileError: the server would refuse its files, or one cannot be read.
+    """
+    cmdline = parse_argv(instance.argv or (instance.binary,))
+    family = "mysql" if flavour in ("mysql", "percona") else "mariadb"
+    groups = tuple(server_groups(family, version, cmdline.group_suffix or ""))
+    # A --defaults-file in the facts but not in argv (a unit's ExecStart seen elsewhere).
+    defaults_file = cmdline.defaults_file or instance.defaults_file
+    if defaults_file and not cmdline.defaults_file and not cmdline.no_defaults:
+        cmdline = dataclasses.replace(cmdline, defaults_file=defaults_file)
+    files = [f for f in help_files if f != defaults_file]
+    tops = tuple(
+        search_order(
+            family,
+            defaults_file=cmdline.defaults_file,
+            extra_file=cmdline.extra_file,
+            no_defaults=cmdline.no_defaults,
+            home=home,
+            help_files=files or None,
+        )
+    )
+    reading = read_config(reader, tops, groups, home=home)
+    persisted: tuple[Arg, ...] | None = None
+    persisted_path = None
+    if family == "mysql" and datadir:
+        persisted_path = posixpath.join(datadir, "mysqld-auto.cnf")
+        try:
+            node = reader(persisted_path)
+        except OSError as exc:
+            raise OptionFileError(
+                f"Cannot read {persisted_path}: {exc.strerror or exc}.",
+                "Give InnoTune sudo rights: SET PERSIST values there beat the option files.",
+                path=persisted_path,
+            ) from exc
+        if node.kind == "file":
+            persisted = tuple(parse_persisted(node.data, persisted_path))
+    settings = effective(reading.args, argv=cmdline, persisted=persisted)
+    return ServerView(
+        instance=instance,
+        flavour=flavour,
+        version=version,
+        cmdline=cmdline,
+        groups=groups,
+        tops=tops,
+        home=home,
+        reading=reading,
+        persisted=persisted,
+        persisted_path=persisted_path,
+        settings=settings,
+    )
+
+
+@dataclass(frozen=True)
+class OptionRow:
+    """One line of ``innotune options``."""
+
+    name: str
+    value: str | None
+    source: str
+    written: str
+    overridden: tuple[str, ...]
+    values: tuple[str | None, ...]
+
+
+@dataclass(frozen=True)
+class OptionsTable:
+    """The effective options of an instance and where each was set."""
+
+    instance: str
+    files: tuple[str, ...]
+    command_line: tuple[str, ...]
+    persisted: str | None
+    rows: tuple[OptionRow, ...]
+    problems: tuple[str, ...]
+    binary: tuple[str, ...]  # how the binary was asked, when it was
+
+    def text(self) -> str:
+        """A table for people."""
+        lines = [f"Option files of {self.instance}, in the order the server reads them:"]
+        lines += [f"  {f}" for f in self.files] or ["  (none)"]
+        if self.command_line:
+            lines.append("Command line (beats every file): " + " ".join(self.command_line))
+        if self.persisted:
+            lines.append(f"Persisted settings (SET PERSIST): {self.persisted}")
+        width = max((len(r.name) for r in self.rows), default=10)
+        vwidth = min(40, max((len(str(r.value)) for r in self.rows), default=5))
+        lines.append("")
+        lines.append(f"{'option'.ljust(width)}  {'value'.ljust(vwidth)}  set in")
+        for row in self.rows:
+            value = "(on)" if row.value is None else row.value
+            if len(row.values) > 1:
+                value = ", ".join("(on)" if v is None else v for v in row.values)
+            line = f"{row.name.ljust(width)}  {value.ljust(vwidth)}  {row.source}"
+            if row.overridden:
+                line += f"  (overrides {', '.join(row.overridden)})"
+            lines.append(line)
+        if self.problems:
+            lines.append("")
+            lines.append("Problems:")
+            lines += [f"  {p}" for p in self.problems]
+        return "\n".join(lines)
+
+    def to_json(self) -> str:
+        """JSON for scripts."""
+        return json.dumps(dataclasses.asdict(self), indent=2)
+
+
+def options_for(
+    transport: Transport,
+    instance: ServerInstance,
+    flavour: str,
+    version: str,
+    *,
+    help_files: Sequence[str] = (),
+    datadir: str | None = None,
+    sudo: bool = False,
+) -> OptionsTable:
+    """The effective options of ``instance``, each with file:line, command line or persisted.
+
+    Files are read as the server reads them: its ``--defaults-file`` or the default order
+    (asked from the binary when ``help_files`` is empty), includes, the instance's argv
+    (which beats the files) and MySQL's ``datadir/mysqld-auto.cnf``.
+
+    Raises:
+        OptionFileError: the server would refuse its files, or one cannot be read.
+    """
+    files = list(help_files)
+    if not files and binary_present(transport, instance.binary):
+        files = list(ask_binary(transport, instance.binary, ["--no-defaults"]).default_files)
+    home = user_home(transport, instance.user)
+    view = read_view(
+        _reader(transport, sudo),
+        instance,
+        flavour,
+        version,
+        help_files=files,
+        home=home,
+        datadir=datadir or instance.datadir,
+    )
+    rows = tuple(
+        OptionRow(
+            name=name,
+            value=s.value,
+            source=str(s.source),
+            written=s.text,
+            overridden=tuple(str(o) for o in s.overridden),
+            values=s.values,
+        )
+        for name, s in sorted(view.settings.items())
+    )
+    seen: list[str] = []
+    for path in view.reading.files:
+        if path not in seen:
+            seen.append(path)
+    return OptionsTable(
+        instance=instance.label,
+        files=tuple(seen),
+        command_line=view.cmdline.args,
+        persisted=view.persisted_path if view.persisted else None,
+        rows=rows,
+        problems=tuple(str(p) for p in view.reading.problems),
+        binary=(),
+    )
+
+
+# -- writing --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where InnoTune's settings go."""
+
+    path: str
+    kind: str  # drop-in or main
+    why: str
+
+
+def _overlay(reader: Reader, path: str, data: bytes) -> Reader:
+    """``reader`` as it would be with ``path`` holding ``data``."""
+    directory = posixpath.dirname(path)
+    name = posixpath.basename(path)
+
+    def read(p: str) -> Node:
+        if p == path:
+            return Node("file", data=data)
+        node = reader(p)
+        if node.kind == "dir" and (p.rstrip("/") or "/") == directory and name not in node.names:
+            return dataclasses.replace(node, names=(*node.names, name))
+        return node
+
+    return read
+
+
+def _caching(reader: Reader) -> Reader:
+    cache: dict[str, Node] = {}
+
+    def read(p: str) -> Node:
+        if p not in cache:
+            cache[p] = reader(p)
+        return cache[p]
+
+    return read
+
+
+def _key_of(text: str) -> str:
+    return resolve(text).name
+
+
+def choose_destination(view: ServerView, reader: Reader, keys: Sequence[str]) -> Destination:
+    """The drop-in in the directory read last, or the main file; see the module docstring.
+
+    Raises:
+        ApplyError: no file can take the settings without rewriting a file with secrets.
+    """
+    wanted = set(keys)
+    dirs = [d.rstrip("/") or "/" for d in view.reading.directories]
+    if dirs:
+        last = dirs[-1]
+        names = [n for n in reader(last).names if n.endswith(".cnf")]
+        setting_same = sorted(
+            {
+                posixpath.basename(a.file)
+                for a in view.reading.args
+                if posixpath.dirname(a.file) == last and _key_of(a.text) in wanted
+            }
+        )
+        ours = sorted(n for n in names if STEM in n)
+        mine = [n for n in ours if all(n.encode() > o.encode() for o in setting_same if o != n)]
+        name = mine[-1] if mine else late_name(STEM, ".cnf", setting_same)
+        later = ", ".join(setting_same)
+        why = f"the drop-in directory the server reads last ({last})" + (
+            f"; named to sort after {later}, which set the same options" if later else ""
+        )
+        return Destination(f"{last}/{name}", "drop-in", why)
+    existing = [t.path for t in view.tops if t.path in view.reading.parsed]
+    home = view.home.rstrip("/")
+    global_tops = [
+        t.path
+        for t in view.tops
+        if not t.path.startswith("~") and not (home not in ("", "~") and t.path.startswith(home))
+    ]
+    candidates = [p for p in existing if p in global_tops]
+    if view.cmdline.defaults_file:
+        candidates = [view.cmdline.defaults_file]
+    if not candidates and global_tops:
+        return Destination(global_tops[0], "main", "no option file exists yet; creating it")
+    if not candidates:
+        raise ApplyError(
+            "The server reads no option file InnoTune could write (it runs with --no-defaults).",
+            "Set the values on the server's command line instead.",
+        )
+    main = candidates[-1]
+    parsed = view.reading.parsed.get(main)
+    if parsed is not None and holds_secrets(parsed):
+        after = global_tops[global_tops.index(main) + 1 :] if main in global_tops else []
+        free = [p for p in after if p not in view.reading.parsed]
+        if free and not view.cmdline.defaults_file:
+            return Destination(
+                free[0],
+                "main",
+                f"{main} holds a password, so it is not rewritten; {free[0]} is read after it",
+            )
+        raise ApplyError(
+            f"{main} holds a password and has no include directory, so InnoTune will not "
+            "rewrite it.",
+            f"Add '!includedir <dir>' at the end of {main} yourself (or move the password to "
+            "the client's own ~/.my.cnf), then preview again.",
+        )
+    return Destination(main, "main", "no include directory: the main file, only changed lines")
+
+
+def _new_file_attrs(host: Host, view: ServerView, dest: Destination) -> tuple[str, str]:
+    """Mode and owner for a new file: those of its neighbours, never world-writable."""
+    directory = posixpath.dirname(dest.path)
+    neighbours = sorted(
+        {f for f in view.reading.parsed if posixpath.dirname(f) == directory and f != dest.path}
+    )
+    if not neighbours:
+        neighbours = [t.path for t in view.tops if t.path in view.reading.parsed][:1]
+    found = stat_files(host, neighbours)
+    if not found:
+        return "0644", ""
+    counts: dict[tuple[str, str], int] = {}
+    for attrs in found.values():
+        counts[attrs] = counts.get(attrs, 0) + 1
+    mode, owner = max(counts, key=lambda k: counts[k])
+    mode = f"{int(mode, 8) & ~0o002 & 0o7777:04o}"
+    return mode, owner
+
+
+def _where_argv_comes_from(instance: ServerInstance) -> str:
+    if instance.started_by == "systemd" and instance.service:
+        return f"the unit's ExecStart (systemctl edit {instance.service})"
+    if instance.started_by == "sysv" and instance.service:
+        return f"the init script /etc/init.d/{instance.service} or its defaults file"
+    if instance.started_by == "mysqld_safe":
+        return "the mysqld_safe command line or its [mysqld_safe] options"
+    return "the command that starts the server"
+
+
+def check_winners(
+    view: ServerView, path: str, wanted: dict[str, str], *, before: ServerView | None = None
+) -> list[str]:
+    """A warning, with its fix, for each of ``wanted`` that InnoTune's ``path`` does not set.
+
+    Args:
+        view: the server's reading with InnoTune's file in place (or as it would be).
+        path: InnoTune's file.
+        wanted: option name → the value InnoTune writes.
+        before: unused; reserved for naming what changed.
+    """
+    del before
+    warnings = []
+    for key, value in wanted.items():
+        setting = view.settings.get(key)
+        if setting is None:
+            warnings.append(
+                f"{key}: the server would not read InnoTune's line in {path} (no group it "
+                "reads?) — the value would not change."
+            )
+            continue
+        src = setting.source
+        if src.kind == "file" and src.file == path:
+            if not same_value(setting.value, value):
+                warnings.append(f"{key}: {path} would give {setting.value}, not {value}.")
+            continue
+        shown = setting.value if setting.value is not None else "(on)"
+        if src.kind == "file":
+            fix = (
+                f"Remove line {src.line} of {src.file} (or set it to {value} there): it is read "
+                f"after {path}."
+            )
+        elif src.kind == "command line":
+            fix = (
+                f"Remove {setting.text} from {_where_argv_comes_from(view.instance)}: the "
+                "command line beats every option file."
+            )
+        else:
+            fix = (
+                f"Run RESET PERSIST {key} (or SET PERSIST {key} = {value}): mysqld-auto.cnf "
+                "beats the option files."
+            )
+        warnings.append(
+            f"{key}: InnoTune writes {value} in {path}, but {src} sets {shown}, which wins. " + fix
+        )
+    return warnings
+
+
+@dataclass(frozen=True)
+class _Planned:
+    action: Action
+    view: ServerView | None
+    reader: Reader | None
+    wanted: dict[str, str]
+    help_files: tuple[str, ...] = ()
+
+
+def _offline(changes: Sequence[Change]) -> Action:
+    keys = ", ".join(c.key for c in changes)
+    return Action(
+        applier="optionfile",
+        change_ids=tuple(c.id for c in changes),
+        summary="option files not read: no live connection",
+        unsupported=(
+            "Option-file changes cannot be previewed from saved facts: InnoTune must read the "
+            f"files the server reads to show the diff ({keys}). Give a TARGET to preview them.",
+        ),
+        restart_needed=any(c.target == "option_file" for c in changes),
+    )
+
+
+def _plan(changes: Sequence[Change], host: Host) -> _Planned:
+    changes = [c for c in changes if c.target in ("option_file", "dynamic")]
+    ids = tuple(c.id for c in changes)
+    if not changes:
+        return _Planned(Action("optionfile", ids, "no option-file changes"), None, None, {})
+    server = host.facts.server
+    if server is None:
+        raise ApplyError("The facts hold no server; option files cannot be planned.")
+    if not host.live:
+        return _Planned(_offline(changes), None, None, {})
+    assert host.transport is not None
+    transport = host.transport
+    instance = server.instance
+    bad = [c.key for c in changes if not _KEY.match(c.key)]
+    if bad:
+        raise ApplyError(f"Not a server variable name InnoTune writes: {', '.join(bad)}.")
+    reader = _caching(_reader(transport, host.sudo))
+    have_binary = binary_present(transport, instance.binary)
+    home = user_home(transport, instance.user)
+    help_files = list(server.option_files)
+    cmdline = parse_argv(instance.argv or (instance.binary,))
+    current: BinaryAnswer | None = None
+    if have_binary:
+        current = ask_binary(
+            transport,
+            instance.binary,
+            [*defaults_switches(cmdline), *cmdline.args],
+            sudo=host.sudo,
+        )
+        help_files = list(current.default_files) or help_files
+    try:
+        view = read_view(
+            reader,
+            instance,
+            server.flavour,
+            server.version,
+            help_files=help_files,
+            home=home,
+            datadir=server.datadir,
+        )
+    except OptionFileError as exc:
+        raise ApplyError(
+            f"InnoTune will not write option files: {exc.problem}",
+            exc.fix
+            or "Fix the file first; nothing is written from a file InnoTune could not fully read.",
+        ) from exc
+    unsupported: list[str] = []
+    accepted: list[Change] = []
+    known = current.table if current is not None and current.table else None
+    for change in changes:
+        if known is not None and change.key not in known:
+            unsupported.append(
+                f"{change.key}: {instance.binary} does not know this variable; not written."
+            )
+        else:
+            accepted.append(change)
+    dest = choose_destination(view, reader, [c.key for c in accepted])
+    before = read_file_or_none(host, dest.path)
+    option_file = parse(before or b"", dest.path)
+    if before is not None and holds_secrets(option_file):
+        raise ApplyError(
+            f"{dest.path} holds a password; InnoTune never rewrites such a file.",
+            "Move the password to the client's own option file, then preview again.",
+        )
+    try:
+        for change in accepted:
+            # set_option rewrites an existing line for the same option in place, whatever
+            # its spelling; the key below is only used for a new line.
+            key = change.key if known is not None else f"loose-{change.key}"
+            option_file = set_option(option_file, GROUP, key, change.proposed)
+    except (OptionFileError, ValueError) as exc:
+        raise ApplyError(f"Cannot edit {dest.path}: {exc}") from exc
+    after = render(option_file)
+    if before is not None:
+        stats = stat_files(host, [dest.path])
+        mode, owner = stats.get(dest.path, ("0644", ""))
+    else:
+        mode, owner = _new_file_attrs(host, view, dest)
+    notes = [dest.why]
+    if known is None:
+        notes.append(
+            "written with loose- because the server binary could not be asked which "
+            "variables this version knows"
+        )
+    files: tuple[FileWrite, ...] = ()
+    if after != (before or b""):
+        files = (
+            FileWrite(
+                path=dest.path,
+                before=before,
+                after=after,
+                mode=mode,
+                owner=owner,
+                purpose="option_file",
+                note="; ".join(notes),
+            ),
+        )
+    wanted = {c.key: c.proposed for c in accepted}
+    overlay = _overlay(reader, dest.path, after)
+    try:
+        would = read_view(
+            overlay,
+            instance,
+            server.flavour,
+            server.version,
+            help_files=help_files,
+            home=home,
+            datadir=server.datadir,
+        )
+    except OptionFileError as exc:
+        raise ApplyError(f"With InnoTune's change the server would refuse: {exc.problem}") from exc
+    warnings = check_winners(would, dest.path, wanted)
+    if have_binary:
+        answer = ask_binary(
+            transport,
+            instance.binary,
+            ["--no-defaults", *would.file_args(), *would.cmdline.args],
+            sudo=host.sudo,
+        )
+        warnings += _binary_warnings(answer, wanted, would, warnings)
+    needs_restart = any(c.target == "option_file" for c in accepted)
+    restart_argv = instance.restart_argv()
+    restart = None
+    if needs_restart and files:
+        if restart_argv:
+            restart = Command(tuple(restart_argv), "restart the server so the new values apply")
+        else:
+            warnings.append(
+                f"The server was started by hand ({instance.label}); InnoTune cannot restart it "
+                "for you. Restart it the way it was started."
+            )
+    summary = (
+        f"{'create' if before is None else 'edit'} {dest.path}: "
+        + ", ".join(f"{k} = {v}" for k, v in wanted.items())
+        if files
+        else "option files already hold these values"
+    )
+    action = Action(
+        applier="optionfile",
+        change_ids=tuple(c.id for c in accepted),
+        summary=summary,
+        files=files,
+        warnings=tuple(warnings),
+        unsupported=tuple(unsupported),
+        restart_needed=needs_restart and bool(files),
+        restart=restart,
+    )
+    return _Planned(action, would, overlay, wanted, tuple(help_files))
+
+
+def _binary_warnings(
+    answer: BinaryAnswer, wanted: dict[str, str], view: ServerView, known: list[str]
+) -> list[str]:
+    """The binary's view; keys already explained in ``known`` warnings are not repeated."""
+    warnings = []
+    for error in answer.errors:
+        where = ""
+        for arg in view.reading.args:
+            if arg.text.lstrip("-") in error or arg.text in error:
+                where = f" ({arg.file}:{arg.line})"
+        warnings.append(f"The server binary rejects the options{where}: {error}")
+    if not answer.table:
+        return warnings
+    for key, value in wanted.items():
+        if any(w.startswith(f"{key}:") for w in known):
+            continue
+        printed = answer.table.get(key)
+        if printed is None:
+            warnings.append(f"{key}: the server binary does not list it; check the plugin loads.")
+        elif not same_value(printed, value):
+            warnings.append(
+                f"{key}: the server binary says it would be {printed}, not {value} "
+                "(a value it rounds or rejects?)."
+            )
+    return warnings
+
+
+def apply(changes: Sequence[Change], host: Host, *, dry_run: bool = False) -> Action:
+    """Write the option-file part of ``changes`` (option_file and dynamic targets).
+
+    Args:
+        changes: the plan's changes; other targets are ignored.
+        host: the facts and the live connection.
+        dry_run: describe only; nothing is written.
+
+    Returns:
+        The :class:`Action` (same description in a dry run and a real apply).
+
+    Raises:
+        ApplyError: the files cannot be read fully, the server would refuse them, or the
+            file changed between reading and writing; nothing was written.
+    """
+    planned = _plan(changes, host)
+    action = planned.action
+    if dry_run or not action.files:
+        return action
+    assert host.transport is not None
+    outcome = []
+    for write in action.files:
+        now = read_file_or_none(host, write.path)
+        if now != write.before:
+            raise ApplyError(
+                f"{write.path} changed while InnoTune was preparing its change; nothing written.",
+                "Preview again.",
+            )
+        host.transport.write_file_atomic(
+            write.path, write.after, sudo=host.sudo, mode=write.mode, owner=write.owner
+        )
+        if read_file_or_none(host, write.path) != write.after:
+            raise ApplyError(f"{write.path} does not read back as written.")
+        outcome.append(f"wrote {write.path} ({len(write.after)} bytes), read back equal")
+    server = host.facts.server
+    assert server is not None and planned.view is not None
+    real = read_view(
+        _reader(host.transport, host.sudo),
+        server.instance,
+        server.flavour,
+        server.version,
+        help_files=planned.help_files,
+        home=planned.view.home,
+        datadir=server.datadir,
+    )
+    path = action.files[0].path
+    after_warnings = check_winners(real, path, planned.wanted)
+    if binary_present(host.transport, server.instance.binary):
+        cmdline = real.cmdline
+        answer = ask_binary(
+            host.transport,
+            server.instance.binary,
+            [*defaults_switches(cmdline), *cmdline.args],
+            sudo=host.sudo,
+        )
+        after_warnings += _binary_warnings(answer, planned.wanted, real, after_warnings)
+        outcome.append("asked " + " ".join(answer.argv[:3]) + " … --verbose --help")
+    if after_warnings:
+        outcome += after_warnings
+    else:
+        outcome.append("every value InnoTune wrote is the one the server will read")
+    return dataclasses.replace(action, dry_run=False, outcome=tuple(outcome))
