@@ -37,6 +37,8 @@ class SliderPositions:
             power cut), ``any`` (about a second of commits even on a server crash).
         memory_share: the buffer pool as a percentage of RAM (1-90); the planner never
             goes beyond what fits beside the OS, the other processes and the connections.
+            At the server's current share (rounded, see ``default_positions``) the pool
+            stays as it is unless it does not fit.
         redo_minutes: how many minutes of the measured redo writes the redo log holds
             (``REDO_PRESETS``: 15 fast recovery, 60 balanced, 120 smooth); None keeps the
             current size.

@@ -127,8 +127,15 @@ class Ctx:
                 "Inspect a host where MySQL or MariaDB runs (innotune inspect TARGET).",
             )
         version = ServerVersion.parse(server.version, server.version_comment)
-        catalogue.line_for(version.family, version)  # refuses versions it does not cover
-        return cls(facts, server, version, catalogue, positions)
+        line, exact = catalogue.line_for(version.family, version)  # refuses older versions
+        ctx = cls(facts, server, version, catalogue, positions)
+        if not exact:
+            ctx.warn(
+                f"{version} is not one of the release lines InnoTune checked; the plan uses the "
+                f"facts of {line}, so treat every change as unverified and read it back after "
+                "applying."
+            )
+        return ctx
 
     # -- facts ---------------------------------------------------------------------------
 

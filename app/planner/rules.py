@@ -13,6 +13,7 @@ from app.planner.context import DIRECT_IO_FS, Ctx, Disk, first_sentence, reports
 from app.planner.sliders import (
     ASSUMED_REDO_BYTES_PER_S,
     TRX_COMMIT,
+    current_share,
     doublewrite_on,
     memory_budget,
     recovery_words,
@@ -183,8 +184,11 @@ def memory(ctx: Ctx) -> None:
     if unit > target:
         unit, rounding = MIB, "a multiple of 1 MiB"
     proposed = max(minimum, round_down(target, unit))
-    near = abs(target - current) < budget.ram // 100 or proposed == current
-    if near and current <= budget.fits:
+    # Within half a slider step (0.5% of RAM) of the current size: already there.
+    # The slider's start (the current share, rounded to a whole percent and kept within
+    # 1-90) also means "where it is": a 128 MiB pool on 128 GiB starts at 1%, not 0.1%.
+    near = abs(target - current) <= budget.ram // 200 + MIB or proposed == current
+    if (near or share == current_share(ctx.facts)) and current <= budget.fits:
         ctx.leave(
             name,
             "memory",
