@@ -142,9 +142,15 @@ def _pool_unit(ctx: Ctx, pool: int) -> tuple[int, str]:
     instances_origin = next(
         (v.origin for v in ctx.server.variables if v.name == "innodb_buffer_pool_instances"), None
     )
-    if defaults_to_8 and instances_origin in (None, "COMPILE-TIME"):
+    default_instances = instances_origin in (None, "COMPILE-TIME")
+    if defaults_to_8 and default_instances:
         # At the next start the default becomes 8 instances once the pool reaches 1 GiB.
         instances = max(instances, 8)
+    elif ctx.version.series >= (8, 4) and default_instances and pool > GIB:
+        # 8.4's default: min(pool / chunk / 2, logical CPUs / 4), within 1-64. MySQL rounds
+        # the pool UP to chunk x instances, so plan on the count it will start with.
+        cpus = ctx.machine.cpu_threads or 4
+        instances = max(instances, min(64, max(1, pool // chunk // 2), max(1, cpus // 4)))
     unit = chunk * instances
     return unit, (
         f"a multiple of innodb_buffer_pool_chunk_size x innodb_buffer_pool_instances "

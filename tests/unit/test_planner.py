@@ -361,3 +361,11 @@ def test_facts_without_a_server_are_refused() -> None:
     facts = dataclasses.replace(PROFILES["practice-mariadb1011"].facts, server=None)
     with pytest.raises(PlanError):
         make_plan(facts, SliderPositions(), CAT)
+
+
+def test_mysql84_pool_rounds_to_the_instances_it_will_start_with() -> None:
+    # 8.4: instances = min(pool / chunk / 2, CPUs / 4) = min(256, 32 / 4) = 8 at 64 GiB.
+    plan = plan_for("mysql84-nvme", memory_share=50)
+    change = plan.change("innodb_buffer_pool_size")
+    assert change is not None and int(change.proposed) == 64 * GIB
+    assert "(128 MiB x 8)" in change.reason
