@@ -1,0 +1,286 @@
+"""The preview: built only from the appliers' dry runs, so it cannot drift from apply.
+
+Everything shown comes from :class:`app.appliers.actions.Action` values returned by
+``apply(..., dry_run=True)``: the option-file diffs, the sysfs/sysctl table, the
+persistence files in full, the commands, the SQL, the restart and the override warnings.
+Advice changes are never applied, so they are only counted here.
+
+The restart downtime is a rough estimate, documented in :func:`estimate_downtime`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from app.appliers import dynamic, optionfile, sysctl, sysfs, udev
+from app.appliers.actions import Action, ApplyError, Command, FileWrite, Host, ValueChange
+from app.domain.hostfacts import HostFacts
+from app.domain.plan import Change, FileChecksum, Plan
+from app.planner.values import duration_text, size_text
+
+
+@dataclass(frozen=True)
+class Downtime:
+    """How long the server is likely to be down for the restart."""
+
+    low_seconds: float
+    high_seconds: float
+    basis: str
+
+    def text(self) -> str:
+        """E.g. "about 5 s to 20 s (…)"."""
+        return (
+            f"about {duration_text(self.low_seconds)} to {duration_text(self.high_seconds)} "
+            f"({self.basis})"
+        )
+
+
+def estimate_downtime(facts: HostFacts, plan: Plan) -> Downtime:
+    """A rough restart downtime: flushing dirty pages at shutdown, then starting up.
+
+    * Shutdown: with the default ``innodb_fast_shutdown=1`` InnoDB writes every dirty page
+      first. Dirty bytes = dirty-page share × buffer pool; they are written at the probed
+      sequential write rate (low) to a quarter of it (high; page flushing is not purely
+      sequential). Without a probe, 100 MB/s (SSD) or 30 MB/s (spinning) stand in.
+    * Startup: 2 s to 10 s for the server itself, plus 0.2 s to 1 s per GiB of the new
+      buffer pool (allocation). Crash recovery does not apply: it is a clean shutdown.
+
+    It is an order of magnitude for planning a maintenance window, not a promise.
+    """
+    server = facts.server
+    pool = 0
+    dirty = 0.0
+    if server is not None:
+        pool = int(server.variable("innodb_buffer_pool_size") or 0)
+        dirty = server.dirty_pages_share or 0.0
+    change = plan.change("innodb_buffer_pool_size")
+    new_pool = int(change.proposed) if change and change.proposed.isdigit() else pool
+    rate = None
+    if facts.disk_probe is not None and facts.disk_probe.seq_write_mb_s:
+        rate = facts.disk_probe.seq_write_mb_s * 1e6
+    spinning = any(
+        d.rotational for p in facts.os.write_paths for d in p.devices if d.rotational is not None
+    )
+    if rate is None:
+        rate = (30 if spinning else 100) * 1e6
+    dirty_bytes = dirty * pool
+    gib = new_pool / 2**30
+    low = 2 + dirty_bytes / rate + 0.2 * gib
+    high = 10 + 4 * dirty_bytes / rate + 1.0 * gib
+    basis = (
+        f"{size_text(dirty_bytes)} of dirty pages to flush at "
+        f"{rate / 1e6:.0f} MB/s, a {size_text(new_pool)} buffer pool to allocate"
+    )
+    return Downtime(low, high, basis)
+
+
+@dataclass(frozen=True)
+class Preview:
+    """Everything the apply step would do, from the appliers' dry runs."""
+
+    target: str
+    actions: tuple[Action, ...]
+    restart_needed: bool
+    restart: Command | None
+    downtime: Downtime | None
+    live: tuple[str, ...]  # changes that take effect without a restart
+    errors: tuple[str, ...]  # an applier refused: what and why (nothing would be written)
+    notes: tuple[str, ...]
+    advice_count: int
+
+    @property
+    def option_files(self) -> tuple[FileWrite, ...]:
+        """The option files written, each with its diff."""
+        return tuple(f for a in self.actions for f in a.files if f.purpose == "option_file")
+
+    @property
+    def persistence_files(self) -> tuple[FileWrite, ...]:
+        """The udev rules and sysctl.d files, shown in full."""
+        return tuple(f for a in self.actions for f in a.files if f.purpose != "option_file")
+
+    @property
+    def values(self) -> tuple[ValueChange, ...]:
+        """sysfs, sysctl and dynamic variable changes, current → new."""
+        return tuple(v for a in self.actions for v in a.values)
+
+    @property
+    def commands(self) -> tuple[Command, ...]:
+        """Every command, in the order apply runs them (the restart last)."""
+        out = [c for a in self.actions for c in a.commands]
+        return tuple(out + ([self.restart] if self.restart else []))
+
+    @property
+    def statements(self) -> tuple[str, ...]:
+        """SQL statements apply runs."""
+        return tuple(s for a in self.actions for s in a.statements)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What would override or undo a change, each with its fix."""
+        return tuple(w for a in self.actions for w in a.warnings)
+
+    @property
+    def unsupported(self) -> tuple[str, ...]:
+        """Changes this host cannot take, or that could not be previewed."""
+        return tuple(u for a in self.actions for u in a.unsupported)
+
+    def file_checksums(self) -> tuple[FileChecksum, ...]:
+        """sha256 of each file apply will change ("absent" files as None)."""
+        seen: dict[str, FileChecksum] = {}
+        for action in self.actions:
+            for write in action.files:
+                seen[write.path] = FileChecksum(write.path, write.sha256_before)
+        return tuple(seen.values())
+
+    def text(self) -> str:
+        """The whole preview as plain text (what "Save preview…" and --out write)."""
+        out = [f"InnoTune preview for {self.target}", ""]
+        for note in self.notes:
+            out.append(f"Note: {note}")
+        if self.errors:
+            out.append("Refused (nothing of these would be written):")
+            out += [f"  ! {e}" for e in self.errors]
+            out.append("")
+        out.append("== Option files ==")
+        if not self.option_files:
+            out.append("(no option file changes)")
+        for write in self.option_files:
+            what = "new file" if write.creates else "edited"
+            out.append(f"{write.path} ({what}, mode {write.mode}, owner {write.owner or '-'})")
+            if write.note:
+                out.append(f"  why here: {write.note}")
+            out.append(write.diff().rstrip("\n"))
+            out.append("")
+        out.append("== Settings, current → new ==")
+        if not self.values:
+            out.append("(none)")
+        for v in self.values:
+            where = f"{v.key}@{v.device}" if v.device else v.key
+            live = "live" if v.live else "after restart"
+            out.append(
+                f"  {v.kind:8} {where}: {v.current} → {v.new}  [{live}; kept: {v.persistent}]"
+            )
+        out.append("")
+        out.append("== Persistence files (full content) ==")
+        if not self.persistence_files:
+            out.append("(none)")
+        for write in self.persistence_files:
+            state = "new file" if write.creates else "replaces the current file"
+            out.append(f"--- {write.path} ({state}, mode {write.mode})")
+            if write.note:
+                out.append(f"    ({write.note})")
+            out.append(write.after.decode("utf-8", "replace").rstrip("\n"))
+            out.append("")
+        out.append("== SQL ==")
+        out += [f"  {s};" for s in self.statements] or ["(none)"]
+        out.append("")
+        out.append("== Commands, in order ==")
+        out += [f"  {c.line()}    # {c.why}" for c in self.commands] or ["(none)"]
+        out.append("")
+        out.append("== Restart ==")
+        if self.restart_needed:
+            out.append("The server must restart for some changes to take effect.")
+            if self.downtime:
+                out.append(f"Estimated downtime: {self.downtime.text()}.")
+        else:
+            out.append("No restart needed.")
+        if self.live:
+            out.append("Live (no restart): " + ", ".join(self.live))
+        out.append("")
+        out.append("== Warnings ==")
+        out += [f"  ! {w}" for w in self.warnings] or ["(none)"]
+        if self.unsupported:
+            out.append("")
+            out.append("== Not supported or not previewed ==")
+            out += [f"  - {u}" for u in self.unsupported]
+        if self.advice_count:
+            out.append("")
+            out.append(
+                f"{self.advice_count} advice item(s) in the plan are never applied by InnoTune "
+                "(see `innotune plan`)."
+            )
+        return "\n".join(out) + "\n"
+
+
+def dry_run_actions(plan: Plan, host: Host, errors: list[str]) -> list[Action]:
+    """Every applier's dry run for the plan, in the order apply would run them.
+
+    An applier that refuses (:class:`ApplyError`) adds its reason to ``errors``.
+    """
+    changes = [c for c in plan.changes if c.target != "advice"]
+
+    def by(target: str) -> list[Change]:
+        return [c for c in changes if c.target == target]
+
+    steps: list[tuple[str, Callable[[], list[Action]]]] = [
+        ("option files", lambda: [optionfile.apply(changes, host, dry_run=True)])
+    ]
+    for change in by("dynamic"):
+        steps.append((change.id, _one(dynamic.apply, change, host)))
+    for change in by("sysfs"):
+        steps.append((change.id, _one(sysfs.apply, change, host)))
+    actions: list[Action] = []
+    for what, step in steps:
+        try:
+            actions += step()
+        except ApplyError as exc:
+            errors.append(f"{what}: {exc}")
+    supported = {
+        i for a in actions if a.applier == "sysfs" and not a.unsupported for i in a.change_ids
+    }
+    persist = [c for c in by("sysfs") if c.id in supported]
+    for what, step in (
+        ("udev rules", lambda: udev.apply(persist, host, dry_run=True)),
+        ("sysctl", lambda: [sysctl.apply(by("sysctl"), host, dry_run=True)]),
+    ):
+        try:
+            actions += step()
+        except ApplyError as exc:
+            errors.append(f"{what}: {exc}")
+    return [a for a in actions if a.change_ids or a.unsupported]
+
+
+def _one(fn: Callable[..., Action], change: Change, host: Host) -> Callable[[], list[Action]]:
+    return lambda: [fn(change, host, dry_run=True)]
+
+
+def build_preview(plan: Plan, host: Host) -> Preview:
+    """Run every applier in dry-run mode and gather what they would do."""
+    errors: list[str] = []
+    notes: list[str] = []
+    if not host.live:
+        notes.append(
+            "Built from saved facts without a connection: option files could not be read, "
+            "current values come from the facts, and persistence files are shown as new."
+        )
+    actions = dry_run_actions(plan, host, errors)
+    restart_needed = any(a.restart_needed for a in actions)
+    restart = next((a.restart for a in actions if a.restart is not None), None)
+    downtime = estimate_downtime(host.facts, plan) if restart_needed else None
+    live = tuple(
+        sorted({c.id for c in plan.changes if c.live and c.target != "advice"} - _refused(actions))
+    )
+    return Preview(
+        target=plan.facts.target,
+        actions=tuple(actions),
+        restart_needed=restart_needed,
+        restart=restart,
+        downtime=downtime,
+        live=live,
+        errors=tuple(errors),
+        notes=tuple(notes),
+        advice_count=sum(1 for c in plan.changes if c.target == "advice"),
+    )
+
+
+def _refused(actions: list[Action]) -> set[str]:
+    return {
+        i for a in actions if a.unsupported and not a.files and not a.commands for i in a.change_ids
+    }
+
+
+def with_checksums(plan: Plan, preview: Preview) -> Plan:
+    """The plan with ``file_checksums`` filled, so apply can refuse a file changed since."""
+    return dataclasses.replace(plan, file_checksums=preview.file_checksums())

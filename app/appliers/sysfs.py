@@ -1,0 +1,130 @@
+"""Block-device queue settings in sysfs: ``/sys/block/<dev>/queue/<attr>``.
+
+Live only; :mod:`app.appliers.udev` writes the rule that makes them survive a reboot.
+A file that is missing or read-only is "not supported on this host" and reported, never
+skipped silently (house style: missing is not silent).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from app.appliers.actions import Action, ApplyError, Command, Host, ValueChange, run_checked
+from app.domain.plan import Change
+
+_DEVICE = re.compile(r"^[A-Za-z0-9_.:!+-]+$")
+_ATTR = re.compile(r"^queue/[a-z0-9_]+$")
+_VALUE = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+# Writes the value with a plain redirection (no tee, no shell interpolation of the value).
+WRITE_SCRIPT = 'printf "%s\\n" "$1" > "$2"'
+
+# F<mode>\0<content> for a file, M for a missing one.
+_PROBE = (
+    'if [ -f "$1" ]; then printf "F%s\\000" "$(stat -c %a -- "$1")"; cat -- "$1"; else printf M; fi'
+)
+
+
+def sysfs_path(change: Change) -> str:
+    """``/sys/block/<dev>/queue/<attr>``, with the device and attribute names checked."""
+    device = change.device or ""
+    if not _DEVICE.match(device) or not _ATTR.match(change.key):
+        raise ApplyError(f"Not a block-device queue setting: {change.key} on {device!r}.")
+    return f"/sys/block/{device}/{change.key}"
+
+
+def active(text: str) -> str:
+    """The value as set: the bracketed entry of a list like ``none [mq-deadline] bfq``."""
+    match = re.search(r"\[([^\]]+)\]", text)
+    return match.group(1) if match else text.strip()
+
+
+def write_command(path: str, value: str) -> Command:
+    """The command that writes ``value`` to ``path``."""
+    return Command(("sh", "-c", WRITE_SCRIPT, "innotune-sysfs", value, path), f"set {path}")
+
+
+def _probe(host: Host, path: str) -> tuple[str | None, str | None]:
+    """(content, mode) of a sysfs file, (None, None) when it does not exist."""
+    assert host.transport is not None
+    result = host.transport.run(["sh", "-c", _PROBE, "sh", path], sudo=host.sudo)
+    if not result.ok:
+        raise ApplyError(f"Cannot read {path}: {result.err.strip()}.")
+    if result.stdout.startswith(b"M"):
+        return None, None
+    head, _, body = result.stdout[1:].partition(b"\0")
+    return body.decode("utf-8", "replace"), head.decode()
+
+
+def apply(change: Change, host: Host, *, dry_run: bool = False) -> Action:
+    """Write one queue attribute (current → new), or describe it.
+
+    Returns an Action with ``unsupported`` set (and nothing to run) when the file is
+    missing or read-only on this host, or the value is not one the device offers.
+    """
+    if change.target != "sysfs":
+        raise ApplyError(f"{change.id} is not a sysfs change.")
+    path = sysfs_path(change)
+    if not _VALUE.match(change.proposed):
+        raise ApplyError(f"{change.id}: InnoTune does not write the value {change.proposed!r}.")
+    command = write_command(path, change.proposed)
+    persistent = "udev rule (see the persistence files)"
+    if not host.live:
+        value = ValueChange(
+            "sysfs",
+            change.key,
+            change.current,
+            change.proposed,
+            True,
+            persistent,
+            change.device,
+            path,
+        )
+        return Action(
+            "sysfs",
+            (change.id,),
+            f"{path}: {change.current} → {change.proposed} (from facts)",
+            commands=(command,),
+            values=(value,),
+        )
+    content, mode = _probe(host, path)
+    base = Action("sysfs", (change.id,), f"{path}: not supported on this host")
+    if content is None:
+        return dataclasses.replace(
+            base, unsupported=(f"{path} does not exist: not supported on this host.",)
+        )
+    if mode is not None and not int(mode, 8) & 0o222:
+        return dataclasses.replace(
+            base, unsupported=(f"{path} is read-only: not supported on this host.",)
+        )
+    current = active(content)
+    if (
+        "[" in content
+        and change.proposed not in content.replace("[", " ").replace("]", " ").split()
+    ):
+        return dataclasses.replace(
+            base,
+            unsupported=(
+                f"{path}: {change.proposed} is not offered here ({content.strip()}): not "
+                "supported on this host.",
+            ),
+        )
+    value = ValueChange(
+        "sysfs", change.key, current, change.proposed, True, persistent, change.device, path
+    )
+    action = Action(
+        "sysfs",
+        (change.id,),
+        f"{path}: {current} → {change.proposed}",
+        commands=(command,) if current != change.proposed else (),
+        values=(value,),
+    )
+    if dry_run or not action.commands:
+        return action
+    run_checked(host, command)
+    after, _ = _probe(host, path)
+    now = active(after or "")
+    if now != change.proposed:
+        raise ApplyError(f"{path} reads {now} after writing {change.proposed}.")
+    return dataclasses.replace(action, dry_run=False, outcome=(f"{path} is now {now}",))

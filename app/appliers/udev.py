@@ -1,0 +1,190 @@
+"""udev rules that keep the sysfs queue settings across reboots and device renumbering.
+
+One file per device, ``/etc/udev/rules.d/99-innotune-<id>.rules``, matching the device by
+a stable attribute from the facts (``BlockDevice.stable_id`` / ``stable_id_source``):
+its WWID, serial, dm UUID or, for a loop device, its backing file. Never by the kernel
+name (``sdb`` can become ``sdc`` on the next boot; reliability E.32). Without a stable
+attribute no rule is written and that is reported: the live value lasts until reboot.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+from collections.abc import Sequence
+
+from app.appliers.actions import (
+    Action,
+    ApplyError,
+    Command,
+    FileWrite,
+    Host,
+    read_file_or_none,
+)
+from app.domain.facts import BlockDevice
+from app.domain.hostfacts import HostFacts
+from app.domain.plan import Change
+
+RULES_DIR = "/etc/udev/rules.d"
+
+# stable_id_source (the /sys file under /sys/block/<dev>/) → how udev matches it. ATTR{}
+# reads the device's own attribute; ATTRS{} walks up to the parent that has it (the SCSI
+# device holds wwid/serial for sdX).
+MATCH_KEYS = {
+    "wwid": "ATTR{wwid}",
+    "device/wwid": "ATTRS{wwid}",
+    "serial": "ATTR{serial}",
+    "device/serial": "ATTRS{serial}",
+    "dm/uuid": "ENV{DM_UUID}",
+    "loop/backing_file": "ATTR{loop/backing_file}",
+}
+
+# udev match values are globs (* ? [ ] and | for alternatives) and plain strings have no
+# escapes: an identifier with any other character is not matched rather than mis-matched.
+_SAFE_ID = re.compile(r"^[A-Za-z0-9 _.:/+=,@-]+$")
+_ATTR_VALUE = re.compile(r"^[A-Za-z0-9_.-]+$")
+_ASSIGN = re.compile(r'ATTR\{(queue/[a-z0-9_]+)\}="([^"]*)"')
+
+# The scheduler first: nr_requests limits depend on the scheduler in force.
+_ORDER = ("queue/scheduler",)
+
+
+def find_device(facts: HostFacts, name: str) -> BlockDevice | None:
+    """The device called ``name`` on any write path in the facts."""
+    for path in facts.os.write_paths:
+        for device in path.devices:
+            if device.name == name:
+                return device
+    return None
+
+
+def rule_path(device: BlockDevice) -> str:
+    """``/etc/udev/rules.d/99-innotune-<slug>.rules``, named after the stable identifier."""
+    ident = device.stable_id or device.name
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", ident).strip("-")[-24:] or "device"
+    digest = hashlib.sha256(ident.encode()).hexdigest()[:8]
+    return f"{RULES_DIR}/99-innotune-{slug}-{digest}.rules"
+
+
+def match_clause(device: BlockDevice) -> str:
+    """The rule's match on the stable attribute, e.g. ``ATTR{wwid}=="naa.5000..."``.
+
+    Raises:
+        ApplyError: no stable identifier, or one udev cannot match literally.
+    """
+    key = MATCH_KEYS.get(device.stable_id_source or "")
+    if key is None or not device.stable_id:
+        raise ApplyError(
+            f"{device.name} has no stable identifier (WWID, serial, dm UUID or backing file); "
+            "InnoTune does not write a udev rule matching by name, which can change at boot.",
+            "The live value lasts until the next reboot; set it again after a reboot.",
+        )
+    if not _SAFE_ID.match(device.stable_id):
+        raise ApplyError(
+            f"{device.name}: its identifier {device.stable_id!r} holds characters a udev rule "
+            "cannot match literally; no rule written.",
+            "The live value lasts until the next reboot.",
+        )
+    return f'{key}=="{device.stable_id}"'
+
+
+def rule_text(device: BlockDevice, settings: dict[str, str], planned_as: str) -> bytes:
+    """The whole rule file for one device."""
+    ordered = sorted(settings, key=lambda k: (k not in _ORDER, k))
+    assigns = ", ".join(f'ATTR{{{key}}}="{settings[key]}"' for key in ordered)
+    source = device.stable_id_source or "?"
+    return (
+        "# Written by InnoTune: queue settings for one database disk.\n"
+        f"# Matches the device by its {source} (it was {planned_as} when planned), never by\n"
+        "# its kernel name, which can change between boots.\n"
+        f'ACTION=="add|change", SUBSYSTEM=="block", ENV{{DEVTYPE}}=="disk", '
+        f"{match_clause(device)}, {assigns}\n"
+    ).encode()
+
+
+def reload_commands(device_name: str) -> tuple[Command, ...]:
+    """Reload the rules and replay a change event for the block devices."""
+    return (
+        Command(("udevadm", "control", "--reload-rules"), "make udev read the new rule"),
+        Command(
+            (
+                "udevadm",
+                "trigger",
+                "--type=devices",
+                "--action=change",
+                "--subsystem-match=block",
+                f"--sysname-match={device_name}",
+            ),
+            f"replay a change event for {device_name} so the rule applies now",
+        ),
+    )
+
+
+def apply(changes: Sequence[Change], host: Host, *, dry_run: bool = False) -> list[Action]:
+    """A rule file per device for the sysfs changes (and the reload), or describe it.
+
+    Returns:
+        One Action per device; a device without a stable identifier gets an Action with
+        ``unsupported`` set and nothing to run.
+    """
+    by_device: dict[str, list[Change]] = {}
+    for change in changes:
+        if change.target == "sysfs" and change.device:
+            by_device.setdefault(change.device, []).append(change)
+    actions = []
+    for name, items in by_device.items():
+        ids = tuple(c.id for c in items)
+        device = find_device(host.facts, name)
+        if device is None:
+            device = BlockDevice(name=name, kind="disk")
+        try:
+            match_clause(device)
+        except ApplyError as exc:
+            actions.append(Action("udev", ids, f"no udev rule for {name}", unsupported=(str(exc),)))
+            continue
+        for change in items:
+            if not _ATTR_VALUE.match(change.proposed):
+                raise ApplyError(f"{change.id}: InnoTune does not write {change.proposed!r}.")
+        path = rule_path(device)
+        before = read_file_or_none(host, path) if host.live else None
+        settings = {}
+        if before is not None:
+            settings = dict(_ASSIGN.findall(before.decode("utf-8", "replace")))
+        settings.update({c.key: c.proposed for c in items})
+        after = rule_text(device, settings, name)
+        note = "" if host.live else "shown as new: without a live host it could not be read"
+        write = FileWrite(path, before, after, "0644", "root:root", "udev", note=note)
+        action = Action(
+            "udev",
+            ids,
+            f"keep {', '.join(sorted(settings))} for {name} across reboots in {path}",
+            files=(write,) if after != before else (),
+            commands=reload_commands(name),
+        )
+        if not dry_run:
+            action = _write(host, action)
+        actions.append(action)
+    return actions
+
+
+def _write(host: Host, action: Action) -> Action:
+    assert host.transport is not None
+    outcome = []
+    for write in action.files:
+        if read_file_or_none(host, write.path) != write.before:
+            raise ApplyError(f"{write.path} changed since it was read; nothing written.")
+        host.transport.write_file_atomic(write.path, write.after, sudo=host.sudo, mode=write.mode)
+        outcome.append(f"wrote {write.path}")
+    for command in action.commands:
+        result = host.transport.run(list(command.argv), sudo=host.sudo)
+        if not result.ok:
+            # No running udevd (containers, some chroots): the rule still applies at boot,
+            # and the live value was set through sysfs.
+            outcome.append(
+                f"`{command.line()}` failed ({result.err.strip() or result.exit_status}): the "
+                "rule applies from the next boot; the live value was set through sysfs"
+            )
+            break
+        outcome.append(f"ran {command.line()}")
+    return dataclasses.replace(action, dry_run=False, outcome=tuple(outcome))

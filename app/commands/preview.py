@@ -1,0 +1,118 @@
+"""`innotune preview TARGET|--facts FILE [slider options]`: exactly what apply would do."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from app.cli import add_target_arguments
+from app.commands import Handler
+from app.commands.plan import _read_facts, _target_optional
+from app.commands.sliders import add_slider_arguments, positions_from_args
+
+DESCRIPTION = """\
+Build the plan for the slider positions, then run every applier in dry-run mode and print
+what apply would do: a unified diff per option file, sysfs and sysctl values (current ->
+new, live and persistent), the udev rule and sysctl.d file in full, the exact commands and
+SQL, whether the server must restart (with an estimated downtime) and every setting that
+would override InnoTune's. Nothing is changed.
+
+With TARGET the facts are inspected (or taken from --facts FILE) and the option files are
+read live on TARGET. With --facts FILE alone there is no connection: option files cannot be
+read, so their diffs are left out and said to be; sysfs/sysctl current values come from the
+facts and the persistence files are shown as new files.
+"""
+
+
+def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
+    """Add the preview subcommand."""
+    parser = subparsers.add_parser(
+        "preview",
+        help="show exactly what apply would change: diffs, values, files, commands, restart",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_target_arguments(parser)
+    _target_optional(parser)
+    parser.add_argument(
+        "--facts",
+        metavar="FILE",
+        help="facts saved by inspect --out; alone: preview offline, with TARGET: skip inspecting",
+    )
+    add_slider_arguments(parser)
+    parser.add_argument(
+        "--sample",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="with TARGET and no --facts: sample status counters this long (default 10)",
+    )
+    parser.add_argument("--out", metavar="FILE", help="also save the preview text to FILE")
+    parser.add_argument(
+        "--plan-out",
+        metavar="PLAN.json",
+        help="save the plan with the checksum of every file apply will change",
+    )
+    handlers["preview"] = run
+
+
+def run(args: argparse.Namespace) -> int:
+    """Facts → plan → dry runs → the preview text."""
+    from app.appliers.actions import Host
+    from app.appliers.preview import build_preview, with_checksums
+    from app.knobs import default_catalogue
+    from app.planner import make_plan
+
+    if args.target is None and args.facts is None:
+        print("innotune preview: give TARGET, --facts FILE, or both", file=sys.stderr)
+        return 2
+    conn = None
+    try:
+        if args.target is not None:
+            from app.commands.common import connect
+
+            conn = connect(args)
+        if args.facts:
+            facts = _read_facts(args.facts)
+        else:
+            facts = _inspect(conn, args)
+        plan = make_plan(facts, positions_from_args(args, facts), default_catalogue())
+        host = Host(facts)
+        if conn is not None:
+            host = Host(
+                facts,
+                conn.transport,
+                conn.session,
+                sudo=conn.sudo_mode in ("root", "nopasswd", "password-ok"),
+            )
+        preview = build_preview(plan, host)
+    finally:
+        if conn is not None:
+            conn.close()
+    text = preview.text()
+    if args.out:
+        Path(args.out).write_text(text)
+    if args.plan_out:
+        Path(args.plan_out).write_text(with_checksums(plan, preview).to_json() + "\n")
+    print(text, end="")
+    return 1 if preview.errors else 0
+
+
+def _inspect(conn: Any, args: argparse.Namespace) -> Any:
+    from app.domain.errors import InnoTuneError
+    from app.inspect.inspection import inspect
+
+    if args.sample < 0 or args.sample > 600:
+        raise InnoTuneError("--sample must be between 0 and 600 seconds.")
+    assert conn.transport and conn.instance and conn.session
+    return inspect(
+        conn.transport,
+        conn.instances,
+        conn.instance,
+        conn.session,
+        sample_seconds=args.sample,
+        use_sudo=conn.sudo_mode in ("root", "nopasswd", "password-ok"),
+        say=lambda text: print(f"… {text}", file=sys.stderr, flush=True),
+    )
