@@ -10,7 +10,7 @@ import json
 
 from app.domain.facts import to_jsonable
 from app.domain.hostfacts import HostFacts
-from app.domain.plan import SLIDERS, FactsSummary, LeftAlone, Plan, SliderPositions
+from app.domain.plan import SLIDERS, FactsSummary, Plan, SliderPositions
 from app.knobs import Catalogue
 from app.planner import rules
 from app.planner.context import Ctx, PlanError, first_sentence
@@ -50,6 +50,17 @@ def sentences(facts: HostFacts, positions: SliderPositions) -> tuple[tuple[str, 
     return tuple((s, describe(s, _position(positions, s), facts)) for s in SLIDERS)
 
 
+def _account_for_the_rest(ctx: Ctx) -> None:
+    """Every catalogue knob this server (or host) has ends up changed or left alone, with why."""
+    mentioned = {c.key for c in ctx.changes} | {x.knob for x in ctx.left_alone}
+    for knob in ctx.catalogue.knobs:
+        if knob.name in mentioned:
+            continue
+        if knob.is_server_variable and ctx.facts_for(knob.name) is None:
+            continue  # this version does not have it: nothing to say
+        ctx.leave(knob.name, knob.slider, first_sentence(knob.advice))
+
+
 def make_plan(facts: HostFacts, positions: SliderPositions, catalogue: Catalogue) -> Plan:
     """Turn facts and slider positions into a plan.
 
@@ -65,14 +76,11 @@ def make_plan(facts: HostFacts, positions: SliderPositions, catalogue: Catalogue
     rules.doublewrite(ctx)
     rules.fit_disks(ctx)
     rules.fit_os(ctx)
+    _account_for_the_rest(ctx)
     order = {s: i for i, s in enumerate(SLIDERS)}
     changes = sorted(ctx.changes, key=lambda c: order[c.slider])  # stable: rule order kept
     left = sorted(ctx.left_alone, key=lambda x: order.get(x.slider, len(order)))
     server = ctx.server
-    for name in sorted(k.name for k in catalogue.by_slider("none")):
-        vf = ctx.facts_for(name)
-        if vf is not None:
-            left.append(LeftAlone(name, "none", first_sentence(catalogue.knob(name).advice)))
     summary = FactsSummary(
         target=facts.target,
         collected_at=facts.collected_at,

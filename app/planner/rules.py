@@ -398,6 +398,13 @@ def doublewrite(ctx: Ctx) -> None:
             f"{path.mount_point or path.directory} is ext4 mounted data=journal, which "
             "disables O_DIRECT and does not replace the doublewrite buffer.",
         )
+    else:
+        fs = path.fs_type if path is not None and path.fs_type else "unknown"
+        ctx.leave(
+            "ext4_data_journal",
+            "doublewrite",
+            f"The datadir's filesystem ({fs}) is not mounted data=journal.",
+        )
 
 
 # -- 5. fit the disks ---------------------------------------------------------------------

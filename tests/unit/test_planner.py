@@ -15,6 +15,7 @@ import pytest
 
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan, SliderPositions
+from app.domain.server import ServerVersion
 from app.domain.serverfacts import Variable
 from app.knobs import default_catalogue
 from app.planner import CRASH_SENTENCES, default_positions, describe, make_plan
@@ -369,3 +370,18 @@ def test_mysql84_pool_rounds_to_the_instances_it_will_start_with() -> None:
     change = plan.change("innodb_buffer_pool_size")
     assert change is not None and int(change.proposed) == 64 * GIB
     assert "(128 MiB x 8)" in change.reason
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_every_knob_is_changed_or_left_alone_with_a_reason(name: str) -> None:
+    facts = PROFILES[name].facts
+    assert facts.server is not None
+    plan = plan_for(name)
+    said = {c.key for c in plan.changes} | {x.knob for x in plan.left_alone}
+    version = ServerVersion.parse(facts.server.version)
+    for knob in CAT.knobs:
+        if knob.is_server_variable and not CAT.exists(knob.name, version.family, version):
+            assert knob.name not in {c.key for c in plan.changes}
+            continue
+        assert knob.name in said, f"{name}: {knob.name} neither changed nor left alone"
+    assert all(x.why for x in plan.left_alone)
