@@ -11,7 +11,7 @@ Handler = Callable[[argparse.Namespace], int]
 Register = Callable[[Any, dict[str, Handler]], None]
 
 # Add a subcommand by adding its module here.
-_MODULES: tuple[str, ...] = ("doctor", "inspect", "practice", "plan", "options", "preview")
+_MODULES: tuple[str, ...] = ("doctor", "inspect", "practice", "plan", "bench", "options", "preview")
 
 
 def registrars() -> Iterator[Register]:

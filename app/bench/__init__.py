@@ -1,0 +1,1 @@
+"""The bounded before/after write benchmark."""

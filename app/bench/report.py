@@ -1,0 +1,84 @@
+"""A benchmark report as text: one row per workload and client count, before/after side by side."""
+
+from __future__ import annotations
+
+from app.domain.bench import WORKLOAD_TITLES, BenchReport, WorkloadResult, WriteRate
+
+MIB = 1024 * 1024
+
+
+def _opt(value: int | None, scale: float = 1.0, fmt: str = "{:,.0f}") -> str:
+    return "—" if value is None else fmt.format(value / scale)
+
+
+def rate_text(rate: WriteRate) -> str:
+    """The current write rate in one sentence."""
+    redo = (
+        ""
+        if rate.redo_bytes_per_s is None
+        else f", {rate.redo_bytes_per_s / MIB:,.2f} MiB/s of redo"
+    )
+    verdict = f"busy: {rate.why}" if rate.busy else "quiet"
+    return (
+        f"Current writes over {rate.seconds:.0f} s: {rate.commits_per_s:,.1f} write statements "
+        f"and commits/s, {rate.rows_per_s:,.0f} rows/s{redo}; "
+        f"{rate.threads_running} other queries running — {verdict}."
+    )
+
+
+HEADER = (
+    f"{'workload':<11} {'clients':>7} {'commits/s':>10} {'rows/s':>10} {'p50 ms':>8} "
+    f"{'p95 ms':>8} {'p99 ms':>8} {'redo MiB':>9} {'pages':>7} {'fsyncs':>7}  stopped"
+)
+
+
+def result_line(r: WorkloadResult) -> str:
+    """One result as a row of the table."""
+    c = r.counters
+    fsyncs = None if c.data_fsyncs is None else c.data_fsyncs + (c.log_fsyncs or 0)
+    restart = " (server restarted)" if c.restarted else ""
+    return (
+        f"{r.workload:<11} {r.threads:>7} {r.commits_per_s:>10,.1f} {r.rows_per_s:>10,.0f} "
+        f"{r.latency.p50_ms:>8.2f} {r.latency.p95_ms:>8.2f} {r.latency.p99_ms:>8.2f} "
+        f"{_opt(c.redo_bytes, MIB, '{:,.1f}'):>9} {_opt(c.pages_written):>7} "
+        f"{_opt(fsyncs):>7}  {r.stopped}{restart}"
+    )
+
+
+def report_text(report: BenchReport) -> str:
+    """The whole report as a table with a short header."""
+    lines = [
+        f"Write benchmark on {report.target or 'the server'} with {report.engine} "
+        f"({report.started_at}){' — cancelled' if report.cancelled else ''}",
+    ]
+    if report.rate_before is not None:
+        lines.append(rate_text(report.rate_before))
+    trx = report.settings.get("innodb_flush_log_at_trx_commit")
+    if trx is not None:
+        lines.append(
+            f"Server: {report.settings.get('version', '?')}, innodb_flush_log_at_trx_commit="
+            f"{trx}, buffer pool {int(report.settings.get('innodb_buffer_pool_size', '0')) // MIB}"
+            f" MiB, redo log {int(report.settings.get('innodb_log_file_size', '0')) // MIB} MiB"
+        )
+    lines += ["", HEADER]
+    lines += [result_line(r) for r in report.results]
+    lines += [""] + [f"  {w}: {t}" for w, t in WORKLOAD_TITLES.items()]
+    return "\n".join(lines)
+
+
+def comparison_text(before: BenchReport, after: BenchReport) -> str:
+    """Before and after side by side: commits/s and p99 of each run, with the change."""
+    lines = [
+        f"{'workload':<11} {'clients':>7} {'before c/s':>11} {'after c/s':>11} {'change':>8} "
+        f"{'p99 before':>11} {'p99 after':>10}"
+    ]
+    for b in before.results:
+        a = after.result(b.workload, b.threads)
+        if a is None:
+            continue
+        change = (a.commits_per_s / b.commits_per_s - 1) * 100 if b.commits_per_s else 0.0
+        lines.append(
+            f"{b.workload:<11} {b.threads:>7} {b.commits_per_s:>11,.1f} {a.commits_per_s:>11,.1f} "
+            f"{change:>+7.0f}% {b.latency.p99_ms:>11.2f} {a.latency.p99_ms:>10.2f}"
+        )
+    return "\n".join(lines)

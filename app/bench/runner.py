@@ -1,0 +1,462 @@
+"""The bounded write benchmark: a scratch schema, three workloads at 1 and N clients, figures.
+
+Safe on a server that matters: everything happens in a schema of its own
+(``innotune_bench_<random>``), created at the start and dropped at the end — also after a
+failure or a cancel; each run stops at its time budget, or earlier at a row or byte cap;
+a cancel stops it within one transaction.
+
+Clients are separate sessions from ``open_session`` (the caller decides the route: a local
+socket, a relay, TCP through SSH). With a :class:`~app.bench.sysbench.SysbenchRoute`, the
+clients are sysbench on the target running the same statements, and the figures are the same.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from app.bench.figures import STATUS_NAMES, CounterTrack, latency_of, rate
+from app.bench.workloads import (
+    ROW_BYTES,
+    ROWS_PER_TX,
+    TABLE_SQL,
+    Statements,
+    prefill_sql,
+)
+from app.domain.bench import WORKLOADS, BenchReport, WorkloadResult, WriteRate
+from app.domain.errors import InnoTuneError
+from app.mysql.session import Session
+
+SessionFactory = Callable[[], Session]
+
+#: Server settings recorded with each report, so before and after can be told apart.
+SETTINGS = (
+    "version",
+    "innodb_flush_log_at_trx_commit",
+    "sync_binlog",
+    "log_bin",
+    "innodb_buffer_pool_size",
+    "innodb_log_file_size",
+    "innodb_log_buffer_size",
+    "innodb_flush_method",
+    "innodb_doublewrite",
+    "innodb_io_capacity",
+    "innodb_flush_neighbors",
+)
+
+#: MySQL error numbers a write transaction can meet under concurrency and simply retry.
+RETRYABLE = ("1213", "1205")
+
+
+class BenchError(InnoTuneError):
+    """The benchmark could not run or had to stop."""
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    """How long and how big a benchmark may get.
+
+    Attributes:
+        seconds: the whole benchmark's time budget, shared equally by its runs
+            (workloads × thread counts).
+        threads: the client counts each workload runs at.
+        max_rows: a run stops once it has written this many rows.
+        max_bytes: a run stops once its rows take about this much space.
+    """
+
+    seconds: float = 60.0
+    threads: tuple[int, ...] = (1, 4)
+    workloads: tuple[str, ...] = WORKLOADS
+    max_rows: int = 2_000_000
+    max_bytes: int = 512 * 1024 * 1024
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if self.seconds <= 0:
+            raise ValueError("the benchmark needs a time budget above 0 seconds")
+        if not self.threads or any(t < 1 or t > 64 for t in self.threads):
+            raise ValueError("thread counts lie between 1 and 64")
+        unknown = set(self.workloads) - set(WORKLOADS)
+        if unknown:
+            raise ValueError(f"unknown workloads: {', '.join(sorted(unknown))}")
+
+    @property
+    def runs(self) -> list[tuple[str, int]]:
+        """(workload, threads) in the order they run."""
+        threads = sorted(set(self.threads))
+        return [(w, t) for w in self.workloads for t in threads]
+
+    @property
+    def seconds_per_run(self) -> float:
+        """Each run's share of the time budget."""
+        return self.seconds / len(self.runs)
+
+    @property
+    def row_cap(self) -> int:
+        """The lower of the row cap and the rows the byte cap allows."""
+        return min(self.max_rows, self.max_bytes // ROW_BYTES)
+
+
+def _quiet(_text: str) -> None:
+    pass
+
+
+def _ignore(_value: object) -> None:
+    pass
+
+
+def status_values(session: Session, names: tuple[str, ...]) -> dict[str, str | None]:
+    """SHOW GLOBAL STATUS for ``names`` (names are constants of ours, never user input)."""
+    listed = ", ".join(f"'{n}'" for n in names)
+    rows = session.query(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({listed})")  # noqa: S608
+    return {str(r[0]): r[1] for r in rows if r and r[0]}
+
+
+def server_settings(session: Session) -> dict[str, str]:
+    """The settings a report records (see :data:`SETTINGS`)."""
+    listed = ", ".join(f"'{n}'" for n in SETTINGS)
+    rows = session.query(f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({listed})")  # noqa: S608
+    return {str(r[0]): r[1] or "" for r in rows if r and r[0]}
+
+
+# -- the current write rate ------------------------------------------------------------------
+
+RATE_NAMES = (
+    "Com_insert",
+    "Com_update",
+    "Com_delete",
+    "Com_replace",
+    "Com_insert_select",
+    "Com_commit",
+    "Innodb_rows_inserted",
+    "Innodb_rows_updated",
+    "Innodb_rows_deleted",
+    "Handler_write",
+    "Handler_update",
+    "Handler_delete",
+    "Innodb_lsn_current",
+    "Innodb_os_log_written",
+    "Threads_running",
+)
+
+#: Above any of these, the server counts as busy (see :func:`judge_busy`).
+BUSY_ROWS_PER_S = 100.0
+BUSY_REDO_BYTES_PER_S = 1024.0 * 1024.0
+BUSY_THREADS_RUNNING = 2
+
+
+def _num(values: dict[str, str | None], name: str) -> int:
+    text = values.get(name)
+    return int(text) if text and text.isdigit() else 0
+
+
+def judge_busy(rows_per_s: float, redo_bytes_per_s: float | None, others_running: int) -> str:
+    """Why the server looks busy (an empty string when it does not)."""
+    why = []
+    if rows_per_s > BUSY_ROWS_PER_S:
+        why.append(f"{rows_per_s:,.0f} rows written per second")
+    if redo_bytes_per_s is not None and redo_bytes_per_s > BUSY_REDO_BYTES_PER_S:
+        why.append(f"{redo_bytes_per_s / 1048576:,.1f} MiB of redo log per second")
+    if others_running > BUSY_THREADS_RUNNING:
+        why.append(f"{others_running} other queries running at once")
+    return "; ".join(why)
+
+
+def write_rate(
+    session: Session, seconds: float = 3.0, cancel: threading.Event | None = None
+) -> WriteRate:
+    """The server's own write activity over ``seconds``, and whether it looks busy."""
+    first = status_values(session, RATE_NAMES)
+    started = time.monotonic()
+    (cancel or threading.Event()).wait(seconds)
+    second = status_values(session, RATE_NAMES)
+    took = time.monotonic() - started
+
+    def delta(*names: str) -> int:
+        return sum(max(0, _num(second, n) - _num(first, n)) for n in names)
+
+    commits = delta("Com_insert", "Com_update", "Com_delete", "Com_replace", "Com_insert_select")
+    commits += delta("Com_commit")
+    # MariaDB 10.11 leaves Innodb_rows_* at 0; the handler counts are there everywhere (they
+    # also count SHOW STATUS's own few temporary rows, far below the busy threshold).
+    rows = max(
+        delta("Innodb_rows_inserted", "Innodb_rows_updated", "Innodb_rows_deleted"),
+        delta("Handler_write", "Handler_update", "Handler_delete"),
+    )
+    redo_name = next(
+        (n for n in ("Innodb_lsn_current", "Innodb_os_log_written") if second.get(n)), None
+    )
+    redo = rate(delta(redo_name), took) if redo_name else None
+    others = max(0, _num(second, "Threads_running") - 1)  # our own SHOW STATUS runs too
+    rows_per_s = rate(rows, took)
+    why = judge_busy(rows_per_s, redo, others)
+    return WriteRate(
+        seconds=round(took, 2),
+        commits_per_s=rate(commits, took),
+        rows_per_s=rows_per_s,
+        redo_bytes_per_s=redo,
+        threads_running=others,
+        busy=bool(why),
+        why=why or "no noticeable writes by others",
+    )
+
+
+# -- one run with InnoTune's own driver -------------------------------------------------------
+
+
+@dataclass
+class _Client:
+    session: Session
+    statements: Statements
+    latencies: list[float] = field(default_factory=list)
+    rows: int = 0
+    errors: int = 0
+    fatal: InnoTuneError | None = None
+
+    def loop(self, stop: threading.Event) -> None:
+        per_tx = ROWS_PER_TX[self.statements.workload]
+        while not stop.is_set():
+            statements = self.statements.transaction()
+            started = time.perf_counter()
+            try:
+                for sql in statements:
+                    self.session.query(sql)
+            except InnoTuneError as exc:
+                if any(code in exc.problem for code in RETRYABLE):
+                    self.errors += 1
+                    self._rollback()
+                    continue
+                self.fatal = exc
+                stop.set()
+                return
+            self.latencies.append(time.perf_counter() - started)
+            self.rows += per_tx
+
+    def _rollback(self) -> None:
+        try:
+            self.session.query("ROLLBACK")
+        except InnoTuneError:
+            pass
+
+
+class Benchmark:
+    """One benchmark against one server; :meth:`run` does the whole of it."""
+
+    def __init__(
+        self,
+        open_session: SessionFactory,
+        options: BenchOptions | None = None,
+        *,
+        cancel: threading.Event | None = None,
+        say: Callable[[str], None] = _quiet,
+        progress: Callable[[float], None] = _ignore,
+        on_result: Callable[[WorkloadResult], None] = _ignore,
+        sysbench: object | None = None,
+        target: str = "",
+    ) -> None:
+        self.open_session = open_session
+        self.options = options or BenchOptions()
+        self.cancel = cancel or threading.Event()
+        self.say = say
+        self.progress = progress
+        self.on_result = on_result
+        self.sysbench = sysbench  # a SysbenchRoute, or None for our own driver
+        self.target = target
+        self.schema = f"innotune_bench_{secrets.token_hex(4)}"
+        self.run_seconds = self.options.seconds_per_run
+
+    # -- the whole benchmark ----------------------------------------------------------------
+    def run(self) -> BenchReport:
+        """Create the scratch schema, run every workload, drop the schema; return the report.
+
+        Raises:
+            BenchError: a run failed (the schema is dropped all the same).
+        """
+        started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        control = self.open_session()
+        results: list[WorkloadResult] = []
+        try:
+            settings = server_settings(control)
+            engine = "innotune"
+            if self.sysbench is not None:
+                engine = getattr(self.sysbench, "engine", "sysbench")
+            self.say(f"Creating the scratch schema {self.schema}")
+            control.query(f"CREATE DATABASE `{self.schema}`")
+            runs = self.options.runs
+            # Setting up tables takes time too: each run gets its share of what is left, so
+            # the whole benchmark stays within its budget.
+            deadline = time.monotonic() + self.options.seconds
+            for i, (workload, threads) in enumerate(runs):
+                if self.cancel.is_set():
+                    break
+                left = deadline - time.monotonic()
+                self.run_seconds = max(0.5, left / (len(runs) - i))
+                self.say(
+                    f"Run {i + 1} of {len(runs)}: {workload} with {threads} "
+                    f"client{'s' if threads > 1 else ''} ({self.run_seconds:.0f} s)"
+                )
+                result = self._one(control, workload, threads, i, len(runs))
+                results.append(result)
+                self.on_result(result)
+                self.progress((i + 1) / len(runs))
+        finally:
+            self._drop(control)
+        return BenchReport(
+            target=self.target,
+            started_at=started_at,
+            engine=engine,
+            seconds_per_run=self.options.seconds_per_run,
+            results=tuple(results),
+            settings=settings,
+            cancelled=self.cancel.is_set(),
+            label=self.options.label,
+        )
+
+    def _drop(self, control: Session) -> None:
+        """Drop the scratch schema, through a fresh session if the old one broke."""
+        sql = f"DROP DATABASE IF EXISTS `{self.schema}`"
+        try:
+            control.query(sql)
+        except InnoTuneError:
+            control.close()
+            control = self.open_session()
+            control.query(sql)
+        finally:
+            control.close()
+        self.say(f"Dropped the scratch schema {self.schema}")
+
+    def _prepare(self, control: Session, workload: str) -> None:
+        control.query(f"DROP TABLE IF EXISTS `{self.schema}`.bench_{workload}")
+        control.query(f"USE `{self.schema}`")
+        control.query(TABLE_SQL.format(workload=workload))
+        for sql in prefill_sql(workload):
+            control.query(sql)
+
+    def _one(
+        self, control: Session, workload: str, threads: int, index: int, count: int
+    ) -> WorkloadResult:
+        self._prepare(control, workload)
+        try:
+            if self.sysbench is not None:
+                from app.bench.sysbench import run_sysbench
+
+                return run_sysbench(self, control, workload, threads)
+            return self._driver_run(control, workload, threads, index, count)
+        finally:
+            control.query(f"DROP TABLE IF EXISTS `{self.schema}`.bench_{workload}")
+
+    def watch(
+        self,
+        control: Session,
+        done: Callable[[], bool],
+        rows: Callable[[], int],
+        stop: Callable[[str], None],
+        seconds: float,
+        track: CounterTrack,
+        base: float = 0.0,
+    ) -> str:
+        """Sample counters while a run goes; stop it on time, the caps or a cancel.
+
+        Returns:
+            Why it stopped: time, rows, bytes or cancelled.
+        """
+        started = time.monotonic()
+        last_sample = started
+        why = "time"
+        cap = self.options.row_cap
+        while not done():
+            now = time.monotonic()
+            if self.cancel.is_set():
+                why = "cancelled"
+            elif rows() >= cap:
+                why = "rows" if cap == self.options.max_rows else "bytes"
+            elif now - started >= seconds:
+                why = "time"
+            else:
+                if now - last_sample >= 1.0:
+                    self.sample(control, track)
+                    last_sample = now
+                self.progress(base + min(1.0, (now - started) / seconds) / len(self.options.runs))
+                self.cancel.wait(0.1)
+                continue
+            stop(why)
+            return why
+        return why
+
+    def sample(self, control: Session, track: CounterTrack) -> None:
+        """Add one sample of the counters to ``track`` (a failed sample is skipped)."""
+        try:
+            track.add(status_values(control, STATUS_NAMES))
+        except InnoTuneError:
+            pass  # a sample lost to a restart; the next one counts from the new start
+
+    def _driver_run(
+        self, control: Session, workload: str, threads: int, index: int, count: int
+    ) -> WorkloadResult:
+        clients: list[_Client] = []
+        try:
+            for n in range(threads):
+                session = self.open_session()
+                clients.append(_Client(session, Statements(workload, seed=index * 1000 + n)))
+                session.query(f"USE `{self.schema}`")
+            track = CounterTrack()
+            self.sample(control, track)
+            stop = threading.Event()
+            workers = [
+                threading.Thread(target=c.loop, args=(stop,), name=f"bench-{workload}-{i}")
+                for i, c in enumerate(clients)
+            ]
+            started = time.perf_counter()
+            for w in workers:
+                w.start()
+            why = self.watch(
+                control,
+                done=lambda: stop.is_set(),
+                rows=lambda: sum(c.rows for c in clients),
+                stop=lambda _why: stop.set(),
+                seconds=self.run_seconds,
+                track=track,
+                base=index / count,
+            )
+            stop.set()
+            for w in workers:
+                w.join()
+            took = time.perf_counter() - started
+            self.sample(control, track)
+        finally:
+            for c in clients:
+                c.session.close()
+        fatal = next((c.fatal for c in clients if c.fatal), None)
+        if fatal is not None:
+            raise BenchError(
+                f"The {workload} run stopped on an error: {fatal.problem}",
+                fatal.fix or "Check that the server still runs; the scratch schema was dropped.",
+            )
+        latencies = [x for c in clients for x in c.latencies]
+        rows = sum(c.rows for c in clients)
+        return WorkloadResult(
+            workload=workload,
+            threads=threads,
+            seconds=round(took, 3),
+            commits=len(latencies),
+            rows=rows,
+            commits_per_s=rate(len(latencies), took),
+            rows_per_s=rate(rows, took),
+            latency=latency_of(latencies),
+            counters=track.counters(),
+            stopped=why,
+            errors=sum(c.errors for c in clients),
+        )
+
+
+def run_benchmark(
+    open_session: SessionFactory,
+    options: BenchOptions | None = None,
+    **kwargs: object,
+) -> BenchReport:
+    """Run a whole benchmark (see :class:`Benchmark` for the keyword arguments)."""
+    return Benchmark(open_session, options, **kwargs).run()  # type: ignore[arg-type]

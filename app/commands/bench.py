@@ -1,0 +1,167 @@
+"""`innotune bench TARGET [--seconds N] [--threads N] [--json] [--yes]`: measure writes."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from app.cli import add_target_arguments
+from app.commands import Handler
+from app.domain.errors import InnoTuneError
+
+
+def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
+    """Add the bench subcommand."""
+    parser = subparsers.add_parser(
+        "bench",
+        help="measure write speed with a bounded benchmark in a scratch schema",
+        description="Show the server's current write rate, then (with your consent) run "
+        "single-row inserts, small transactions and a bulk load at 1 and N clients in a "
+        "scratch schema that is dropped afterwards. Uses sysbench on the target if it has "
+        "it, InnoTune's own client otherwise. Nothing else on the server is touched.",
+    )
+    add_target_arguments(parser)
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=60.0,
+        help="the whole benchmark's time budget (default 60)",
+    )
+    parser.add_argument(
+        "--threads", type=int, default=4, help="the larger client count (default 4; 1 always runs)"
+    )
+    parser.add_argument(
+        "--max-rows", type=int, default=2_000_000, help="stop a run after this many rows"
+    )
+    parser.add_argument(
+        "--engine",
+        choices=("auto", "innotune", "sysbench"),
+        default="auto",
+        help="auto: sysbench when the target has it (default)",
+    )
+    parser.add_argument(
+        "--sample",
+        type=float,
+        default=3.0,
+        metavar="SECONDS",
+        help="sample the current write rate this long first (default 3)",
+    )
+    parser.add_argument("--yes", action="store_true", help="run without asking")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--out", metavar="FILE", help="also save the report as JSON to FILE")
+    handlers["bench"] = run
+
+
+def _connect(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+    """Connect like the doctor; return (result, target, secrets)."""
+    from app.access.doctor import DoctorResult, run_doctor
+    from app.cli import secrets_from_args, target_from_args
+    from app.commands.common import resolve_instance_spec
+    from app.remote.connect import open_transport
+
+    target = target_from_args(args)
+    secrets = secrets_from_args(args, target)
+    result = DoctorResult()
+    for step in run_doctor(
+        target, secrets, result, opener=open_transport, instance_spec=resolve_instance_spec(args)
+    ):
+        if step.status == "fail":
+            print(step.line(), file=sys.stderr, flush=True)
+    if not result.ok or result.session is None:
+        result.close()
+        raise InnoTuneError(
+            f"Could not reach the server on {target.label}.",
+            f"See the line above; `innotune doctor {args.target}` checks every step.",
+        )
+    return result, target, secrets
+
+
+def _consent(args: argparse.Namespace, where: str, busy: bool) -> bool:
+    if args.yes:
+        return True
+    if not sys.stdin.isatty():
+        print(
+            "innotune bench: not running without consent; confirm at a terminal or pass --yes",
+            file=sys.stderr,
+        )
+        return False
+    warning = " The server is busy: the benchmark will slow its clients down." if busy else ""
+    answer = input(
+        f"Run a {args.seconds:.0f}-second write benchmark in a scratch schema on {where}?"
+        f"{warning} [y/N] "
+    )
+    return answer.strip().lower() in ("y", "yes")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Sample the write rate, ask, benchmark, print."""
+    from app.bench.report import rate_text, report_text
+    from app.bench.route import session_factory, sysbench_route
+    from app.bench.runner import Benchmark, BenchOptions, write_rate
+
+    if not 1 <= args.seconds <= 3600:
+        raise InnoTuneError("--seconds must be between 1 and 3600.")
+    if not 1 <= args.threads <= 64:
+        raise InnoTuneError("--threads must be between 1 and 64.")
+    options = BenchOptions(
+        seconds=args.seconds, threads=(1, args.threads), max_rows=max(1000, args.max_rows)
+    )
+    conn, target, secrets = _connect(args)
+    try:
+        session = conn.session
+        rate = write_rate(session, min(60.0, max(0.2, args.sample)))
+        print(rate_text(rate), file=sys.stderr, flush=True)
+        if not _consent(args, target.label, rate.busy):
+            return 2
+        route = None
+        if args.engine != "innotune":
+            route = sysbench_route(conn, target, secrets, session)
+            if route is None and args.engine == "sysbench":
+                raise InnoTuneError(
+                    "sysbench was asked for, but the target has no sysbench 1.x "
+                    "InnoTune can log in with.",
+                    "Install it (apt-get install sysbench) or use --engine innotune.",
+                )
+        bench = Benchmark(
+            session_factory(conn, target, secrets),
+            options,
+            say=lambda text: print(f"… {text}", file=sys.stderr, flush=True),
+            sysbench=route,
+            target=target.label,
+        )
+        report = _run_interruptible(bench)
+        report = dataclasses.replace(report, rate_before=rate)
+    finally:
+        conn.close()
+    text = report.to_json()
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+    print(text if args.json else report_text(report))
+    return 130 if report.cancelled else 0
+
+
+def _run_interruptible(bench: Any) -> Any:
+    """Run in a thread so Ctrl-C cancels cleanly (the scratch schema is still dropped)."""
+    outcome: list[Any] = []
+
+    def go() -> None:
+        try:
+            outcome.append(bench.run())
+        except BaseException as exc:  # noqa: BLE001 - re-raised on the main thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=go, name="bench")
+    worker.start()
+    while worker.is_alive():
+        try:
+            worker.join(0.2)
+        except KeyboardInterrupt:
+            print("… cancelling: finishing the current transaction", file=sys.stderr)
+            bench.cancel.set()
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]

@@ -1,0 +1,138 @@
+"""Write-benchmark results as plain values: per workload and thread count, and the whole run.
+
+They round-trip through JSON (:func:`app.domain.facts.to_json` / ``from_json``), so a
+"before" run can be saved with a snapshot and compared with an "after" run later, or with
+a run after a rollback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from app.domain.facts import from_json, to_json
+
+FORMAT = "innotune-bench/1"
+
+#: The workloads, in the order they run and are shown.
+WORKLOADS = ("autocommit", "small_tx", "bulk")
+
+#: What each workload stands for, in the words the report and the Verify page use.
+WORKLOAD_TITLES = {
+    "autocommit": "single-row inserts, one commit each (a slow import)",
+    "small_tx": "small transactions: 3 inserts and 1 update each",
+    "bulk": "bulk load: multi-row inserts, 5,000 rows per transaction",
+}
+
+
+@dataclass(frozen=True)
+class Latency:
+    """Commit latency in milliseconds.
+
+    Measured per transaction, from its first statement to the commit's answer (for
+    single-row autocommit inserts, the insert itself).
+    """
+
+    p50_ms: float = 0.0
+    p95_ms: float = 0.0
+    p99_ms: float = 0.0
+    max_ms: float = 0.0
+    mean_ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class Counters:
+    """How far the server's own counters moved over a run (None: the server has no such one).
+
+    Attributes:
+        redo_bytes: redo log written (Innodb_lsn_current, else Innodb_os_log_written).
+        pages_written: Innodb_pages_written.
+        data_fsyncs: Innodb_data_fsyncs.
+        log_fsyncs: Innodb_os_log_fsyncs (MySQL, MariaDB before 10.8).
+        restarted: a counter went backwards during the run: the server restarted, and the
+            deltas count what was seen on both sides of the restart.
+    """
+
+    redo_bytes: int | None = None
+    pages_written: int | None = None
+    data_fsyncs: int | None = None
+    log_fsyncs: int | None = None
+    restarted: bool = False
+
+
+@dataclass(frozen=True)
+class WorkloadResult:
+    """One workload at one thread count.
+
+    Attributes:
+        stopped: why it stopped: ``time``, ``rows`` (the row cap), ``bytes`` (the byte cap),
+            ``cancelled`` or ``error``.
+        errors: transactions that failed (deadlocks, lock-wait timeouts); not counted as commits.
+    """
+
+    workload: str
+    threads: int
+    seconds: float
+    commits: int
+    rows: int
+    commits_per_s: float
+    rows_per_s: float
+    latency: Latency
+    counters: Counters
+    stopped: str = "time"
+    errors: int = 0
+
+
+@dataclass(frozen=True)
+class WriteRate:
+    """The server's own write activity over a short sample, and whether it looks busy.
+
+    Attributes:
+        busy: True when others are writing enough that a benchmark would both disturb them
+            and be disturbed by them; ``why`` says what was seen.
+    """
+
+    seconds: float
+    commits_per_s: float
+    rows_per_s: float
+    redo_bytes_per_s: float | None
+    threads_running: int
+    busy: bool
+    why: str
+
+
+@dataclass(frozen=True)
+class BenchReport:
+    """A whole benchmark: every workload × thread count, and the settings it ran under."""
+
+    target: str
+    started_at: str
+    engine: str  # "innotune" (PyMySQL driver) or "sysbench 1.0.20"
+    seconds_per_run: float
+    results: tuple[WorkloadResult, ...]
+    settings: dict[str, str] = field(default_factory=dict)
+    rate_before: WriteRate | None = None
+    cancelled: bool = False
+    label: str = ""  # "before", "after", "rollback", or a configuration's name
+    format: str = FORMAT
+
+    def result(self, workload: str, threads: int) -> WorkloadResult | None:
+        """The result of one workload at one thread count, if it ran."""
+        return next(
+            (r for r in self.results if r.workload == workload and r.threads == threads), None
+        )
+
+    def to_json(self) -> str:
+        """JSON text; :meth:`from_json` gives back an equal value."""
+        return to_json(self)
+
+    @classmethod
+    def from_json(cls, text: str) -> BenchReport:
+        """Read a report saved by :meth:`to_json`.
+
+        Raises:
+            ValueError: not a benchmark report, or a malformed one.
+        """
+        report = from_json(cls, text)
+        if report.format != FORMAT:
+            raise ValueError(f"not an InnoTune benchmark report (format {report.format!r})")
+        return report

@@ -1,0 +1,228 @@
+"""The write benchmark against a real private MariaDB: before/after a config change, cancel,
+restarts, the sysbench path and the `innotune bench` command."""
+
+from __future__ import annotations
+
+import getpass
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.bench.figures import STATUS_NAMES, CounterTrack
+from app.bench.report import report_text
+from app.bench.runner import Benchmark, BenchOptions, status_values, write_rate
+from app.bench.sysbench import SysbenchRoute, find_sysbench
+from app.cli import run_cli
+from app.domain.bench import WORKLOADS, BenchReport
+from app.mysql.session import PyMySQLSession, Session
+from app.practice.server import PrivateServer
+from app.remote.local import LocalTransport
+from tests.hosts.util import need
+
+DROP_IN = "90-innotune-bench-test.cnf"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateServer]:
+    """One private server for the module (starting one costs seconds)."""
+    srv = PrivateServer(tmp_path_factory.mktemp("bench") / "srv")
+    srv.start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def opener(server: PrivateServer) -> Session:
+    return PyMySQLSession.direct(user=getpass.getuser(), socket_path=str(server.socket_path))
+
+
+def scratch_schemas(server: PrivateServer) -> list[str]:
+    return server.query("SHOW DATABASES LIKE 'innotune_bench%'").split()[1:]
+
+
+def check_report(report: BenchReport, threads: tuple[int, ...]) -> None:
+    assert [(r.workload, r.threads) for r in report.results] == [
+        (w, t) for w in WORKLOADS for t in threads
+    ]
+    for r in report.results:
+        assert r.commits > 0 and r.rows >= r.commits, r
+        assert r.commits_per_s > 0 and r.rows_per_s >= r.commits_per_s
+        lat = r.latency
+        assert 0 < lat.p50_ms <= lat.p95_ms <= lat.p99_ms <= lat.max_ms, r
+        assert r.counters.redo_bytes and r.counters.redo_bytes > 0, r
+        assert r.counters.data_fsyncs is not None and r.counters.data_fsyncs > 0, r
+        assert not r.counters.restarted
+        assert r.stopped == "time"
+
+
+def test_before_and_after_a_config_change(server: PrivateServer) -> None:
+    drop_in = server.include_dir / DROP_IN
+    try:
+        before = Benchmark(
+            lambda: opener(server), BenchOptions(seconds=3, threads=(1, 2), label="before")
+        ).run()
+        check_report(before, (1, 2))
+        assert before.settings["innodb_flush_log_at_trx_commit"] == "1"
+        assert scratch_schemas(server) == []
+
+        # "Apply": a drop-in read last, then a restart.
+        drop_in.write_text("[mysqld]\ninnodb_flush_log_at_trx_commit = 0\n")
+        server.restart()
+        after = Benchmark(
+            lambda: opener(server), BenchOptions(seconds=3, threads=(1, 2), label="after")
+        ).run()
+        check_report(after, (1, 2))
+        assert after.settings["innodb_flush_log_at_trx_commit"] == "0"
+        assert scratch_schemas(server) == []
+        # The counters see the change: a flush per commit before, none per commit after.
+        b, a = before.result("autocommit", 1), after.result("autocommit", 1)
+        assert b is not None and a is not None
+        assert b.counters.data_fsyncs is not None and a.counters.data_fsyncs is not None
+        assert b.counters.data_fsyncs >= 0.5 * b.commits
+        assert a.counters.data_fsyncs < 0.2 * a.commits
+        assert BenchReport.from_json(after.to_json()) == after
+    finally:
+        drop_in.unlink(missing_ok=True)
+        server.restart()
+
+
+def test_cancel_stops_promptly_and_drops_the_schema(server: PrivateServer) -> None:
+    seen: list[object] = []
+    bench = Benchmark(
+        lambda: opener(server), BenchOptions(seconds=120, threads=(2,)), on_result=seen.append
+    )
+    out: list[BenchReport] = []
+    worker = threading.Thread(target=lambda: out.append(bench.run()))
+    worker.start()
+    deadline = time.monotonic() + 20
+    while not scratch_schemas(server) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # let the first run write something
+    bench.cancel.set()
+    cancelled_at = time.monotonic()
+    worker.join(30)
+    assert not worker.is_alive()
+    assert time.monotonic() - cancelled_at < 5
+    report = out[0]
+    assert report.cancelled
+    assert [r.stopped for r in report.results] == ["cancelled"]
+    assert scratch_schemas(server) == []
+
+
+def test_counter_deltas_across_a_restart(server: PrivateServer) -> None:
+    track = CounterTrack()
+    session = opener(server)
+    session.query("CREATE DATABASE IF NOT EXISTS restart_t")
+    session.query("CREATE TABLE IF NOT EXISTS restart_t.t (id INT AUTO_INCREMENT PRIMARY KEY)")
+    track.add(status_values(session, STATUS_NAMES))
+    for _ in range(50):
+        session.query("INSERT INTO restart_t.t VALUES ()")
+    track.add(status_values(session, STATUS_NAMES))
+    session.close()
+    server.restart()
+    session = opener(server)
+    track.add(status_values(session, STATUS_NAMES))
+    for _ in range(50):
+        session.query("INSERT INTO restart_t.t VALUES ()")
+    track.add(status_values(session, STATUS_NAMES))
+    session.query("DROP DATABASE restart_t")
+    session.close()
+    counters = track.counters()
+    # Innodb_lsn_current does not go back on a restart; the fsync count does.
+    assert counters.restarted
+    assert counters.redo_bytes is not None and counters.redo_bytes > 0
+    assert counters.data_fsyncs is not None and counters.data_fsyncs >= 100
+
+
+def test_write_rate_sees_another_writer(server: PrivateServer) -> None:
+    session = opener(server)
+    try:
+        quiet = write_rate(session, 1.0)
+        assert not quiet.busy and quiet.rows_per_s < 100
+        load = Benchmark(
+            lambda: opener(server),
+            BenchOptions(seconds=30, threads=(2,), workloads=("autocommit",)),
+        )
+        worker = threading.Thread(target=load.run)
+        worker.start()
+        try:
+            while not scratch_schemas(server):
+                time.sleep(0.05)
+            busy = write_rate(session, 1.5)
+        finally:
+            load.cancel.set()
+            worker.join(30)
+        assert busy.busy, busy
+        assert busy.rows_per_s > 100 and "rows written per second" in busy.why
+    finally:
+        session.close()
+    assert scratch_schemas(server) == []
+
+
+def sysbench_route(server: PrivateServer) -> SysbenchRoute:
+    need(shutil.which("sysbench") is not None, "sysbench is not installed (make sysdeps-test)")
+    route = find_sysbench(
+        LocalTransport(), socket=str(server.socket_path), port=None, user=getpass.getuser()
+    )
+    assert route is not None and route.engine.startswith("sysbench 1.")
+    return route
+
+
+def test_sysbench_path_reports_the_same_figures(server: PrivateServer) -> None:
+    route = sysbench_route(server)
+    report = Benchmark(
+        lambda: opener(server), BenchOptions(seconds=5, threads=(1, 2)), sysbench=route
+    ).run()
+    assert report.engine.startswith("sysbench 1.")
+    check_report(report, (1, 2))
+    assert scratch_schemas(server) == []
+
+
+def test_sysbench_cancel_kills_its_clients(server: PrivateServer) -> None:
+    route = sysbench_route(server)
+    bench = Benchmark(
+        lambda: opener(server),
+        BenchOptions(seconds=120, threads=(2,), workloads=("autocommit",)),
+        sysbench=route,
+    )
+    out: list[BenchReport] = []
+    worker = threading.Thread(target=lambda: out.append(bench.run()))
+    worker.start()
+    while not scratch_schemas(server):
+        time.sleep(0.05)
+    time.sleep(1.5)  # sysbench is connected and writing
+    bench.cancel.set()
+    cancelled_at = time.monotonic()
+    worker.join(30)
+    assert time.monotonic() - cancelled_at < 5
+    assert out[0].cancelled and out[0].results[0].stopped == "cancelled"
+    assert scratch_schemas(server) == []
+
+
+def test_bench_command(
+    server: PrivateServer, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    sock = str(server.socket_path)
+    # stdin is not a terminal under pytest: without --yes it must refuse.
+    assert run_cli(["bench", "local", "--instance", sock, "--seconds", "2", "--sample", "0.5"]) == 2
+    refused = capsys.readouterr()
+    assert "not running without consent" in refused.err
+    assert "Current writes over" in refused.err
+    assert scratch_schemas(server) == []
+
+    out = tmp_path / "b.json"
+    argv = ["bench", "local", "--instance", sock, "--seconds", "3", "--threads", "2"]
+    argv += ["--sample", "0.5", "--yes", "--json", "--engine", "innotune", "--out", str(out)]
+    assert run_cli(argv) == 0
+    report = BenchReport.from_json(capsys.readouterr().out)
+    check_report(report, (1, 2))
+    assert report.rate_before is not None and report.engine == "innotune"
+    assert BenchReport.from_json(out.read_text()) == report
+    table = report_text(report)
+    assert "commits/s" in table and "p99 ms" in table and "quiet" in table
+    assert scratch_schemas(server) == []
