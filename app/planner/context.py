@@ -189,11 +189,6 @@ class Ctx:
             return None
 
     @property
-    def rotational_disk(self) -> bool:
-        """True when some leaf disk under the datadir spins."""
-        return any(d.spinning for d in self.disks)
-
-    @property
     def host(self) -> str:
         """The host's name for reasons."""
         return self.machine.hostname or self.facts.target
