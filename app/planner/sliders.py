@@ -311,6 +311,13 @@ def _describe_memory(share: int, facts: HostFacts) -> str:
             f"The buffer pool may take {share}% of RAM; the host's RAM is unknown, so the fit "
             "cannot be checked."
         )
+    current = parse_int(facts.server.variable("innodb_buffer_pool_size")) if facts.server else None
+    if current is not None and share == current_share(facts) and current <= budget.fits:
+        return (
+            f"The buffer pool stays at {size_text(current)} (about {share}% of RAM); with every "
+            f"connection busy {size_text(budget.headroom(current))} stay free, so the OOM killer "
+            "should not need to end the server."
+        )
     want = budget.ram * share // 100
     pool = min(want, budget.fits)
     free = budget.headroom(pool)

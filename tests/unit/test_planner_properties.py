@@ -125,7 +125,7 @@ def _known_to_real_output(name: str, version: ServerVersion) -> bool:
     return CAT.exists(name, version.family, version)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(facts=facts_strategy(), positions=positions_strategy)
 def test_every_plan_is_sound(facts: HostFacts, positions: SliderPositions) -> None:
     plan = make_plan(facts, positions, CAT)
