@@ -111,6 +111,7 @@ def crash_loss(ctx: Ctx) -> None:
             whys.append(f"sync_binlog is {final_sync}")
         if whys:
             ctx.warn(BINLOG_DISAGREE.format(why=" and ".join(whys)))
+    _group_commit_note(ctx)
     if ctx.server.replica and trx != "1":
         ctx.warn(
             f"This server is a replica: at '{position}' an OS crash can leave its tables behind "
@@ -123,6 +124,25 @@ def crash_loss(ctx: Ctx) -> None:
             f"{path.mount_point or path.directory} is mounted with write barriers off: even at "
             "'none' a power cut can lose commits unless the write cache has a battery."
         )
+
+
+def _group_commit_note(ctx: Ctx) -> None:
+    """At 'none' on a slow-sync disk with the binary log on, name the group-commit delay."""
+    name = "binlog_commit_wait_count" if ctx.mariadb else "binlog_group_commit_sync_delay"
+    probe = ctx.facts.disk_probe
+    rate = probe.sync_writes_per_s if probe else None
+    if ctx.facts_for(name) is None or not ctx.server.binlog_enabled:
+        return
+    if ctx.positions.crash_loss != "none" or rate is None or rate >= 1000:
+        return
+    ctx.leave(
+        name,
+        "none",
+        f"The datadir's disk takes only {rate:.0f} synced writes per second and every commit "
+        f"flushes the binary log: {name} can let more commits share one flush, at the cost of "
+        "latency for each. InnoTune does not set it, because whether it helps depends on how "
+        "many clients commit at once, which one inspection does not see.",
+    )
 
 
 # -- 2. memory ----------------------------------------------------------------------------

@@ -75,6 +75,7 @@ ROWS = [
             "queue/scheduler": "already deadline; sda is a hardware RAID volume",
             "innodb_flush_neighbors": "sda is a hardware RAID volume",
             "innodb_log_file_size": "'keep'",
+            "binlog_group_commit_sync_delay": "only 450 synced writes per second",
         },
         restart=True,
     ),
