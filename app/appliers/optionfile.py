@@ -680,7 +680,10 @@ def _plan(changes: Sequence[Change], host: Host) -> _Planned:
         )
     except OptionFileError as exc:
         raise ApplyError(f"With InnoTune's change the server would refuse: {exc.problem}") from exc
-    warnings = check_winners(would, dest.path, wanted)
+    # What the server itself would complain about (include loops, rejected lines in an
+    # included file, missing includes): shown, with file and line, beside the overrides.
+    warnings = [f"option files: {p}" for p in view.reading.problems]
+    warnings += check_winners(would, dest.path, wanted)
     if have_binary:
         answer = ask_binary(
             transport,
@@ -780,31 +783,46 @@ def apply(changes: Sequence[Change], host: Host, *, dry_run: bool = False) -> Ac
         if read_file_or_none(host, write.path) != write.after:
             raise ApplyError(f"{write.path} does not read back as written.")
         outcome.append(f"wrote {write.path} ({len(write.after)} bytes), read back equal")
-    server = host.facts.server
-    assert server is not None and planned.view is not None
-    real = read_view(
-        _reader(host.transport, host.sudo),
-        server.instance,
-        server.flavour,
-        server.version,
-        help_files=planned.help_files,
-        home=planned.view.home,
-        datadir=server.datadir,
-    )
     path = action.files[0].path
-    after_warnings = check_winners(real, path, planned.wanted)
-    if binary_present(host.transport, server.instance.binary):
-        cmdline = real.cmdline
-        answer = ask_binary(
+    warnings = verify(host, path, planned.wanted)
+    outcome += warnings or ["every value InnoTune wrote is the one the server will read"]
+    return dataclasses.replace(action, dry_run=False, outcome=tuple(outcome))
+
+
+def verify(host: Host, path: str, wanted: dict[str, str]) -> list[str]:
+    """Re-read the files as the server does: does ``path`` give every value in ``wanted``?
+
+    Used right after writing and again after a restart: a later file, the command line or
+    ``mysqld-auto.cnf`` that beats InnoTune's value yields a warning with its fix. Where
+    the server binary is on the host it is asked too, with the instance's own arguments.
+
+    Returns:
+        The warnings; empty when InnoTune's values win.
+    """
+    server = host.facts.server
+    assert server is not None and host.transport is not None
+    instance = server.instance
+    help_files = list(server.option_files)
+    cmdline = parse_argv(instance.argv or (instance.binary,))
+    have_binary = binary_present(host.transport, instance.binary)
+    if have_binary:
+        current = ask_binary(
             host.transport,
-            server.instance.binary,
+            instance.binary,
             [*defaults_switches(cmdline), *cmdline.args],
             sudo=host.sudo,
         )
-        after_warnings += _binary_warnings(answer, planned.wanted, real, after_warnings)
-        outcome.append("asked " + " ".join(answer.argv[:3]) + " … --verbose --help")
-    if after_warnings:
-        outcome += after_warnings
-    else:
-        outcome.append("every value InnoTune wrote is the one the server will read")
-    return dataclasses.replace(action, dry_run=False, outcome=tuple(outcome))
+        help_files = list(current.default_files) or help_files
+    view = read_view(
+        _reader(host.transport, host.sudo),
+        instance,
+        server.flavour,
+        server.version,
+        help_files=help_files,
+        home=user_home(host.transport, instance.user),
+        datadir=server.datadir,
+    )
+    warnings = check_winners(view, path, wanted)
+    if have_binary:
+        warnings += _binary_warnings(current, wanted, view, warnings)
+    return warnings

@@ -1,0 +1,379 @@
+"""The appliers against real servers, a real loop device and this machine's kernel.
+
+Every real change is put back: /etc/mysql by the ``debian_mariadb`` fixture, sysfs and
+sysctl values and the files InnoTune wrote by each test's ``finally``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.appliers import optionfile, sysctl, sysfs, udev
+from app.appliers.actions import ApplyError, Host
+from app.domain.facts import BlockDevice
+from app.domain.hostfacts import HostFacts
+from app.domain.instance import ServerInstance
+from app.domain.plan import Change
+from app.practice.server import PrivateServer
+from app.remote.local import LocalTransport
+from tests.hosts.debian_mariadb import DebianMariaDB
+from tests.hosts.loopdev import LoopFs
+from tests.hosts.util import need_root, sh
+
+REPO = Path(__file__).resolve().parents[2]
+FACTS = REPO / "tests" / "fixtures" / "hosts" / "practice-mariadb-10.11" / "facts.json"
+VERSION = "10.11.19-MariaDB-0+deb12u1"
+
+
+def change(key: str, proposed: str, target: str = "option_file", **kw: object) -> Change:
+    fields: dict[str, object] = dict(
+        id=key if "device" not in kw else f"{key}@{kw['device']}",
+        slider="fit_disks",
+        target=target,
+        key=key,
+        current=None,
+        proposed=proposed,
+        reason="test",
+        risk="",
+        live=target != "option_file",
+        restart_needed=target == "option_file",
+        link="",
+        confidence="checked",
+    )
+    fields.update(kw)
+    return Change(**fields)  # type: ignore[arg-type]
+
+
+def host_for(instance: ServerInstance, option_files: tuple[str, ...] = ()) -> Host:
+    """Real saved facts with the instance under test put in (the rest is never written)."""
+    facts = HostFacts.from_json(FACTS.read_text())
+    assert facts.server is not None
+    server = dataclasses.replace(
+        facts.server,
+        instance=instance,
+        version=VERSION,
+        option_files=option_files,
+        datadir=instance.datadir,
+    )
+    return Host(dataclasses.replace(facts, server=server), LocalTransport(), sudo=False)
+
+
+def private_instance(server: PrivateServer) -> ServerInstance:
+    argv = tuple(server.server_argv())
+    return ServerInstance(
+        pid=server.running_pid() or 0,
+        binary=argv[0],
+        argv=argv,
+        user="mysql" if "--user=mysql" in argv else "root",
+        sockets=(str(server.socket_path),),
+        defaults_file=str(server.main_cnf),
+        datadir=str(server.datadir),
+        started_by="manual",
+    )
+
+
+def debian_instance() -> ServerInstance:
+    pid = int(Path("/run/mysqld/mysqld.pid").read_text().split()[0])
+    argv = tuple(Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1])
+    return ServerInstance(
+        pid=pid,
+        binary=argv[0],
+        argv=argv,
+        user="mysql",
+        datadir="/var/lib/mysql",
+        started_by="sysv",
+        service="mariadb",
+    )
+
+
+class ArgvServer(PrivateServer):
+    """A private server started with an extra command-line argument."""
+
+    extra: tuple[str, ...] = ("--innodb-io-capacity=300",)
+
+    def server_argv(self) -> list[str]:
+        return [*super().server_argv(), *self.extra]
+
+
+# -- option files: the real MariaDB binaries ---------------------------------------------------
+
+
+def test_drop_in_dry_run_equals_real_apply_and_wins(private_server: PrivateServer) -> None:
+    host = host_for(private_instance(private_server))
+    changes = [change("innodb_io_capacity", "1234"), change("max_connections", "77")]
+    dry = optionfile.apply(changes, host, dry_run=True)
+    (write,) = dry.files
+    assert write.path == str(private_server.include_dir / "99-innotune.cnf") and write.creates
+    assert write.after == b"[mysqld]\ninnodb_io_capacity = 1234\nmax_connections = 77\n"
+    neighbour = private_server.include_dir / "50-server.cnf"
+    assert write.mode == f"{neighbour.stat().st_mode & 0o777:04o}"
+    assert dry.restart_needed and dry.restart is None
+    (by_hand,) = dry.warnings  # started by hand: InnoTune says it cannot restart it
+    assert by_hand.startswith("The server was started by hand")
+    assert not Path(write.path).exists()  # a dry run writes nothing
+
+    real = optionfile.apply(changes, host, dry_run=False)
+    assert real.description() == dry  # the preview cannot drift from what apply did
+    assert Path(write.path).read_bytes() == write.after
+    assert "every value InnoTune wrote is the one the server will read" in real.outcome
+    private_server.restart()
+    assert private_server.query("SELECT @@innodb_io_capacity, @@max_connections").split() == [
+        "@@innodb_io_capacity",
+        "@@max_connections",
+        "1234",
+        "77",
+    ]
+    again = optionfile.apply(changes, host, dry_run=True)
+    assert again.files == ()  # already in place: nothing to write
+
+
+def test_command_line_argument_that_beats_the_files_is_reported(
+    tmp_path: Path, private_servers: list[PrivateServer]
+) -> None:
+    server = ArgvServer(tmp_path / "argv")
+    private_servers.append(server)
+    server.start()
+    host = host_for(private_instance(server))
+    changes = [change("innodb_io_capacity", "1000")]
+    dry = optionfile.apply(changes, host, dry_run=True)
+    (warning,) = [w for w in dry.warnings if w.startswith("innodb_io_capacity:")]
+    assert "command line sets 300, which wins" in warning
+    assert "Remove --innodb-io-capacity=300 from the command that starts the server" in warning
+    real = optionfile.apply(changes, host, dry_run=False)
+    assert real.description() == dry
+    assert warning in real.outcome  # never silent, after the write too
+    server.restart()
+    assert server.query("SELECT @@innodb_io_capacity").split()[-1] == "300"
+
+
+def test_debian_drop_in_takes_effect_and_a_later_file_is_reported(
+    debian_mariadb: DebianMariaDB,
+) -> None:
+    host = host_for(debian_instance(), ("/etc/my.cnf", "/etc/mysql/my.cnf", "~/.my.cnf"))
+    changes = [change("innodb_io_capacity", "1234")]
+    dry = optionfile.apply(changes, host, dry_run=True)
+    path = "/etc/mysql/mariadb.conf.d/99-innotune.cnf"
+    assert [f.path for f in dry.files] == [path]
+    assert (dry.files[0].mode, dry.files[0].owner) == ("0644", "root:root")
+    assert dry.restart is not None and dry.restart.argv == ("/etc/init.d/mariadb", "restart")
+    real = optionfile.apply(changes, host, dry_run=False)
+    assert real.description() == dry
+    sh("service", "mariadb", "restart")
+    debian_mariadb.wait_ready()
+    assert debian_mariadb.query("SELECT @@innodb_io_capacity").strip() == "1234"
+
+    later = Path("/etc/mysql/mariadb.conf.d/zz-later.cnf")
+    later.write_text("[mysqld]\ninnodb_io_capacity = 555\n")
+    (warning,) = optionfile.verify(host, path, {"innodb_io_capacity": "1234"})
+    assert f"{later}:2 sets 555, which wins" in warning
+    assert f"Remove line 2 of {later}" in warning
+    # Planned now, InnoTune's file is named to sort after the later one, and wins.
+    replan = optionfile.apply(changes, host, dry_run=True)
+    assert [f.path for f in replan.files] == ["/etc/mysql/mariadb.conf.d/zzz-innotune.cnf"]
+    assert not [w for w in replan.warnings if w.startswith("innodb_io_capacity")]
+
+
+# -- option files: bad input, on a private server's files (not started) --------------------------
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> Iterator[PrivateServer]:
+    server = PrivateServer(tmp_path / "srv")
+    server.write_layout()
+    yield server
+
+
+def test_main_file_without_include_dir_is_edited_only_where_it_changes(
+    layout: PrivateServer,
+) -> None:
+    main = (
+        b"# caf\xe9 latin-1 comment\r\n[client-server]\r\nsocket = /tmp/x.sock\r\n\r\n"
+        b"[mysqld]\r\ndatadir = /tmp/d\r\ninnodb_io_capacity = 200 # old\r\n"
+        b"max_connections=10\r\n"
+    )
+    layout.main_cnf.write_bytes(main)
+    host = host_for(private_instance(layout))
+    action = optionfile.apply([change("innodb_io_capacity", "900")], host, dry_run=True)
+    (write,) = action.files
+    assert write.path == str(layout.main_cnf) and write.before == main
+    assert write.after == main.replace(b"= 200 # old", b"= 900 # old")
+    assert "-innodb_io_capacity = 200 # old" in write.diff()
+
+
+def test_a_file_with_a_password_is_never_rewritten(layout: PrivateServer) -> None:
+    layout.main_cnf.write_text("[client]\npassword = s3cret\n[mysqld]\ndatadir = /tmp/d\n")
+    host = host_for(private_instance(layout))
+    with pytest.raises(ApplyError, match="holds a password"):
+        optionfile.apply([change("innodb_io_capacity", "900")], host, dry_run=True)
+
+
+def test_broken_files_are_reported_with_file_and_line(layout: PrivateServer) -> None:
+    host = host_for(private_instance(layout))
+    changes = [change("innodb_io_capacity", "900")]
+    main = layout.main_cnf.read_text()
+    layout.main_cnf.write_text(main.replace("[mysqld]", "[mysqld"))
+    with pytest.raises(ApplyError, match=f"{layout.main_cnf}:6"):
+        optionfile.apply(changes, host, dry_run=True)
+    layout.main_cnf.write_text(main + f"!includedir {layout.base}/missing.d\n")
+    with pytest.raises(ApplyError, match="missing.d: the directory does not exist"):
+        optionfile.apply(changes, host, dry_run=True)
+    # In an included file the server reports the error and carries on: so does InnoTune.
+    layout.main_cnf.write_text(main)
+    (layout.include_dir / "40-bad.cnf").write_text("[mysqld\nmax_connections = 5\n")
+    (layout.include_dir / "45-loop.cnf").write_text(f"!include {layout.include_dir}/45-loop.cnf\n")
+    (layout.include_dir / "50-server.cnf").write_bytes(b"# " + b"x" * 200 + b"\n" * 20000)
+    action = optionfile.apply(changes, host, dry_run=True)
+    assert [f.path for f in action.files] == [str(layout.include_dir / "99-innotune.cnf")]
+    joined = "\n".join(action.warnings)
+    assert f"{layout.include_dir}/40-bad.cnf:1" in joined
+    assert "include loop" in joined
+
+
+def test_options_table_and_preview_cli_against_a_private_server(
+    private_server: PrivateServer, tmp_path: Path
+) -> None:
+    socket = str(private_server.socket_path)
+
+    def innotune(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "app", *args],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            cwd=REPO,
+            env=dict(os.environ),
+        )
+
+    options = innotune("options", "local", "--instance", socket, "--json")
+    assert options.returncode == 0, options.stderr
+    rows = {r["name"]: r for r in json.loads(options.stdout)["rows"]}
+    assert rows["innodb_buffer_pool_size"]["value"] == "128M"
+    assert (
+        rows["innodb_buffer_pool_size"]["source"] == f"{private_server.include_dir}/50-server.cnf:7"
+    )
+
+    out, plan_out = tmp_path / "preview.txt", tmp_path / "plan.json"
+    preview = innotune(
+        "preview", "local", "--instance", socket, "--sample", "0", "--crash-loss", "os",
+        "--out", str(out), "--plan-out", str(plan_out),
+    )  # fmt: skip
+    assert preview.returncode == 0, preview.stderr
+    drop_in = f"{private_server.include_dir}/99-innotune.cnf"
+    assert f"+++ b{drop_in}" in preview.stdout
+    assert "+innodb_flush_log_at_trx_commit = 2" in preview.stdout
+    assert "SET GLOBAL innodb_flush_log_at_trx_commit = 2;" in preview.stdout
+    assert out.read_text() == preview.stdout
+    checksums = {c["path"]: c["sha256"] for c in json.loads(plan_out.read_text())["file_checksums"]}
+    assert checksums[drop_in] is None  # absent now: apply refuses if it appears meanwhile
+    assert not Path(drop_in).exists()
+
+
+# -- sysfs, udev and sysctl on this machine --------------------------------------------------------
+
+
+def test_sysfs_on_a_loop_device(loopfs: LoopFs) -> None:
+    host = host_for(ServerInstance(pid=0, binary="/usr/sbin/mariadbd", argv=()))
+    attr = loopfs.queue / "read_ahead_kb"
+    original = attr.read_text().strip()
+    new = "256" if original != "256" else "512"
+    item = change("queue/read_ahead_kb", new, "sysfs", device=loopfs.name)
+    try:
+        dry = sysfs.apply(item, host, dry_run=True)
+        (value,) = dry.values
+        assert (value.current, value.new) == (original, new)
+        assert dry.commands[0].argv[-2:] == (new, str(attr))
+        assert attr.read_text().strip() == original
+        real = sysfs.apply(item, host, dry_run=False)
+        assert real.description() == dry
+        assert attr.read_text().strip() == new
+    finally:
+        attr.write_text(original)
+    for key, why in (
+        ("queue/hw_sector_size", "is read-only"),
+        ("queue/innotune_missing", "does not exist"),
+    ):
+        other = sysfs.apply(change(key, "1", "sysfs", device=loopfs.name), host, dry_run=True)
+        assert why in other.unsupported[0] and "not supported on this host" in other.unsupported[0]
+        assert not other.commands
+    scheduler = change("queue/scheduler", "cfq", "sysfs", device=loopfs.name)
+    assert "is not offered here" in sysfs.apply(scheduler, host, dry_run=True).unsupported[0]
+
+
+def test_udev_rule_matches_a_loop_device_by_its_backing_file(tmp_path: Path) -> None:
+    need_root()
+    image = tmp_path / "udev.img"
+    image.write_bytes(b"\0" * (8 << 20))
+    device = sh("losetup", "--find", "--show", str(image)).strip()
+    name = Path(device).name
+    attr = Path(f"/sys/block/{name}/queue/read_ahead_kb")
+    original = attr.read_text().strip()
+    new = "64" if original != "64" else "96"
+    rule: Path | None = None
+    try:
+        facts = HostFacts.from_json(FACTS.read_text())
+        backing = Path(f"/sys/block/{name}/loop/backing_file").read_text().strip()
+        loop = BlockDevice(name, "loop", stable_id=backing, stable_id_source="loop/backing_file")
+        path = dataclasses.replace(facts.os.write_paths[0], devices=(loop,))
+        facts = dataclasses.replace(facts, os=dataclasses.replace(facts.os, write_paths=(path,)))
+        host = Host(facts, LocalTransport())
+        item = change("queue/read_ahead_kb", new, "sysfs", device=name)
+        (dry,) = udev.apply([item], host, dry_run=True)
+        (write,) = dry.files
+        rule = Path(write.path)
+        assert f'ATTR{{loop/backing_file}}=="{backing}"' in write.after.decode()
+        assert "KERNEL==" not in write.after.decode()
+        (real,) = udev.apply([item], host, dry_run=False)
+        assert real.description() == dry
+        assert rule.read_bytes() == write.after
+        # udevd is not running here; `udevadm test` runs the rules for the device instead.
+        test = subprocess.run(
+            ["udevadm", "test", "--action=change", f"/sys/block/{name}"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert (
+            f"{rule}:4 ATTR '/sys/devices/virtual/block/{name}/queue/read_ahead_kb' writing '{new}'"
+            in test.stderr + test.stdout
+        )
+        assert attr.read_text().strip() == new
+    finally:
+        if rule is not None:
+            rule.unlink(missing_ok=True)
+        subprocess.run(["losetup", "-d", device], capture_output=True)
+
+
+def test_sysctl_dry_run_and_a_harmless_real_apply() -> None:
+    need_root()
+    key = "vm.dirty_background_ratio"
+    proc = Path("/proc/sys/vm/dirty_background_ratio")
+    original = proc.read_text().strip()
+    new = "7" if original != "7" else "8"
+    host = host_for(ServerInstance(pid=0, binary="/usr/sbin/mariadbd", argv=()))
+    item = change(key, new, "sysctl", current=original)
+    written: list[Path] = []
+    try:
+        dry = sysctl.apply([item], host, dry_run=True)
+        (value,) = dry.values
+        assert (value.current, value.new) == (original, new)
+        assert [c.argv for c in dry.commands] == [("sysctl", "-w", f"{key}={new}")]
+        (write,) = dry.files
+        assert write.after.endswith(f"{key} = {new}\n".encode())
+        written.append(Path(write.path))
+        assert write.path.startswith("/etc/sysctl.d/") and write.path.endswith("innotune.conf")
+        real = sysctl.apply([item], host, dry_run=False)
+        assert real.description() == dry
+        assert proc.read_text().strip() == new
+        assert Path(write.path).read_bytes() == write.after
+    finally:
+        proc.write_text(original)
+        for path in written:
+            path.unlink(missing_ok=True)
