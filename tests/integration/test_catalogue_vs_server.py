@@ -220,3 +220,18 @@ def test_mysql_help_fixture_agrees(dirname: str) -> None:
         )
         compared += 1
     assert compared >= 3  # sync_binlog, binlog_group_commit_sync_delay, key_buffer_size
+
+
+def test_mysql_fixtures_cover_every_mysql_line() -> None:
+    """5.7, 8.0 and 8.4 each have recorded output, and each file is the line it claims to be."""
+    assert MYSQL_FIXTURES == ["mysql-5.7", "mysql-8.0", "mysql-8.4"]
+    for dirname in MYSQL_FIXTURES:
+        version, _ = _fixture(dirname)
+        assert f"{version.major}.{version.minor}" == dirname.removeprefix("mysql-")
+    # binlog_transaction_dependency_tracking came in 5.7.22 and went away in 8.4.0.
+    _, v80 = _fixture("mysql-8.0")
+    _, v84 = _fixture("mysql-8.4")
+    assert "binlog_transaction_dependency_tracking" in v80
+    assert "binlog_transaction_dependency_tracking" not in v84
+    assert v84["mysql_native_password"] == "OFF"  # 8.4 ships the plugin disabled; 9.0 removed it
+    assert v84["restrict_fk_on_non_standard_key"] == "TRUE"  # new in 8.4.0
