@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from app.access.doctor import DoctorResult, Secrets
+from app.appliers.preview import Preview
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan, SliderPositions
 from app.domain.target import Target
@@ -20,6 +21,7 @@ class WizardState:
     facts: HostFacts | None = None
     positions: SliderPositions | None = None
     plan: Plan | None = None
+    preview: Preview | None = None
 
     @property
     def connected(self) -> bool:

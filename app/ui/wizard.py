@@ -68,6 +68,10 @@ class MainWizard(QWizard):
             from app.ui.pages.tradeoffs import TradeoffsPage
 
             return TradeoffsPage(self.state)
+        if title == "Preview":
+            from app.ui.pages.preview import PreviewPage
+
+            return PreviewPage(self.state)
         return StepPage(title)
 
     def done(self, result: int) -> None:

@@ -1,0 +1,262 @@
+"""The Preview page: exactly what apply would do, from the appliers' dry runs.
+
+Nothing here formats a change on its own: every diff, value, file, command and warning
+comes from :func:`app.appliers.preview.build_preview`, which only runs the appliers with
+``dry_run=True``. So the page cannot show anything apply would not do.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtGui import QColor, QFont, QSyntaxHighlighter, QTextCharFormat, QTextDocument
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWizardPage,
+)
+
+from app.appliers.actions import Host
+from app.appliers.preview import Preview, build_preview, with_checksums
+from app.domain.plan import Plan
+from app.ui.state import WizardState
+from app.ui.worker import Job, Progress
+
+
+def _format(color: str, bold: bool = False) -> QTextCharFormat:
+    fmt = QTextCharFormat()
+    fmt.setForeground(QColor(color))
+    if bold:
+        fmt.setFontWeight(QFont.Weight.Bold)
+    return fmt
+
+
+class DiffHighlighter(QSyntaxHighlighter):
+    """Colours a unified diff: added lines green, removed red, hunk headers blue."""
+
+    def __init__(self, document: QTextDocument) -> None:
+        super().__init__(document)
+        self.added = _format("#1a7f37")
+        self.removed = _format("#cf222e")
+        self.hunk = _format("#0550ae")
+        self.header = _format("#57606a", bold=True)
+
+    def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt's name
+        if text.startswith(("+++", "---")):
+            fmt = self.header
+        elif text.startswith("@@"):
+            fmt = self.hunk
+        elif text.startswith("+"):
+            fmt = self.added
+        elif text.startswith("-"):
+            fmt = self.removed
+        else:
+            return
+        self.setFormat(0, len(text), fmt)
+
+
+def _text_view(name: str) -> QPlainTextEdit:
+    view = QPlainTextEdit()
+    view.setReadOnly(True)
+    view.setObjectName(name)
+    view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+    font = QFont("monospace")
+    font.setStyleHint(QFont.StyleHint.Monospace)
+    view.setFont(font)
+    return view
+
+
+def make_preview(state: WizardState, plan: Plan, progress: Progress) -> Preview:
+    """Runs in a worker: every applier's dry run over the open connection (if any)."""
+    assert state.facts is not None
+    conn = state.connection
+    progress.say("Reading the option files and current values (dry runs, nothing is written)")
+    if conn is not None and conn.transport is not None:
+        sudo = conn.sudo_mode in ("root", "nopasswd", "password-ok")
+        host = Host(state.facts, conn.transport, conn.session, sudo=sudo)
+    else:
+        host = Host(state.facts)
+    return build_preview(plan, host)
+
+
+class PreviewPage(QWizardPage):
+    """Diffs, disk and kernel values, persistence files, commands, restart and warnings."""
+
+    def __init__(self, state: WizardState) -> None:
+        super().__init__()
+        self.state = state
+        self.setTitle("Preview")
+        self.setSubTitle(
+            "The exact changes apply will make: built from dry runs of the same code, so "
+            "nothing here differs from what apply does."
+        )
+        self.setObjectName("page_preview")
+        self.job: Job | None = None
+        self._built_for: Plan | None = None
+        layout = QVBoxLayout(self)
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        self.status.setObjectName("preview_status")
+        layout.addWidget(self.status)
+        self.restart_label = QLabel("")
+        self.restart_label.setWordWrap(True)
+        self.restart_label.setObjectName("preview_restart")
+        layout.addWidget(self.restart_label)
+        self.tabs = QTabWidget()
+        self.diffs = _text_view("preview_diffs")
+        self.highlighter = DiffHighlighter(self.diffs.document())
+        self.tabs.addTab(self.diffs, "Option files")
+        self.values = QTableWidget(0, 6)
+        self.values.setObjectName("preview_values")
+        self.values.setHorizontalHeaderLabels(
+            ["Kind", "Setting", "Now", "New", "Takes effect", "Kept across restarts in"]
+        )
+        self.values.horizontalHeader().setStretchLastSection(True)
+        self.tabs.addTab(self.values, "Disk, kernel and live values")
+        self.files = _text_view("preview_files")
+        self.tabs.addTab(self.files, "Persistence files")
+        self.commands = _text_view("preview_commands")
+        self.tabs.addTab(self.commands, "Commands and SQL")
+        self.warnings = _text_view("preview_warnings")
+        self.tabs.addTab(self.warnings, "Warnings")
+        layout.addWidget(self.tabs, 1)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        self.save_button = QPushButton("&Save preview…")
+        self.save_button.setObjectName("preview_save")
+        self.save_button.setEnabled(False)
+        self.save_button.clicked.connect(self._on_save_clicked)
+        row.addWidget(self.save_button)
+        layout.addLayout(row)
+
+    # -- building ---------------------------------------------------------------------------
+    def initializePage(self) -> None:  # noqa: N802 - Qt's name
+        if self.state.plan is not None and self.state.plan is not self._built_for:
+            self.start()
+
+    def start(self) -> None:
+        """Build the preview in a worker from the current plan."""
+        plan = self.state.plan
+        if plan is None or self.state.facts is None:
+            self.status.setText("No plan yet: go back to Trade-offs.")
+            return
+        if self.job is not None and self.job.is_running():
+            return
+        self._built_for = plan
+        self.state.preview = None
+        self.save_button.setEnabled(False)
+        self.status.setText("Building the preview…")
+        self.job = Job(lambda p: make_preview(self.state, plan, p), self)
+        self.job.progress.connect(self._on_job_progress)
+        self.job.succeeded.connect(self._on_job_succeeded)
+        self.job.failed.connect(self._on_job_failed)
+        self.job.start()
+        self.completeChanged.emit()
+
+    def _on_job_progress(self, text: str) -> None:
+        self.status.setText(text)
+
+    def _on_job_succeeded(self, preview: object) -> None:
+        assert isinstance(preview, Preview)
+        self.state.preview = preview
+        if self.state.plan is not None:
+            self.state.plan = with_checksums(self.state.plan, preview)
+            self._built_for = self.state.plan
+        self.show_preview(preview)
+        self.completeChanged.emit()
+
+    def _on_job_failed(self, exc: object) -> None:
+        problem = getattr(exc, "problem", None) or str(exc)
+        fix = getattr(exc, "fix", "")
+        self.status.setText(f"The preview could not be built: {problem} {fix}".strip())
+        self.completeChanged.emit()
+
+    # -- showing ----------------------------------------------------------------------------
+    def show_preview(self, preview: Preview) -> None:
+        """Fill every tab from the preview."""
+        lines = [f"Note: {n}" for n in preview.notes]
+        lines += [f"Refused: {e}" for e in preview.errors]
+        changed = len(preview.option_files) + len(preview.persistence_files)
+        lines.append(
+            f"{changed} file(s), {len(preview.commands)} command(s) and "
+            f"{len(preview.statements)} SQL statement(s)."
+        )
+        self.status.setText("\n".join(lines))
+        if preview.restart_needed:
+            text = "The server must restart for some changes to take effect."
+            if preview.downtime:
+                text += f" Estimated downtime: {preview.downtime.text()}."
+        else:
+            text = "No restart needed."
+        if preview.live:
+            text += " Live without a restart: " + ", ".join(preview.live) + "."
+        self.restart_label.setText(text)
+        diffs = []
+        for write in preview.option_files:
+            what = "new file" if write.creates else "edited"
+            diffs.append(f"# {write.path} ({what}, mode {write.mode}, owner {write.owner or '-'})")
+            if write.note:
+                diffs.append(f"# why here: {write.note}")
+            diffs.append(write.diff().rstrip("\n"))
+            diffs.append("")
+        not_read = [u for u in preview.unsupported if "option" in u.lower()]
+        self.diffs.setPlainText(
+            "\n".join(diffs) or "\n".join(not_read) or "No option-file changes."
+        )
+        self.values.setRowCount(len(preview.values))
+        for row, value in enumerate(preview.values):
+            cells = (
+                value.kind,
+                f"{value.key} ({value.device})" if value.device else value.key,
+                value.current or "?",
+                value.new,
+                "live" if value.live else "after a restart",
+                value.persistent,
+            )
+            for column, cell in enumerate(cells):
+                self.values.setItem(row, column, QTableWidgetItem(cell))
+        self.values.resizeColumnsToContents()
+        files = []
+        for write in preview.persistence_files:
+            state = "new file" if write.creates else "replaces the current file"
+            files.append(f"# {write.path} ({state}, mode {write.mode})")
+            files.append(write.after.decode("utf-8", "replace").rstrip("\n"))
+            files.append("")
+        self.files.setPlainText("\n".join(files) or "No persistence files.")
+        commands = [f"{s};" for s in preview.statements]
+        commands += [f"{c.line()}    # {c.why}" for c in preview.commands]
+        self.commands.setPlainText("\n".join(commands) or "Nothing to run.")
+        warnings = [f"! {w}" for w in preview.warnings]
+        warnings += [f"- not supported: {u}" for u in preview.unsupported]
+        self.warnings.setPlainText("\n".join(warnings) or "No warnings.")
+        count = len(preview.warnings)
+        self.tabs.setTabText(4, f"Warnings ({count})" if count else "Warnings")
+        self.save_button.setEnabled(True)
+
+    # -- saving -----------------------------------------------------------------------------
+    def save_to(self, path: str | Path) -> None:
+        """Write the whole preview (the same text as `innotune preview --out`)."""
+        if self.state.preview is None:
+            return
+        Path(path).write_text(self.state.preview.text())
+
+    def _on_save_clicked(self) -> None:
+        name, _ = QFileDialog.getSaveFileName(
+            self, "Save preview", "innotune-preview.txt", "Text files (*.txt);;All files (*)"
+        )
+        if name:
+            try:
+                self.save_to(name)
+            except OSError as exc:
+                self.status.setText(f"Could not save {name}: {exc.strerror or exc}.")
+
+    def isComplete(self) -> bool:  # noqa: N802 - Qt's name
+        preview = self.state.preview
+        return preview is not None and not preview.errors

@@ -1,0 +1,84 @@
+"""The Preview page against a real private server: the drop-in diff in colour, and saving."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QFileDialog
+from pytestqt.qtbot import QtBot
+
+from app.access.doctor import DoctorResult
+from app.domain.hostfacts import HostFacts
+from app.domain.instance import ServerInstance
+from app.knobs import default_catalogue
+from app.planner import default_positions, make_plan
+from app.practice.server import PrivateServer
+from app.remote.local import LocalTransport
+from app.ui.pages.preview import PreviewPage
+from app.ui.state import WizardState
+
+FACTS = Path(__file__).parents[1] / "fixtures/hosts/practice-mariadb-10.11/facts.json"
+
+
+def _state(server: PrivateServer) -> WizardState:
+    facts = HostFacts.from_json(FACTS.read_text())
+    assert facts.server is not None
+    argv = tuple(server.server_argv())
+    instance = ServerInstance(
+        pid=server.running_pid() or 0,
+        binary=argv[0],
+        argv=argv,
+        user="mysql" if "--user=mysql" in argv else "root",
+        sockets=(str(server.socket_path),),
+        defaults_file=str(server.main_cnf),
+        datadir=str(server.datadir),
+        started_by="manual",
+    )
+    server_facts = dataclasses.replace(
+        facts.server, instance=instance, option_files=(str(server.main_cnf),)
+    )
+    facts = dataclasses.replace(facts, server=server_facts)
+    positions = dataclasses.replace(default_positions(facts), crash_loss="os")
+    plan = make_plan(facts, positions, default_catalogue())
+    connection = DoctorResult(transport=LocalTransport(), instance=instance, sudo_mode="root")
+    return WizardState(facts=facts, plan=plan, connection=connection)
+
+
+def test_preview_page_shows_the_diff_in_colour_and_saves(
+    qtbot: QtBot, private_server: PrivateServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = _state(private_server)
+    page = PreviewPage(state)
+    qtbot.addWidget(page)
+    page.show()
+    page.initializePage()
+    qtbot.waitUntil(lambda: state.preview is not None, timeout=60_000)
+    assert page.isComplete()
+    drop_in = f"{private_server.include_dir}/99-innotune.cnf"
+    text = page.diffs.toPlainText()
+    assert f"+++ b{drop_in}" in text
+    assert "+innodb_flush_log_at_trx_commit = 2" in text
+    assert not Path(drop_in).exists()  # a preview writes nothing
+
+    block = page.diffs.document().findBlock(text.index("+innodb_flush_log_at_trx_commit"))
+    colours = {r.format.foreground().color().name() for r in block.layout().formats()}
+    assert colours == {"#1a7f37"}  # added lines in green
+
+    shown = {
+        page.values.item(r, 1).text(): page.values.item(r, 3).text()
+        for r in range(page.values.rowCount())
+    }
+    assert shown["innodb_flush_log_at_trx_commit"] == "2"
+    assert "SET GLOBAL innodb_flush_log_at_trx_commit = 2;" in page.commands.toPlainText()
+    assert state.plan is not None
+    assert {c.path: c.sha256 for c in state.plan.file_checksums}[drop_in] is None
+
+    target = tmp_path / "saved-preview.txt"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), ""))
+    page.save_button.click()
+    assert state.preview is not None
+    assert target.read_text() == state.preview.text()
+    assert "+innodb_flush_log_at_trx_commit = 2" in target.read_text()
+    state.connection.close()  # type: ignore[union-attr]
