@@ -12,7 +12,7 @@ APT_RUN := python3-venv python3-pip libxcb-cursor0 libxkbcommon-x11-0 libxcb-icc
 APT_TEST := $(APT_RUN) openssh-server openssh-client sudo mariadb-server mariadb-client e2fsprogs \
 	util-linux xvfb xauth rsyslog socat udev iproute2 busybox fish tcsh sysbench
 
-.PHONY: run test lint sysdeps-run sysdeps-test venv venv-dev clean
+.PHONY: run test lint sysdeps-run sysdeps-test venv venv-dev clean bench bench-plans bench-inspect
 
 run: sysdeps-run $(VENV)/.run-stamp
 	@if [ -z "$${DISPLAY:-}" ] && [ -z "$${WAYLAND_DISPLAY:-}" ] && [ "$${QT_QPA_PLATFORM:-}" != "offscreen" ]; then \
@@ -47,6 +47,20 @@ $(VENV)/.run-stamp: pyproject.toml | $(VENV)/bin/python
 $(VENV)/.dev-stamp: pyproject.toml | $(VENV)/bin/python
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $@ $(VENV)/.run-stamp
+
+# The project's benchmarks (root; results in bench-out/). `make bench` runs those in BENCHES;
+# BENCH_ARGS passes options, e.g. make bench BENCH_ARGS="--seconds 5 --reps 2".
+BENCHES := bench_plans
+bench: sysdeps-test $(VENV)/.dev-stamp
+	@for b in $(BENCHES); do \
+		QT_QPA_PLATFORM=offscreen $(BIN)/python -m tests.benchmarks.$$b $(BENCH_ARGS) || exit 1; \
+	done
+
+bench-plans: sysdeps-test $(VENV)/.dev-stamp
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m tests.benchmarks.bench_plans $(BENCH_ARGS)
+
+bench-inspect: sysdeps-test $(VENV)/.dev-stamp
+	$(BIN)/python -m tests.benchmarks.bench_inspect $(BENCH_ARGS)
 
 lint: $(VENV)/.dev-stamp
 	$(BIN)/ruff check app tests && $(BIN)/ruff format --check app tests && $(BIN)/mypy
