@@ -1,0 +1,652 @@
+"""The runner: snapshot → bundle → upload → one detached job on the target → follow it.
+
+From the first write to the verified restart the work runs on the target, as one
+detached process (:mod:`app.appliers.targetjob`, under ``systemd-run`` where systemd runs,
+else ``setsid -f``), so a dropped SSH link or a closed laptop cannot leave a half-applied
+change: the job finishes, or rolls back by itself. This side only prepares and watches:
+
+1. take the snapshot through the transport and store it locally and on the target
+   (root-only) BEFORE anything is written; refuse when a file is no longer what the plan
+   saw;
+2. write the bundle (files with their expected checksums, values, statements, commands,
+   the validation and restart commands, how to judge health, the settings expected in
+   force) and the job's source into ``/var/lib/innotune/jobs/<id>/`` (0700);
+3. launch it detached and follow its journal, handing each step to a callback;
+4. :func:`status` reads a running or interrupted job after a reconnect; :func:`rollback`
+   restores any snapshot with the same job in restore mode; :func:`confirm` keeps a
+   change made with ``confirm_within``.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.appliers import snapshot as snap
+from app.appliers import targetjob
+from app.appliers.actions import Action, ApplyError, sha256
+from app.domain.errors import InnoTuneError
+from app.domain.instance import ServerInstance
+from app.domain.serverfacts import ServerFacts
+from app.remote.transport import Transport
+
+JOBS_ROOT = "/var/lib/innotune/jobs"
+FINAL = targetjob.FINAL
+DEFAULT_HEALTH_TIMEOUT = 300.0
+DEFAULT_WATCH_SECONDS = 15.0
+
+OnStep = Callable[["JobStep"], None]
+
+_LAUNCH = r"""
+dir=$1; id=$2
+command -v python3 >/dev/null 2>&1 || { echo "python3 is not installed" >&2; exit 3; }
+if [ -d /run/systemd/system ] && command -v systemd-run >/dev/null 2>&1; then
+    # KillMode=process: a server the job (re)starts by hand must outlive the job's unit.
+    systemd-run --unit="innotune-apply-$id" --collect --quiet -p KillMode=process \
+        python3 "$dir/job.py" "$dir" && echo systemd-run
+else
+    setsid -f python3 "$dir/job.py" "$dir" </dev/null >>"$dir/job.out" 2>&1 && echo setsid
+fi
+"""
+
+_POLL = r"""
+dir=$1
+tail -c +"$2" "$dir/journal.jsonl" 2>/dev/null; printf '\000'
+cat "$dir/state.json" 2>/dev/null; printf '\000'
+p=$(cat "$dir/pid" 2>/dev/null)
+if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then echo alive
+elif [ -d "$dir" ]; then echo gone; else echo missing; fi
+"""
+
+
+class JobInterrupted(InnoTuneError):
+    """The connection dropped while following a job; the job goes on on the target."""
+
+    def __init__(self, job_id: str, cause: str) -> None:
+        super().__init__(
+            f"Lost the connection while following job {job_id} ({cause}).",
+            f"The job goes on on the host by itself. Reconnect and check it with "
+            f"`innotune snapshots TARGET` (job {job_id}).",
+        )
+        self.job_id = job_id
+
+
+@dataclass(frozen=True)
+class JobStep:
+    """One journal line of the job on the target."""
+
+    seq: int
+    time: str
+    step: str
+    status: str  # start, ok, fail, info, progress, warn
+    detail: str
+
+    def line(self) -> str:
+        """One line for a log or the terminal."""
+        mark = {"ok": "✓", "fail": "✗", "warn": "!", "start": "…", "progress": "…"}.get(
+            self.status, "·"
+        )
+        first, *rest = self.detail.splitlines() or [""]
+        more = "".join(f"\n      {ln}" for ln in rest)
+        return f"{mark} {self.step}: {first}{more}"
+
+
+@dataclass
+class JobStatus:
+    """Where a job is: its state, the steps so far, and what went wrong."""
+
+    job_id: str
+    state: str  # starting, running, awaiting-confirm, interrupted, missing, or a FINAL state
+    steps: list[JobStep] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    log_lines: list[str] = field(default_factory=list)
+    snapshot_id: str | None = None
+    mode: str | None = None
+    alive: bool = False
+    restarted: bool = False
+    downtime_seconds: float | None = None
+    confirm_deadline: float | None = None
+
+    @property
+    def final(self) -> bool:
+        """True when the job has ended (applied, refused, rolled-back or failed-rollback)."""
+        return self.state in FINAL
+
+    @property
+    def ok(self) -> bool:
+        """True when the job did what it was asked."""
+        return self.state == ("rolled-back" if self.mode == "restore" else "applied")
+
+
+def _sudo(transport: Transport) -> bool:
+    return not transport.is_root
+
+
+def job_dir(job_id: str) -> str:
+    """Where the target keeps a job."""
+    if "/" in job_id or job_id.startswith("."):
+        raise ApplyError(f"Not a job id: {job_id!r}.")
+    return f"{JOBS_ROOT}/{job_id}"
+
+
+# -- how to restart, validate and health-check this server -----------------------------------
+
+
+def _client_argv(transport: Transport, socket: str | None, sudo: bool) -> list[str] | None:
+    """The client logging in as root over the socket, if that works on the target."""
+    if not socket:
+        return None
+    found = transport.run(
+        ["sh", "-c", "command -v mariadb || command -v mysql"], sudo=sudo
+    ).out.split()
+    if not found:
+        return None
+    argv = [found[0], "--no-defaults", f"--socket={socket}", "--user=root"]
+    if transport.run([*argv, "-N", "-B", "-e", "SELECT 1"], sudo=sudo, timeout=20).ok:
+        return argv
+    return None
+
+
+def _log_source(transport: Transport, server: ServerFacts) -> dict[str, Any] | None:
+    log = server.error_log
+    if log.destination == "file" and log.path:
+        return {"kind": "file", "path": log.path}
+    if log.destination == "syslog":
+        for path in (log.path or "/var/log/syslog", "/var/log/messages"):
+            if transport.run(["test", "-f", path]).ok:
+                name = server.instance.binary.rsplit("/", 1)[-1]
+                return {"kind": "syslog", "path": path, "match": [name, "mysqld"]}
+    if log.destination == "journal" and server.instance.service:
+        return {"kind": "journal", "unit": server.instance.service}
+    return None
+
+
+def _markers(instance: ServerInstance) -> list[str]:
+    """Arguments that tell this instance's server process from any other on the host."""
+    keep = ("--defaults-file=", "--pid-file=", "--socket=", "--datadir=")
+    return [a for a in instance.argv if a.startswith(keep)]
+
+
+def server_how(
+    transport: Transport,
+    server: ServerFacts,
+    *,
+    restart_argv: Sequence[str] | None = None,
+    health_timeout: float = DEFAULT_HEALTH_TIMEOUT,
+    watch_seconds: float = DEFAULT_WATCH_SECONDS,
+) -> dict[str, Any]:
+    """How the job restarts this server and judges its health (stored in the snapshot)."""
+    instance = server.instance
+    sudo = _sudo(transport)
+    variables = {v.name: v.value for v in server.variables}
+    restart = list(restart_argv) if restart_argv else instance.restart_argv()
+    return {
+        "restart": restart,
+        "socket": instance.socket or variables.get("socket"),
+        "pid_file": variables.get("pid_file"),
+        "markers": _markers(instance),
+        "binary": instance.binary,
+        "client": _client_argv(transport, instance.socket or variables.get("socket"), sudo),
+        "log": _log_source(transport, server),
+        "health_timeout": health_timeout,
+        "watch_seconds": watch_seconds,
+    }
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    head = version.split("-", 1)[0]
+    return tuple(int(p) for p in head.split(".") if p.isdigit())
+
+
+def validation_command(server: ServerFacts, job_id: str) -> dict[str, Any]:
+    """The server binary's own check of the new files, run as the service user.
+
+    ``--validate-config`` on MySQL 8.0.16+; elsewhere ``--verbose --help`` with the
+    instance's own option-file switches and arguments (it exits non-zero on an unknown
+    variable); the ``--log-bin-index`` trick keeps it from touching a binary log index.
+    """
+    from app.appliers.optionfile import defaults_switches
+    from app.optionfiles import parse_argv
+
+    instance = server.instance
+    cmdline = parse_argv(instance.argv or (instance.binary,))
+    base = [instance.binary, *defaults_switches(cmdline), *cmdline.args]
+    if server.flavour == "mysql" and _version_tuple(server.version) >= (8, 0, 16):
+        argv = [*base, "--validate-config"]
+    else:
+        argv = [*base, "--verbose", "--help", f"--log-bin-index=/tmp/innotune-{job_id}.index"]
+    return {"argv": argv, "user": instance.user or None}
+
+
+# -- the bundle ----------------------------------------------------------------------------
+
+
+def expected_values(actions: Sequence[Action], plan_changes: Sequence[Any] = ()) -> dict[str, str]:
+    """Server variables that must be in force afterwards.
+
+    The dynamic ones, plus the plan's option-file changes the actions cover.
+    """
+    covered = {cid for a in actions for cid in a.change_ids}
+    expected = {
+        c.key: c.proposed
+        for c in plan_changes
+        if c.id in covered and c.target in ("option_file", "dynamic")
+    }
+    for action in actions:
+        for value in action.values:
+            if value.kind == "dynamic":
+                expected[value.key] = value.new
+    return expected
+
+
+def build_bundle(
+    job_id: str,
+    snapshot: snap.Snapshot,
+    actions: Sequence[Action],
+    *,
+    validate: dict[str, Any] | None,
+    expected: dict[str, str],
+    confirm_within: float | None = None,
+) -> dict[str, Any]:
+    """What the job on the target does, as JSON-ready data."""
+    import base64
+
+    saved = {f.path: f for f in snapshot.files}
+    files = []
+    for action in actions:
+        for write in action.files:
+            files.append(
+                {
+                    "path": write.path,
+                    "before_sha256": saved[write.path].sha256,
+                    "content_b64": base64.b64encode(write.after).decode("ascii"),
+                    "mode": write.mode,
+                    "owner": write.owner,
+                    "purpose": write.purpose,
+                }
+            )
+    values = [
+        {"kind": v.kind, "key": v.key, "value": v.new, "path": v.path, "device": v.device}
+        for a in actions
+        for v in a.values
+        if v.kind in ("sysfs", "sysctl")
+    ]
+    # The job writes sysfs and sysctl values itself (values above); the other commands
+    # (udevadm reload and trigger) run after them.
+    commands = [
+        {"argv": list(c.argv), "why": c.why}
+        for a in actions
+        if a.applier not in ("sysfs", "sysctl", "dynamic", "optionfile")
+        for c in a.commands
+    ]
+    pool = expected.get("innodb_buffer_pool_size")
+    has_option_files = any(f["purpose"] == "option_file" for f in files)
+    return {
+        "id": job_id,
+        "mode": "apply",
+        "snapshot_id": snapshot.id,
+        "snapshot_dir": snap.target_dir(snapshot.id),
+        "files": files,
+        "values": values,
+        "statements": [s for a in actions for s in a.statements],
+        "commands": commands,
+        "validate": validate if has_option_files else None,
+        "buffer_pool_bytes": int(pool) if pool and pool.isdigit() else None,
+        "restart_needed": any(a.restart_needed for a in actions),
+        "expected": expected,
+        "confirm_within": confirm_within,
+    }
+
+
+# -- upload, launch, follow ----------------------------------------------------------------
+
+
+def _upload(transport: Transport, job_id: str, bundle: dict[str, Any]) -> str:
+    sudo = _sudo(transport)
+    directory = job_dir(job_id)
+    snap.make_root_dir(transport, directory, sudo=sudo)
+    source = Path(targetjob.__file__).read_bytes()
+    transport.write_file_atomic(
+        f"{directory}/job.py", source, sudo=sudo, mode="0600", owner="root:root"
+    )
+    text = (json.dumps(bundle, sort_keys=True, indent=1) + "\n").encode()
+    transport.write_file_atomic(
+        f"{directory}/bundle.json", text, sudo=sudo, mode="0600", owner="root:root"
+    )
+    back = transport.run(
+        ["sha256sum", f"{directory}/bundle.json", f"{directory}/job.py"], sudo=sudo
+    )
+    sums = back.out.split()
+    if not back.ok or sums[0::2] != [sha256(text), sha256(source)]:
+        raise ApplyError(
+            f"The job's files in {directory} do not read back as written.",
+            "Nothing was changed. Check the disk space under /var/lib on the host.",
+        )
+    return directory
+
+
+def launch(transport: Transport, job_id: str) -> str:
+    """Start the uploaded job detached; how (``systemd-run`` or ``setsid``)."""
+    directory = job_dir(job_id)
+    result = transport.run(["sh", "-c", _LAUNCH, "sh", directory, job_id], sudo=_sudo(transport))
+    if not result.ok:
+        raise ApplyError(
+            f"Could not start the job on the host: {result.err.strip() or result.exit_status}.",
+            "Nothing was changed (the snapshot is kept). InnoTune needs python3 on the host.",
+        )
+    return result.out.strip() or "setsid"
+
+
+def _parse_steps(data: bytes) -> tuple[list[JobStep], int]:
+    """Complete journal lines in ``data`` and how many bytes they took."""
+    end = data.rfind(b"\n") + 1
+    steps = []
+    for raw in data[:end].splitlines():
+        try:
+            doc = json.loads(raw)
+            steps.append(
+                JobStep(doc["seq"], doc["time"], doc["step"], doc["status"], doc.get("detail", ""))
+            )
+        except (ValueError, KeyError):
+            continue
+    return steps, end
+
+
+def _poll(
+    transport: Transport, job_id: str, offset: int
+) -> tuple[list[JobStep], int, dict[str, Any], str]:
+    result = transport.run(
+        ["sh", "-c", _POLL, "sh", job_dir(job_id), str(offset + 1)], sudo=_sudo(transport)
+    )
+    journal, _, rest = result.stdout.partition(b"\0")
+    state_text, _, alive = rest.partition(b"\0")
+    steps, used = _parse_steps(journal)
+    try:
+        state = json.loads(state_text) if state_text.strip() else {}
+    except ValueError:  # replaced atomically, so only a damaged file can get here
+        state = {}
+    return steps, offset + used, state, alive.decode().strip()
+
+
+def _status_from(job_id: str, steps: list[JobStep], state: dict[str, Any], alive: str) -> JobStatus:
+    name = state.get("state") or ("missing" if alive == "missing" else "starting")
+    if name in ("running", "awaiting-confirm") and alive != "alive":
+        name = "interrupted"  # the job died (host reboot, kill) before writing its end
+    return JobStatus(
+        job_id=job_id,
+        state=name,
+        steps=steps,
+        errors=list(state.get("errors") or []),
+        warnings=list(state.get("warnings") or []),
+        log_lines=list(state.get("log_lines") or []),
+        snapshot_id=state.get("snapshot"),
+        mode=state.get("mode"),
+        alive=alive == "alive",
+        restarted=bool(state.get("restarted")),
+        downtime_seconds=state.get("downtime_seconds"),
+        confirm_deadline=state.get("confirm_deadline"),
+    )
+
+
+def follow(
+    transport: Transport,
+    job_id: str,
+    on_step: OnStep | None = None,
+    *,
+    poll: float = 0.3,
+    stop_at_confirm: bool = True,
+    start_timeout: float = 20.0,
+) -> JobStatus:
+    """Follow the job's journal until it ends (or waits for a confirmation).
+
+    Raises:
+        JobInterrupted: the connection dropped; the job goes on on the target.
+    """
+    offset = 0
+    steps: list[JobStep] = []
+    began = time.monotonic()
+    while True:
+        try:
+            new, offset, state, alive = _poll(transport, job_id, offset)
+        except (InnoTuneError, OSError, EOFError) as exc:
+            raise JobInterrupted(job_id, str(exc)) from exc
+        for step in new:
+            steps.append(step)
+            if on_step is not None:
+                on_step(step)
+        status = _status_from(job_id, steps, state, alive)
+        if status.final or (stop_at_confirm and status.state == "awaiting-confirm"):
+            return status
+        if status.state == "interrupted" or (
+            status.state in ("starting", "missing") and time.monotonic() - began > start_timeout
+        ):
+            out = transport.run(
+                ["cat", f"{job_dir(job_id)}/job.out"], sudo=_sudo(transport)
+            ).out.strip()
+            if out:
+                status.errors.append(out[-2000:])
+            return status
+        time.sleep(poll)
+
+
+def status(transport: Transport, job_id: str) -> JobStatus:
+    """The whole journal and state of a job, running, ended or interrupted (after a reconnect)."""
+    steps, _, state, alive = _poll(transport, job_id, 0)
+    return _status_from(job_id, steps, state, alive)
+
+
+reconnect = status
+
+
+def wait(transport: Transport, job_id: str, timeout: float = 600.0, poll: float = 0.3) -> JobStatus:
+    """Poll :func:`status` until the job ends (or ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        current = status(transport, job_id)
+        if current.final or current.state == "interrupted" or time.monotonic() > deadline:
+            return current
+        time.sleep(poll)
+
+
+def list_jobs(transport: Transport) -> list[str]:
+    """Ids of the jobs kept on the target, oldest first."""
+    result = transport.run(
+        [
+            "sh",
+            "-c",
+            'for d in "$1"/*/; do [ -d "$d" ] && basename "$d"; done; true',
+            "sh",
+            JOBS_ROOT,
+        ],
+        sudo=_sudo(transport),
+    )
+    return sorted(result.out.split())
+
+
+def confirm(transport: Transport, job_id: str) -> None:
+    """Keep a change applied with ``confirm_within`` (before its deadline)."""
+    result = transport.run(
+        ["sh", "-c", 'test -d "$1" && : > "$1/confirm"', "sh", job_dir(job_id)],
+        sudo=_sudo(transport),
+    )
+    if not result.ok:
+        raise ApplyError(f"Could not confirm job {job_id}: {result.err.strip() or 'no such job'}.")
+
+
+# -- the two entry points ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A job ready to launch: its snapshot (stored on both sides) and bundle (uploaded)."""
+
+    job_id: str
+    snapshot: snap.Snapshot
+    bundle: dict[str, Any]
+    local_manifest: Path | None
+
+
+def _instance_doc(instance: ServerInstance) -> dict[str, Any]:
+    return {
+        "label": instance.label,
+        "pid": instance.pid,
+        "binary": instance.binary,
+        "started_by": instance.started_by,
+        "service": instance.service,
+        "socket": instance.socket,
+    }
+
+
+def prepare(
+    transport: Transport,
+    actions: Sequence[Action],
+    server: ServerFacts,
+    *,
+    target_label: str,
+    local_dir: Path | None,
+    plan_json: str | None = None,
+    expected: dict[str, str] | None = None,
+    restart_argv: Sequence[str] | None = None,
+    confirm_within: float | None = None,
+    health_timeout: float = DEFAULT_HEALTH_TIMEOUT,
+    watch_seconds: float = DEFAULT_WATCH_SECONDS,
+) -> Prepared:
+    """Snapshot (local + target), then upload the job; nothing on the host is changed yet.
+
+    Raises:
+        ApplyError: a file is no longer what the plan saw, nothing to do, or the snapshot
+            or the job could not be stored.
+    """
+    actions = [a for a in actions if not a.empty or a.values]
+    if not actions:
+        raise ApplyError("Nothing to apply: every change is already in place or unsupported.")
+    sudo = _sudo(transport)
+    how = server_how(
+        transport,
+        server,
+        restart_argv=restart_argv,
+        health_timeout=health_timeout,
+        watch_seconds=watch_seconds,
+    )
+    needs_restart = any(a.restart_needed for a in actions)
+    if needs_restart and not how["restart"]:
+        raise ApplyError(
+            f"These changes need a restart and InnoTune does not know how to restart "
+            f"{server.instance.label}.",
+            "Give the command with --restart-command.",
+        )
+    snapshot = snap.take(
+        transport,
+        actions,
+        target=target_label,
+        instance=_instance_doc(server.instance),
+        how=how,
+        plan_json=plan_json,
+        sudo=sudo,
+    )
+    saved = {f.path: f for f in snapshot.files}
+    changed = [w.path for a in actions for w in a.files if saved[w.path].sha256 != w.sha256_before]
+    if changed:
+        raise ApplyError(
+            f"Changed since the plan was made: {', '.join(changed)}. Nothing was written.",
+            "Someone else edited the file; preview again to see the new diff.",
+        )
+    local_manifest = snap.store_locally(snapshot, local_dir) if local_dir is not None else None
+    snap.store_on_target(transport, snapshot, sudo=sudo)
+    want = expected_values(actions) | dict(expected or {})
+    bundle = build_bundle(
+        snapshot.id,
+        snapshot,
+        actions,
+        validate=validation_command(server, snapshot.id),
+        expected=want,
+        confirm_within=confirm_within,
+    )
+    _upload(transport, snapshot.id, bundle)
+    return Prepared(snapshot.id, snapshot, bundle, local_manifest)
+
+
+def apply(
+    transport: Transport,
+    actions: Sequence[Action],
+    server: ServerFacts,
+    *,
+    target_label: str,
+    local_dir: Path | None,
+    on_step: OnStep | None = None,
+    **options: Any,
+) -> JobStatus:
+    """Snapshot, upload, launch and follow; the job's status at its end.
+
+    With ``confirm_within`` it returns at the confirmation wait (``awaiting-confirm``).
+
+    Raises:
+        ApplyError: nothing was changed (see :func:`prepare`).
+        JobInterrupted: the connection dropped after the launch; use :func:`status`.
+    """
+    prepared = prepare(
+        transport, actions, server, target_label=target_label, local_dir=local_dir, **options
+    )
+    launch(transport, prepared.job_id)
+    return follow(transport, prepared.job_id, on_step)
+
+
+def rollback(
+    transport: Transport,
+    snapshot_id: str,
+    *,
+    local_dir: Path | None = None,
+    on_step: OnStep | None = None,
+    restart_argv: Sequence[str] | None = None,
+) -> JobStatus:
+    """Restore a snapshot with the job in restore mode (files, values, restart if needed).
+
+    The target's copy is verified first; when it is gone but this computer holds a
+    complete (unredacted) copy, that copy is put back on the target first.
+
+    Raises:
+        SnapshotError: no usable copy: nothing is restored.
+    """
+    sudo = _sudo(transport)
+    try:
+        snapshot = snap.load_from_target(transport, snapshot_id, sudo=sudo)
+    except snap.SnapshotError as missing:
+        if local_dir is None:
+            raise
+        try:
+            local = snap.load_locally(local_dir, snapshot_id)
+        except snap.SnapshotError:
+            raise missing from None
+        if any(f.redacted for f in local.files):
+            raise snap.SnapshotError(
+                f"{missing.problem} This computer's copy holds a secret-bearing file only "
+                "redacted, so it cannot stand in.",
+                "Nothing was restored. Restore that file by hand.",
+            ) from None
+        snap.store_on_target(transport, local, sudo=sudo)
+        snapshot = local
+    job_id = f"{snap.new_id()}-restore"
+    how: dict[str, Any] = {}
+    if restart_argv:
+        how["restart"] = list(restart_argv)
+    bundle = {
+        "id": job_id,
+        "mode": "restore",
+        "snapshot_id": snapshot.id,
+        "snapshot_dir": snap.target_dir(snapshot.id),
+        "how": how,
+    }
+    _upload(transport, job_id, bundle)
+    launch(transport, job_id)
+    return follow(transport, job_id, on_step)
+
+
+def restart_argv_from(text: str | None) -> list[str] | None:
+    """``--restart-command`` as an argv (split like a shell would, never run by one)."""
+    return shlex.split(text) if text else None

@@ -1,0 +1,911 @@
+"""The apply/restore job that runs ON THE TARGET, detached from the SSH session.
+
+This file is shipped as it is (its source text) to ``/var/lib/innotune/jobs/<id>/job.py``
+and run there as root with ``python3 job.py DIR``, under ``setsid -f`` or
+``systemd-run``. It must therefore stay self-contained: Python 3.7+ standard library only,
+no ``app.*`` import. Everything it needs is in ``DIR/bundle.json`` (written by
+:mod:`app.appliers.runner`) and in the snapshot directory the bundle names.
+
+What it writes:
+
+* ``DIR/journal.jsonl``: one JSON object per step (``seq``, ``time``, ``step``,
+  ``status`` in start/ok/fail/info/progress/warn, ``detail``), each line fsync'd, so a
+  client that reconnects after a dropped link reads exactly how far it got;
+* ``DIR/state.json`` (replaced atomically): ``running``, ``awaiting-confirm``, then one of
+  the final states ``applied``, ``refused`` (nothing was changed), ``rolled-back`` or
+  ``failed-rollback``, with the errors, warnings and the error-log lines that explain a
+  failure;
+* ``DIR/pid``: its own pid, so a reader can tell a running job from an interrupted one.
+
+The order (reliability.md 2.5, 3.1-3.4; house style: save first, undo newest first, keep
+going past a failure): refuse when a file changed since it was planned; write files
+atomically; validate the server's options before any restart; set dynamic variables, sysfs
+and sysctl values live; run the follow-up commands (udevadm); restart only when needed;
+judge health by polling (process, socket greeting, a login, "ready for connections"),
+waiting as long as a crash recovery may take; compare the settings in force with the
+expected ones; watch a short window for the process dying; wait for a confirmation if
+asked. Any failure restores the snapshot newest first and restarts on the old files.
+"""
+
+# ruff: noqa: UP031  (printf-style formatting reads well for the journal lines)
+
+from __future__ import annotations
+
+import base64
+import errno
+import fcntl
+import grp
+import hashlib
+import json
+import os
+import pwd
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+FINAL = ("applied", "refused", "rolled-back", "failed-rollback")
+LOCK = "/var/lib/innotune/job.lock"
+SERVER_NAMES = ("mariadbd", "mysqld")
+# Case matters: the --help output is full of option names like "log-error".
+_ERROR_LINE = re.compile(r"\[ERROR\]|^ERROR\b|unknown (variable|option)|\bAborting\b|Fatal error")
+
+
+class JobFailed(Exception):
+    """A step failed; the message says which and why."""
+
+
+def sha256(data: bytes) -> str:
+    """Hex sha256 of ``data``."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def now_iso() -> str:
+    """The time as ISO 8601 UTC with milliseconds."""
+    t = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + ".%03dZ" % int(t % 1 * 1000)
+
+
+def fsync_dir(path: str) -> None:
+    """Make a rename in ``path`` durable."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: str, data: bytes, mode: int | None, owner: str) -> None:
+    """Replace ``path`` with ``data``: temp file in the same directory, fsync, rename, fsync dir.
+
+    The temp name starts with a dot and never ends in ``.cnf`` (``!includedir`` reads only
+    ``*.cnf``). A symlink is written through (its target is replaced), never replaced
+    itself. Owner and mode are set on the temp file before the rename, so the file never
+    appears with the wrong ones.
+    """
+    real = os.path.realpath(path)
+    directory = os.path.dirname(real)
+    old: os.stat_result | None
+    try:
+        old = os.stat(real)
+    except FileNotFoundError:
+        old = None
+    fd, tmp = tempfile.mkstemp(
+        prefix="." + os.path.basename(real) + ".", suffix=".innotune-tmp", dir=directory
+    )
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        uid, gid = -1, -1
+        if owner:
+            user, _, group = owner.partition(":")
+            uid = pwd.getpwnam(user).pw_uid if user else -1
+            gid = grp.getgrnam(group).gr_gid if group else -1
+        elif old is not None:
+            uid, gid = old.st_uid, old.st_gid
+        os.chown(tmp, uid, gid)
+        if mode is None:
+            mode = (old.st_mode & 0o7777) if old is not None else 0o644
+        os.chmod(tmp, mode)
+        os.rename(tmp, real)
+        fsync_dir(directory)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def read_or_none(path: str) -> bytes | None:
+    """The bytes of ``path``, or None when it does not exist."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+
+
+def sysctl_path(key: str) -> str:
+    """``vm.swappiness`` → ``/proc/sys/vm/swappiness``."""
+    return "/proc/sys/" + key.replace(".", "/")
+
+
+def active_value(text: str) -> str:
+    """The value as set: the bracketed entry of ``none [mq-deadline] bfq``, else the text."""
+    match = re.search(r"\[([^\]]+)\]", text)
+    return match.group(1) if match else text.strip()
+
+
+def sql_literal(value: str) -> str:
+    """A value for SET GLOBAL: a plain number as it is, anything else quoted and escaped."""
+    if re.match(r"^-?[0-9]+(\.[0-9]+)?$", value):
+        return value
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def same_setting(actual: str | None, wanted: str) -> bool:
+    """True when the server's value is the wanted one, allowing for its own rounding."""
+    if actual is None:
+        return False
+    a, w = actual.strip(), wanted.strip()
+    if a.lower() == w.lower():
+        return True
+    truth = {
+        "1": "on",
+        "on": "on",
+        "true": "on",
+        "yes": "on",
+        "0": "off",
+        "off": "off",
+        "false": "off",
+        "no": "off",
+    }
+    if a.lower() in truth and w.lower() in truth:
+        return truth[a.lower()] == truth[w.lower()]
+    try:
+        fa, fw = float(a), float(w)
+    except ValueError:
+        return False
+    # Sizes are rounded to the server's block or chunk sizes (the buffer pool to
+    # innodb_buffer_pool_chunk_size, 128 MiB by default); other numbers to a few percent.
+    slack = max(abs(fw) * 0.02, 134217728.0 if fw >= 1048576 else 0.0)
+    return abs(fa - fw) <= slack
+
+
+class Job:
+    """One run of the job in DIR."""
+
+    def __init__(self, directory: str) -> None:
+        self.dir = directory
+        with open(os.path.join(directory, "bundle.json"), encoding="utf-8") as fh:
+            self.bundle: dict[str, Any] = json.load(fh)
+        self.seq = 0
+        self.errors: list[str] = []
+        self.warnings: list[str] = []
+        self.log_lines: list[str] = []
+        self.restarted = False
+        self.downtime: float | None = None
+        self.manifest: dict[str, Any] = {}
+        self.how: dict[str, Any] = {}
+        self.log_mark: Any = None
+        self.client_ok: bool | None = None
+        self.healthy_pid: int | None = None
+        self.restart_attempted = False
+        self.journal = open(os.path.join(directory, "journal.jsonl"), "a", encoding="utf-8")  # noqa: SIM115
+
+    # -- journal and state ------------------------------------------------------------------
+    def step(self, step: str, status: str, detail: str = "") -> None:
+        """Append one line to the journal, durably."""
+        self.seq += 1
+        line = {
+            "seq": self.seq,
+            "time": now_iso(),
+            "step": step,
+            "status": status,
+            "detail": detail,
+        }
+        self.journal.write(json.dumps(line, sort_keys=True) + "\n")
+        self.journal.flush()
+        os.fsync(self.journal.fileno())
+
+    def state(self, state: str, **extra: Any) -> None:
+        """Replace DIR/state.json atomically."""
+        doc = {
+            "state": state,
+            "job": self.bundle.get("id"),
+            "mode": self.bundle.get("mode"),
+            "snapshot": self.manifest.get("id") or self.bundle.get("snapshot_id"),
+            "errors": self.errors,
+            "warnings": self.warnings,
+            "log_lines": self.log_lines,
+            "restarted": self.restarted,
+            "downtime_seconds": self.downtime,
+            "updated": now_iso(),
+        }
+        doc.update(extra)
+        atomic_write(
+            os.path.join(self.dir, "state.json"),
+            (json.dumps(doc, sort_keys=True, indent=1) + "\n").encode(),
+            0o600,
+            "",
+        )
+
+    # -- the snapshot -------------------------------------------------------------------------
+    def load_snapshot(self) -> None:
+        """Read and verify the snapshot's manifest; a bad one stops everything loudly."""
+        sdir = self.bundle["snapshot_dir"]
+        data = read_or_none(os.path.join(sdir, "manifest.json"))
+        recorded = read_or_none(os.path.join(sdir, "manifest.sha256"))
+        if data is None or recorded is None:
+            raise JobFailed(f"the snapshot in {sdir} is missing (manifest.json or manifest.sha256)")
+        if sha256(data) != recorded.decode("ascii", "replace").split()[0]:
+            raise JobFailed(
+                f"the snapshot in {sdir} is corrupt: manifest.json does not match its checksum"
+            )
+        manifest = json.loads(data.decode("utf-8"))
+        for entry in manifest["files"]:
+            if entry["existed"]:
+                content = base64.b64decode(entry["content_b64"])
+                if entry.get("redacted") or sha256(content) != entry["sha256"]:
+                    raise JobFailed(
+                        "the snapshot's copy of {} is corrupt or redacted".format(entry["path"])
+                    )
+        self.manifest = manifest
+        self.how = dict(manifest.get("how") or {})
+        self.how.update(self.bundle.get("how") or {})
+
+    # -- running things ---------------------------------------------------------------------
+    def run(
+        self, argv: list[str], timeout: float = 120.0, user: str | None = None
+    ) -> tuple[int, str]:
+        """Run argv; exit status and combined output (never a shell)."""
+        preexec = None
+        if user and user != "root":
+            entry = pwd.getpwnam(user)
+
+            def preexec() -> None:
+                os.setgid(entry.pw_gid)
+                os.initgroups(user, entry.pw_gid)
+                os.setuid(entry.pw_uid)
+
+        try:
+            proc = subprocess.run(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                timeout=timeout,
+                preexec_fn=preexec,  # noqa: PLW1509 - drop to the service user
+                check=False,
+            )
+        except FileNotFoundError:
+            return 127, f"{argv[0]}: not found"
+        except subprocess.TimeoutExpired:
+            return 124, "timed out after %d s" % timeout
+        return proc.returncode, proc.stdout.decode("utf-8", "replace")
+
+    def client(self, sql: str, timeout: float = 15.0) -> tuple[bool, str]:
+        """Run SQL through the server's client as root over the socket."""
+        argv = self.how.get("client")
+        if not argv:
+            return False, "no client login"
+        status, out = self.run(list(argv) + ["-N", "-B", "-e", sql], timeout=timeout)
+        return status == 0, out.strip()
+
+    # -- server health ------------------------------------------------------------------------
+    def server_pid(self) -> int | None:
+        """The server's pid: from its pid file, else a server process with its markers."""
+        pid_file = self.how.get("pid_file")
+        if pid_file:
+            try:
+                with open(pid_file) as fh:
+                    pid = int(fh.read().strip())
+                if self._is_server(pid, require_marker=False):
+                    return pid
+            except (OSError, ValueError):
+                pass
+        for name in os.listdir("/proc"):
+            if name.isdigit() and self._is_server(int(name), require_marker=True):
+                return int(name)
+        return None
+
+    def _is_server(self, pid: int, require_marker: bool) -> bool:
+        try:
+            with open("/proc/%d/cmdline" % pid, "rb") as fh:
+                argv = [a.decode("utf-8", "replace") for a in fh.read().split(b"\0") if a]
+            with open("/proc/%d/stat" % pid) as fh:
+                if fh.read().rsplit(")", 1)[-1].split()[0] in ("Z", "X"):
+                    return False
+        except OSError:
+            return False
+        if not argv or os.path.basename(argv[0]) not in SERVER_NAMES:
+            return False
+        if not require_marker:
+            return True
+        markers = self.how.get("markers") or []
+        return any(m in argv for m in markers)
+
+    def greets(self) -> bool:
+        """True when the socket answers with a MySQL protocol greeting."""
+        path = self.how.get("socket")
+        if not path:
+            return True
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.settimeout(3)
+                sock.connect(path)
+                greeting = sock.recv(512)
+        except OSError:
+            return False
+        return len(greeting) > 5 and greeting[3] == 0 and greeting[4] in (10, 255)
+
+    def mark_log(self) -> None:
+        """Remember where the error log ends now, so only new lines are read later."""
+        log = self.how.get("log") or {}
+        if log.get("kind") in ("file", "syslog"):
+            try:
+                self.log_mark = os.path.getsize(log["path"])
+            except OSError:
+                self.log_mark = 0
+        else:
+            self.log_mark = time.time()
+
+    def new_log_lines(self) -> list[str] | None:
+        """Lines the server logged since :meth:`mark_log`; None when there is no log to read."""
+        log = self.how.get("log") or {}
+        kind = log.get("kind")
+        if kind in ("file", "syslog"):
+            try:
+                with open(log["path"], "rb") as fh:
+                    size = os.fstat(fh.fileno()).st_size
+                    fh.seek(
+                        self.log_mark if self.log_mark is not None and self.log_mark <= size else 0
+                    )
+                    text = fh.read().decode("utf-8", "replace")
+            except OSError:
+                return None
+            lines = text.splitlines()
+            if kind == "syslog":
+                names = log.get("match") or ["mariadbd", "mysqld"]
+                lines = [ln for ln in lines if any(n in ln for n in names)]
+            return lines
+        if kind == "journal" and log.get("unit"):
+            since = "@%d" % int(self.log_mark or time.time())
+            status, out = self.run(
+                ["journalctl", "-u", log["unit"], "--since", since, "-o", "cat", "--no-pager"],
+                timeout=30,
+            )
+            return out.splitlines() if status == 0 else None
+        return None
+
+    def explain(self) -> None:
+        """Keep the error-log lines that explain a failure (the last 25 error lines)."""
+        lines = self.new_log_lines() or []
+        bad = [ln for ln in lines if _ERROR_LINE.search(ln)]
+        self.log_lines = (bad or lines)[-25:]
+        if self.log_lines:
+            self.step("error-log", "info", "\n".join(self.log_lines))
+
+    def wait_healthy(
+        self, old_pid: int | None, proc: subprocess.Popen[bytes] | None, timeout: float
+    ) -> int:
+        """Poll until the restarted server is healthy; its pid, or JobFailed.
+
+        Healthy: a server process other than ``old_pid``, its socket greets, a login works
+        (when the job can log in). While a server process lives (crash recovery in
+        progress) it waits up to ``timeout``; with no process for ``grace`` seconds after
+        the restart command returned, the start failed.
+        """
+        start = time.monotonic()
+        grace = float(self.how.get("gone_grace", 8))
+        gone_since: float | None = None
+        last_note = start
+        while True:
+            elapsed = time.monotonic() - start
+            pid = self.server_pid()
+            restart_done = proc is None or proc.poll() is not None
+            if pid is not None and (pid != old_pid or restart_done) and self.greets():
+                ok, out = self.client("SELECT 1") if self.how.get("client") else (True, "")
+                if ok:
+                    return pid
+                if self.client_ok is False:  # login never worked, even before: socket is enough
+                    return pid
+            if pid is None and restart_done:
+                gone_since = gone_since if gone_since is not None else time.monotonic()
+                if time.monotonic() - gone_since > grace:
+                    raise JobFailed(
+                        f"the server is not running {grace:.0f} s after the restart command ended"
+                    )
+            else:
+                gone_since = None
+            if elapsed > timeout:
+                raise JobFailed(f"the server was not healthy after {timeout:.0f} s")
+            if time.monotonic() - last_note >= 5:
+                last_note = time.monotonic()
+                lines = self.new_log_lines() or []
+                self.step(
+                    "health",
+                    "progress",
+                    "{:.0f} s: process {}, waiting (last log line: {})".format(
+                        elapsed, pid or "absent", lines[-1] if lines else "-"
+                    ),
+                )
+            time.sleep(0.2)
+
+    def restart(self, phase: str) -> None:
+        """Restart through the service manager (or the given command) and wait for health."""
+        argv = self.how.get("restart")
+        if not argv:
+            raise JobFailed("no way to restart the server is known (started by hand?)")
+        old_pid = self.server_pid()
+        self.mark_log()
+        self.restart_attempted = True
+        self.step(phase, "start", " ".join(argv))
+        began = time.monotonic()
+        out_path = os.path.join(self.dir, f"{phase}.out")
+        with open(out_path, "ab") as out:
+            # Output to a file, never a pipe: the daemon it starts inherits it and would keep
+            # a pipe open for ever.
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        timeout = float(self.how.get("health_timeout", 300))
+        try:
+            pid = self.wait_healthy(old_pid, proc, timeout)
+        finally:
+            if proc.poll() is None:
+                try:
+                    proc.wait(timeout=max(1.0, timeout - (time.monotonic() - began)))
+                except subprocess.TimeoutExpired:
+                    self.warnings.append(
+                        f"the restart command `{' '.join(argv)}` was still running when the "
+                        "server became healthy"
+                    )
+        self.downtime = time.monotonic() - began
+        if proc.returncode not in (0, None):
+            self.warnings.append(
+                f"`{' '.join(argv)}` exited {proc.returncode}, but the server is healthy "
+                "(judged by polling, not the exit code)"
+            )
+        lines = self.new_log_lines()
+        ready = None if lines is None else any("ready for connections" in ln for ln in lines)
+        if ready is False:
+            # The line can lag the socket by a moment.
+            time.sleep(1.0)
+            lines = self.new_log_lines() or []
+            ready = any("ready for connections" in ln for ln in lines)
+        detail = "pid %d healthy after %.1f s (socket greets%s; %s)" % (
+            pid,
+            self.downtime,
+            ", login works" if self.how.get("client") else "",
+            {
+                True: '"ready for connections" logged',
+                False: '"ready for connections" not found in the log',
+                None: "no log to read",
+            }[ready],
+        )
+        if ready is False:
+            self.warnings.append(
+                'the server answers but "ready for connections" was not found in its log'
+            )
+        self.step(phase, "ok", detail)
+        self.restarted = True
+        self.healthy_pid = pid
+
+    def watch(self) -> None:
+        """Watch a short window after start for the server dying (an OOM kill, a crash)."""
+        seconds = float(self.how.get("watch_seconds", 15))
+        pid = self.healthy_pid
+        self.step("watch", "start", f"watching the server for {seconds:.0f} s")
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if pid is not None and not self._is_server(pid, require_marker=False):
+                status, out = self.run(["dmesg"], timeout=10)
+                oom = [
+                    ln
+                    for ln in out.splitlines()
+                    if "Killed process %d" % pid in ln or ("oom" in ln.lower() and str(pid) in ln)
+                ]
+                raise JobFailed(
+                    "the server (pid %d) died within %.0f s of starting%s"
+                    % (pid, seconds, ": " + oom[-1] if oom else "")
+                )
+            time.sleep(0.25)
+        lines = self.new_log_lines() or []
+        errors = [ln for ln in lines if "[ERROR]" in ln]
+        if errors:
+            self.warnings.append(
+                "new [ERROR] lines in the error log since the restart: " + " | ".join(errors[-5:])
+            )
+            self.step("watch", "warn", "\n".join(errors[-10:]))
+        self.step("watch", "ok", "the server kept running")
+
+    # -- apply -------------------------------------------------------------------------------
+    def check_unchanged(self) -> None:
+        """Refuse when a file changed since the plan (checksums)."""
+        self.step("check", "start", "files unchanged since the plan")
+        changed = []
+        for item in self.bundle.get("files", []):
+            now = read_or_none(item["path"])
+            now_sum = None if now is None else sha256(now)
+            if now_sum != item["before_sha256"]:
+                changed.append(
+                    "{} {} since the plan".format(
+                        item["path"],
+                        "was removed"
+                        if now is None
+                        else ("appeared" if item["before_sha256"] is None else "changed"),
+                    )
+                )
+        if changed:
+            raise JobFailed("; ".join(changed))
+        self.step("check", "ok", "%d file(s) as planned" % len(self.bundle.get("files", [])))
+
+    def write_files(self) -> None:
+        """Write every file atomically, read it back, record each."""
+        for item in self.bundle.get("files", []):
+            data = base64.b64decode(item["content_b64"])
+            self.step("write", "start", item["path"])
+            mode = int(item["mode"], 8) if item.get("mode") else None
+            atomic_write(item["path"], data, mode, item.get("owner") or "")
+            if read_or_none(item["path"]) != data:
+                raise JobFailed("{} does not read back as written".format(item["path"]))
+            self.step(
+                "write",
+                "ok",
+                "%s (%d bytes, sha256 %s)" % (item["path"], len(data), sha256(data)[:12]),
+            )
+
+    def validate(self) -> None:
+        """Ask the server binary about the new files, and check the memory fits."""
+        check = self.bundle.get("validate")
+        if check:
+            self.step("validate", "start", " ".join(check["argv"]))
+            status, out = self.run(check["argv"], timeout=120, user=check.get("user") or None)
+            bad = [ln for ln in out.splitlines() if _ERROR_LINE.search(ln)]
+            if status != 0 or bad:
+                self.log_lines = (bad or out.splitlines())[-25:]
+                raise JobFailed(
+                    "the server rejects the new options (exit %d): %s"
+                    % (status, "; ".join(bad[:5]) or out.strip()[-300:])
+                )
+            self.step("validate", "ok", "the server binary accepts the options")
+        pool = self.bundle.get("buffer_pool_bytes")
+        if pool:
+            with open("/proc/meminfo") as fh:
+                total = next(int(ln.split()[1]) * 1024 for ln in fh if ln.startswith("MemTotal:"))
+            if int(pool) > total * 0.9:
+                raise JobFailed(
+                    "innodb_buffer_pool_size %d bytes does not fit in this host's %d bytes of RAM"
+                    % (int(pool), total)
+                )
+            self.step(
+                "validate",
+                "ok",
+                "buffer pool %d MiB fits in %d MiB of RAM" % (int(pool) >> 20, total >> 20),
+            )
+
+    def set_values(self, values: list[dict[str, Any]], phase: str, restoring: bool) -> list[str]:
+        """Write sysfs/sysctl values and SET GLOBAL; failures returned (restore) or raised."""
+        failures = []
+        for value in values:
+            kind, key, new = value["kind"], value["key"], value["value"]
+            if new is None:
+                continue
+            what = "{} {} = {}".format(kind, value.get("path") or key, new)
+            self.step(phase, "start", what)
+            try:
+                if kind == "dynamic":
+                    if not re.match(r"^[a-z][a-z0-9_]*$", key):
+                        raise OSError(errno.EINVAL, "not a variable name")
+                    ok, out = self.client(f"SET GLOBAL {key} = {sql_literal(new)}")
+                    if not ok:
+                        raise OSError(errno.EIO, out or "the client could not log in")
+                elif kind in ("sysfs", "sysctl"):
+                    path = str(value.get("path") or "") if kind == "sysfs" else sysctl_path(key)
+                    try:
+                        with open(path, "w") as fh:
+                            fh.write(new + "\n")
+                    except FileNotFoundError:
+                        note = f"{path} does not exist: not supported on this host"
+                        self.warnings.append(note)
+                        self.step(phase, "warn", note)
+                        continue
+                    except OSError as exc:
+                        if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM) and not restoring:
+                            note = (
+                                f"{path} is read-only ({exc.strerror}): not supported on this host"
+                            )
+                            self.warnings.append(note)
+                            self.step(phase, "warn", note)
+                            continue
+                        raise
+                    with open(path) as fh:
+                        reads = active_value(fh.read())
+                    if reads.split() != new.split():
+                        raise OSError(errno.EIO, f"reads {reads} after writing {new}")
+                else:
+                    raise OSError(errno.EINVAL, f"unknown kind {kind}")
+            except OSError as exc:
+                message = f"{what} failed: {exc.strerror or exc}"
+                self.step(phase, "fail", message)
+                if not restoring:
+                    raise JobFailed(message) from None
+                failures.append(message)
+                continue
+            self.step(phase, "ok", what)
+        return failures
+
+    def run_commands(self, commands: list[dict[str, Any]], phase: str) -> None:
+        """Run the follow-up commands (udevadm ...); a failure is a warning, not fatal."""
+        for command in commands:
+            self.step(phase, "start", " ".join(command["argv"]))
+            status, out = self.run(command["argv"], timeout=60)
+            if status != 0:
+                note = "`{}` failed ({}): {}".format(
+                    " ".join(command["argv"]),
+                    status,
+                    out.strip()[-200:],
+                )
+                self.warnings.append(note)
+                self.step(phase, "warn", note)
+            else:
+                self.step(phase, "ok", command.get("why", ""))
+
+    def check_settings(self) -> None:
+        """Compare the settings in force with the expected ones (allowing rounding)."""
+        expected = self.bundle.get("expected") or {}
+        if not expected:
+            return
+        if not self.how.get("client"):
+            self.warnings.append("settings in force not checked: no client login on the target")
+            return
+        self.step("verify", "start", "settings in force")
+        wrong = []
+        for key, wanted in sorted(expected.items()):
+            ok, out = self.client(f"SELECT @@GLOBAL.{key}")
+            if not ok:
+                wrong.append(f"{key}: cannot read ({out[-200:]})")
+            elif not same_setting(out, str(wanted)):
+                wrong.append(f"{key} is {out}, not {wanted}")
+        if wrong:
+            raise JobFailed("settings in force differ from the plan: " + "; ".join(wrong))
+        self.step("verify", "ok", ", ".join("{}={}".format(*kv) for kv in sorted(expected.items())))
+
+    def wait_confirm(self) -> bool:
+        """Wait for DIR/confirm until the deadline; True when it came."""
+        seconds = float(self.bundle["confirm_within"])
+        deadline = time.time() + seconds
+        self.step("confirm", "start", f"waiting up to {seconds:.0f} s for a confirmation")
+        self.state("awaiting-confirm", confirm_deadline=deadline)
+        path = os.path.join(self.dir, "confirm")
+        while time.time() < deadline:
+            if os.path.exists(path):
+                self.step("confirm", "ok", "confirmed")
+                return True
+            time.sleep(0.2)
+        self.step("confirm", "fail", f"no confirmation within {seconds:.0f} s")
+        return False
+
+    # -- restore ----------------------------------------------------------------------------
+    def restore(self, standalone: bool) -> bool:
+        """Put the snapshot back, newest first, past failures; True when all of it worked.
+
+        Args:
+            standalone: a rollback asked for later (restart when an option file changed
+                back); otherwise the rollback of this job's own apply (restart only when
+                it restarted or tried to, or the server is down: a failed validation
+                restarts nothing).
+        """
+        self.step("restore", "start", "snapshot {}".format(self.manifest.get("id")))
+        failures: list[str] = []
+        values = list(reversed(self.manifest.get("values", [])))
+        failures += self.set_values([v for v in values if v["kind"] != "dynamic"], "restore", True)
+        option_changed = False
+        udev_changed = False
+        for entry in reversed(self.manifest.get("files", [])):
+            path = entry["path"]
+            try:
+                now = read_or_none(path)
+                if entry["existed"]:
+                    data = base64.b64decode(entry["content_b64"])
+                    if now == data and _mode_owner(path) == (entry["mode"], entry["owner"]):
+                        self.step("restore", "ok", f"{path} already as in the snapshot")
+                        continue
+                    atomic_write(path, data, int(entry["mode"], 8), entry["owner"])
+                    if sha256(read_or_none(path) or b"") != entry["sha256"]:
+                        raise OSError(errno.EIO, "does not read back as the snapshot")
+                    self.step(
+                        "restore",
+                        "ok",
+                        "{} put back (sha256 {})".format(path, entry["sha256"][:12]),
+                    )
+                else:
+                    if now is None:
+                        self.step("restore", "ok", f"{path} already absent")
+                        continue
+                    os.unlink(path)
+                    fsync_dir(os.path.dirname(path))
+                    self.step("restore", "ok", f"{path} removed (it did not exist before)")
+                option_changed = option_changed or entry.get("purpose") == "option_file"
+                udev_changed = udev_changed or entry.get("purpose") == "udev"
+            except (OSError, KeyError, ValueError) as exc:
+                message = "restoring {} failed: {}".format(
+                    path, getattr(exc, "strerror", None) or exc
+                )
+                self.step("restore", "fail", message)
+                failures.append(message)
+        if udev_changed:
+            self.run_commands(
+                [
+                    {
+                        "argv": ["udevadm", "control", "--reload-rules"],
+                        "why": "udev reads the restored rules",
+                    }
+                ],
+                "restore",
+            )
+        down = self.server_pid() is None
+        restarted_before = self.restart_attempted
+        if down or self.restart_attempted or (standalone and option_changed):
+            if self.how.get("restart"):
+                try:
+                    self.restart("restart-old")
+                except JobFailed as exc:
+                    failures.append(f"restart with the old configuration failed: {exc}")
+                    self.step("restart-old", "fail", str(exc))
+                    self.explain()
+            else:
+                failures.append("the server needs a restart and no restart command is known")
+        dynamic = [v for v in values if v["kind"] == "dynamic"]
+        if dynamic and not (restarted_before or self.restarted):
+            failures += self.set_values(dynamic, "restore", True)
+        elif dynamic:
+            self.step(
+                "restore",
+                "ok",
+                "dynamic variables come back from the restored files with the restart",
+            )
+        self.errors += failures
+        self.step(
+            "restore",
+            "fail" if failures else "ok",
+            "%d item(s) failed" % len(failures) if failures else "snapshot restored",
+        )
+        return not failures
+
+    # -- main -------------------------------------------------------------------------------
+    def apply(self) -> str:
+        """The apply order; the final state."""
+        bundle = self.bundle
+        try:
+            self.check_unchanged()
+        except JobFailed as exc:
+            self.errors.append(str(exc))
+            self.step("check", "fail", str(exc))
+            return "refused"
+        try:
+            self.write_files()
+            if bundle.get("validate") or bundle.get("buffer_pool_bytes"):
+                self.validate()
+            ok, out = self.client("SELECT 1") if self.how.get("client") else (False, "")
+            self.client_ok = ok
+            statements = bundle.get("statements") or []
+            if statements and not ok:
+                note = (
+                    f"SET GLOBAL skipped: the job cannot log in to the server ({out[-200:]}); "
+                    "the values apply at the next restart"
+                )
+                self.warnings.append(note)
+                self.step("dynamic", "warn", note)
+            elif statements:
+                for sql in statements:
+                    self.step("dynamic", "start", sql)
+                    good, reply = self.client(sql)
+                    if not good:
+                        raise JobFailed(f"{sql} failed: {reply[-300:]}")
+                    self.step("dynamic", "ok", sql)
+            self.set_values(
+                [v for v in bundle.get("values", []) if v["kind"] != "dynamic"], "live", False
+            )
+            self.run_commands(bundle.get("commands") or [], "commands")
+            if bundle.get("restart_needed"):
+                self.restart("restart")
+                self.check_settings()
+                self.watch()
+            elif ok:
+                self.check_settings()
+        except (JobFailed, OSError, KeyError, ValueError) as exc:
+            self.errors.append(str(exc))
+            self.step("apply", "fail", str(exc))
+            if not self.log_lines:
+                self.explain()
+            return "rolled-back" if self.restore(False) else "failed-rollback"
+        if bundle.get("confirm_within"):
+            if not self.wait_confirm():
+                self.errors.append("not confirmed within {} s".format(bundle["confirm_within"]))
+                return "rolled-back" if self.restore(False) else "failed-rollback"
+        self.step("apply", "ok", "applied")
+        return "applied"
+
+    def main(self) -> str:
+        """Run the job; always ends with a final state file."""
+        with open(os.path.join(self.dir, "pid"), "w") as fh:
+            fh.write("%d\n" % os.getpid())
+        self.state("running")
+        os.makedirs(os.path.dirname(LOCK), exist_ok=True)
+        lock = open(LOCK, "a")  # noqa: SIM115
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.errors.append("another InnoTune job is running on this host")
+            self.step("start", "fail", self.errors[-1])
+            self.state("refused")
+            return "refused"
+        self.step(
+            "start",
+            "ok",
+            "job %s (%s), pid %d" % (self.bundle.get("id"), self.bundle.get("mode"), os.getpid()),
+        )
+        try:
+            self.load_snapshot()
+        except (JobFailed, OSError, ValueError, KeyError) as exc:
+            self.errors.append(f"snapshot unusable, nothing changed: {exc}")
+            self.step("snapshot", "fail", self.errors[-1])
+            final = "refused" if self.bundle.get("mode") == "apply" else "failed-rollback"
+            self.state(final)
+            return final
+        self.step(
+            "snapshot",
+            "ok",
+            "snapshot %s verified (%d file(s))"
+            % (self.manifest.get("id"), len(self.manifest.get("files", []))),
+        )
+        try:
+            if self.bundle.get("mode") == "restore":
+                final = "rolled-back" if self.restore(True) else "failed-rollback"
+            else:
+                final = self.apply()
+        except Exception as exc:  # noqa: BLE001 - the state file must always be written
+            self.errors.append(f"internal error: {exc!r}")
+            self.step("job", "fail", self.errors[-1])
+            final = "rolled-back" if self.restore(False) else "failed-rollback"
+        self.step("end", "ok" if final in ("applied", "rolled-back") else "fail", final)
+        self.state(final)
+        return final
+
+
+def _mode_owner(path: str) -> tuple[str, str]:
+    st = os.stat(path)
+    try:
+        user = pwd.getpwuid(st.st_uid).pw_name
+    except KeyError:
+        user = str(st.st_uid)
+    try:
+        group = grp.getgrgid(st.st_gid).gr_name
+    except KeyError:
+        group = str(st.st_gid)
+    return "%04o" % (st.st_mode & 0o7777), f"{user}:{group}"
+
+
+def main(argv: list[str]) -> int:
+    """``python3 job.py DIR``."""
+    if len(argv) != 2:
+        sys.stderr.write("usage: job.py DIR\n")
+        return 2
+    final = Job(argv[1]).main()
+    return 0 if final in ("applied", "rolled-back", "refused") else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
