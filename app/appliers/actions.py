@@ -39,6 +39,7 @@ class FileWrite:
     owner: str  # "user:group", or "" to leave it to the writer
     purpose: str  # option_file, udev, sysctl
     note: str = ""
+    read: bool = True  # False: no live host, so ``before`` is a guess (shown as new)
 
     @property
     def sha256_before(self) -> str | None:

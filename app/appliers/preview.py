@@ -131,7 +131,8 @@ class Preview:
         seen: dict[str, FileChecksum] = {}
         for action in self.actions:
             for write in action.files:
-                seen[write.path] = FileChecksum(write.path, write.sha256_before)
+                if write.read:  # a file never read has no checksum to hold apply to
+                    seen[write.path] = FileChecksum(write.path, write.sha256_before)
         return tuple(seen.values())
 
     def text(self) -> str:
@@ -144,8 +145,9 @@ class Preview:
             out += [f"  ! {e}" for e in self.errors]
             out.append("")
         out.append("== Option files ==")
+        not_read = [u for a in self.actions if a.applier == "optionfile" for u in a.unsupported]
         if not self.option_files:
-            out.append("(no option file changes)")
+            out += not_read or ["(no option file changes)"]
         for write in self.option_files:
             what = "new file" if write.creates else "edited"
             out.append(f"{write.path} ({what}, mode {write.mode}, owner {write.owner or '-'})")

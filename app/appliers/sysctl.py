@@ -161,6 +161,7 @@ def apply(changes: Sequence[Change], host: Host, *, dry_run: bool = False) -> Ac
             "",
             "sysctl",
             note="shown as a new file: without a live host the current one could not be read",
+            read=False,
         )
         return Action(
             "sysctl",

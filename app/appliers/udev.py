@@ -154,7 +154,9 @@ def apply(changes: Sequence[Change], host: Host, *, dry_run: bool = False) -> li
         settings.update({c.key: c.proposed for c in items})
         after = rule_text(device, settings, name)
         note = "" if host.live else "shown as new: without a live host it could not be read"
-        write = FileWrite(path, before, after, "0644", "root:root", "udev", note=note)
+        write = FileWrite(
+            path, before, after, "0644", "root:root", "udev", note=note, read=host.live
+        )
         action = Action(
             "udev",
             ids,

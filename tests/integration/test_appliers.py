@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -235,6 +236,62 @@ def test_broken_files_are_reported_with_file_and_line(layout: PrivateServer) -> 
     joined = "\n".join(action.warnings)
     assert f"{layout.include_dir}/40-bad.cnf:1" in joined
     assert "include loop" in joined
+
+
+def test_unknown_variables_are_not_written_and_loose_without_a_binary(
+    layout: PrivateServer,
+) -> None:
+    host = host_for(private_instance(layout))
+    changes = [change("innodb_io_capacity", "900"), change("innodb_no_such_knob", "1")]
+    action = optionfile.apply(changes, host, dry_run=True)
+    assert action.unsupported == (
+        f"innodb_no_such_knob: {layout.binaries.server} does not know this variable; not written.",
+    )
+    assert action.files[0].after == b"[mysqld]\ninnodb_io_capacity = 900\n"
+    # No binary to ask (and MySQL's SET PERSIST file beats the option files).
+    instance = dataclasses.replace(private_instance(layout), binary="/nonexistent/mysqld")
+    host = host_for(instance)
+    assert host.facts.server is not None
+    server = dataclasses.replace(host.facts.server, flavour="mysql", version="8.0.36")
+    host.facts = dataclasses.replace(host.facts, server=server)
+    layout.datadir.mkdir(exist_ok=True)
+    (layout.datadir / "mysqld-auto.cnf").write_text(
+        '{"Version": 2, "mysql_dynamic_parameters": {"innodb_io_capacity": '
+        '{"Value": "4000", "Metadata": {"Timestamp": 1, "User": "root", "Host": "localhost"}}}}'
+    )
+    action = optionfile.apply(changes[:1], host, dry_run=True)
+    assert action.files[0].after == b"[mysqld]\nloose-innodb_io_capacity = 900\n"
+    assert "written with loose-" in action.files[0].note
+    (warning,) = [w for w in action.warnings if w.startswith("innodb_io_capacity:")]
+    assert f"persisted ({layout.datadir}/mysqld-auto.cnf) sets 4000, which wins" in warning
+    assert "RESET PERSIST innodb_io_capacity" in warning
+
+
+class _AsNobody(LocalTransport):
+    """This computer, every command run as the unprivileged user nobody."""
+
+    def run(self, argv, *, sudo=False, input=None, timeout=60.0):  # type: ignore[no-untyped-def]
+        return super().run(["runuser", "-u", "nobody", "--", *argv], input=input)
+
+
+def test_a_file_that_cannot_be_read_stops_the_write() -> None:
+    need_root()
+    with tempfile.TemporaryDirectory(dir="/tmp") as name:
+        Path(name).chmod(0o755)
+        server = PrivateServer(Path(name) / "srv")
+        server.write_layout()
+        for path in (server.base, server.base / "etc", server.include_dir):
+            path.chmod(0o755)
+        server.main_cnf.chmod(0o644)
+        hidden = server.include_dir / "50-server.cnf"
+        hidden.chmod(0o600)
+        host = host_for(private_instance(server))
+        host.transport = _AsNobody()
+        with pytest.raises(ApplyError, match=f"Cannot read the option file {hidden}"):
+            optionfile.apply([change("innodb_io_capacity", "900")], host, dry_run=True)
+        with pytest.raises(ApplyError):
+            optionfile.apply([change("innodb_io_capacity", "900")], host, dry_run=False)
+        assert not (server.include_dir / "99-innotune.cnf").exists()
 
 
 def test_options_table_and_preview_cli_against_a_private_server(
