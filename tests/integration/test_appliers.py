@@ -7,6 +7,7 @@ sysctl values and the files InnoTune wrote by each test's ``finally``.
 from __future__ import annotations
 
 import dataclasses
+import getpass
 import json
 import os
 import subprocess
@@ -17,12 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from app.appliers import optionfile, sysctl, sysfs, udev
+from app.appliers import dynamic, optionfile, sysctl, sysfs, udev
 from app.appliers.actions import ApplyError, Host
 from app.domain.facts import BlockDevice
 from app.domain.hostfacts import HostFacts
 from app.domain.instance import ServerInstance
 from app.domain.plan import Change
+from app.mysql.session import PyMySQLSession
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
 from tests.hosts.debian_mariadb import DebianMariaDB
@@ -134,6 +136,21 @@ def test_drop_in_dry_run_equals_real_apply_and_wins(private_server: PrivateServe
     ]
     again = optionfile.apply(changes, host, dry_run=True)
     assert again.files == ()  # already in place: nothing to write
+
+    # A dynamic change: SET GLOBAL through a real session; dry run and apply agree.
+    host.session = PyMySQLSession.direct(
+        user=getpass.getuser(), socket_path=str(private_server.socket_path)
+    )
+    try:
+        live = change("innodb_io_capacity", "1500", "dynamic")
+        dry_set = dynamic.apply(live, host, dry_run=True)
+        assert dry_set.statements == ("SET GLOBAL innodb_io_capacity = 1500",)
+        assert (dry_set.values[0].current, dry_set.values[0].new) == ("1234", "1500")
+        done = dynamic.apply(live, host, dry_run=False)
+        assert done.description() == dry_set
+        assert private_server.query("SELECT @@GLOBAL.innodb_io_capacity").split()[-1] == "1500"
+    finally:
+        host.session.close()
 
 
 def test_command_line_argument_that_beats_the_files_is_reported(
