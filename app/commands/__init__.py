@@ -11,7 +11,16 @@ Handler = Callable[[argparse.Namespace], int]
 Register = Callable[[Any, dict[str, Handler]], None]
 
 # Add a subcommand by adding its module here.
-_MODULES: tuple[str, ...] = ("doctor", "inspect", "practice", "plan", "bench", "options", "preview")
+_MODULES: tuple[str, ...] = (
+    "doctor",
+    "inspect",
+    "practice",
+    "plan",
+    "bench",
+    "options",
+    "preview",
+    "apply",
+)
 
 
 def registrars() -> Iterator[Register]:

@@ -1,0 +1,371 @@
+"""`innotune apply`, `innotune snapshots` and `innotune rollback`.
+
+``apply`` shows the preview, asks (or takes ``--yes``), then hands the work to one
+detached job on the target (:mod:`app.appliers.runner`), which snapshots first and rolls
+back by itself when anything fails. ``snapshots`` lists the snapshots and jobs kept on
+the target; ``rollback`` restores one of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from app.cli import add_target_arguments
+from app.commands import Handler
+from app.commands.sliders import add_slider_arguments, positions_from_args
+from app.domain.errors import InnoTuneError
+
+APPLY_DESCRIPTION = """\
+Apply a plan to TARGET: the plan saved by `innotune preview --plan-out PLAN.json` (its file
+checksums must still match), or the one the slider options give. The preview is printed and
+nothing happens without your consent (a prompt, or --yes).
+
+Before the first change a snapshot of every file and value InnoTune will touch is stored on
+the target (/var/lib/innotune/snapshots, root-only) and on this computer. The change itself
+runs on the target as one detached job: refuse if a file changed since the plan, write files
+atomically, validate with the server binary before any restart, set live values, restart
+only when needed, judge health by polling, check the settings in force, watch for a crash.
+On any failure the job restores the snapshot and restarts on the old configuration; it
+finishes even if the connection drops (`innotune snapshots TARGET` shows how it ended).
+"""
+
+
+def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
+    """Add the apply, snapshots and rollback subcommands."""
+    parser = subparsers.add_parser(
+        "apply",
+        help="apply a plan on the target with a snapshot, validation and automatic rollback",
+        description=APPLY_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_target_arguments(parser)
+    parser.add_argument(
+        "--plan", metavar="PLAN.json", help="the plan to apply (from preview --plan-out)"
+    )
+    add_slider_arguments(parser)
+    parser.add_argument(
+        "--sample",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="sample status counters this long for the redo slider (default 10; 0 with --plan)",
+    )
+    parser.add_argument("--yes", action="store_true", help="apply without asking")
+    parser.add_argument(
+        "--restart-command",
+        metavar="CMD",
+        help="how to restart the server when no service manager is found (run on the target)",
+    )
+    parser.add_argument(
+        "--confirm-within",
+        type=float,
+        metavar="SECONDS",
+        help="roll back on the target unless the change is confirmed within SECONDS",
+    )
+    parser.add_argument(
+        "--health-timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="how long a restart (crash recovery included) may take (default 300)",
+    )
+    parser.add_argument(
+        "--watch",
+        type=float,
+        default=15.0,
+        metavar="SECONDS",
+        help="watch the server this long after a restart for a crash (default 15)",
+    )
+    handlers["apply"] = run_apply
+
+    listing = subparsers.add_parser(
+        "snapshots",
+        help="list the snapshots and jobs kept on the target",
+        description="List the snapshots kept on TARGET (and on this computer), and how each "
+        "apply or rollback job there ended, including one interrupted by a dropped link.",
+    )
+    add_target_arguments(listing)
+    handlers["snapshots"] = run_snapshots
+
+    back = subparsers.add_parser(
+        "rollback",
+        help="restore a snapshot on the target (the newest when none is named)",
+        description="Restore SNAPSHOT (default: the newest) on TARGET: every file back byte "
+        "for byte, created files removed, sysfs/sysctl/variables back, and a restart when an "
+        "option file changed back. Checksums are verified first.",
+    )
+    add_target_arguments(back)
+    back.add_argument("snapshot", nargs="?", metavar="SNAPSHOT", help="snapshot id")
+    back.add_argument("--yes", action="store_true", help="roll back without asking")
+    back.add_argument(
+        "--restart-command", metavar="CMD", help="how to restart the server (run on the target)"
+    )
+    handlers["rollback"] = run_rollback
+
+
+def local_snapshot_dir(label: str) -> Path:
+    """``<data dir>/snapshots/<host>`` on this computer."""
+    from app.ui.paths import app_data_dir
+
+    safe = re.sub(r"[^A-Za-z0-9_.@:-]+", "_", label).strip("._") or "host"
+    return app_data_dir() / "snapshots" / safe
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _consent(question: str, yes: bool) -> bool:
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        _say("innotune: not a terminal and no --yes given: nothing was changed.")
+        return False
+    return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+
+
+def _print_status(status: Any) -> None:
+    print(f"Job {status.job_id}: {status.state}")
+    if status.snapshot_id:
+        print(f"  snapshot  {status.snapshot_id}")
+    if status.downtime_seconds is not None:
+        print(f"  restart   {status.downtime_seconds:.1f} s until healthy")
+    for error in status.errors:
+        print(f"  error     {error}")
+    for warning in status.warnings:
+        print(f"  warning   {warning}")
+    if status.log_lines:
+        print("  error log:")
+        for line in status.log_lines:
+            print(f"    {line}")
+
+
+def _open(args: argparse.Namespace) -> Any:
+    from app.cli import secrets_from_args, target_from_args
+    from app.remote.connect import open_transport
+
+    target = target_from_args(args)
+    secrets = secrets_from_args(args, target)
+    return target, open_transport(
+        target,
+        sudo_password=secrets.sudo_password,
+        login_password=secrets.login_password,
+        key_passphrase=secrets.key_passphrase,
+        accept_fingerprint=target.options.accept_host_key,
+    )
+
+
+def _facts_and_plan(args: argparse.Namespace, conn: Any) -> tuple[Any, Any]:
+    from app.domain.plan import Plan
+    from app.inspect.inspection import inspect
+    from app.knobs import default_catalogue
+    from app.planner import make_plan
+
+    sample = args.sample if args.sample is not None else (0.0 if args.plan else 10.0)
+    if not 0 <= sample <= 600:
+        raise InnoTuneError("--sample must be between 0 and 600 seconds.")
+    facts = inspect(
+        conn.transport,
+        conn.instances,
+        conn.instance,
+        conn.session,
+        sample_seconds=sample,
+        use_sudo=conn.sudo_mode in ("root", "nopasswd", "password-ok"),
+        say=lambda text: _say(f"… {text}"),
+    )
+    if args.plan:
+        try:
+            plan = Plan.from_json(Path(args.plan).read_text())
+        except OSError as exc:
+            raise InnoTuneError(f"Cannot read {args.plan}: {exc.strerror}.") from None
+        except (ValueError, TypeError, KeyError) as exc:
+            raise InnoTuneError(
+                f"{args.plan} is not an InnoTune plan: {exc}",
+                "Save one with `innotune preview TARGET --plan-out PLAN.json`.",
+            ) from None
+    else:
+        plan = make_plan(facts, positions_from_args(args, facts), default_catalogue())
+    return facts, plan
+
+
+def stale_files(plan: Any, actions: Any) -> list[str]:
+    """Files whose checksum differs from the one the saved plan recorded."""
+    now = {w.path: w.sha256_before for a in actions for w in a.files}
+    return [
+        f"{c.path} (planned {'absent' if c.sha256 is None else c.sha256[:12]}, now "
+        f"{'absent' if now.get(c.path) is None else str(now[c.path])[:12]})"
+        for c in plan.file_checksums
+        if c.path in now and now[c.path] != c.sha256
+    ]
+
+
+def run_apply(args: argparse.Namespace) -> int:
+    """Preview, consent, then the detached job; follow it to its end."""
+    from app.appliers import runner
+    from app.appliers.actions import Host
+    from app.appliers.preview import build_preview
+    from app.commands.common import connect
+
+    if args.confirm_within is not None and not 5 <= args.confirm_within <= 3600:
+        raise InnoTuneError("--confirm-within must be between 5 and 3600 seconds.")
+    conn = connect(args)
+    try:
+        facts, plan = _facts_and_plan(args, conn)
+        assert facts.server is not None
+        host = Host(
+            facts,
+            conn.transport,
+            conn.session,
+            sudo=conn.sudo_mode in ("root", "nopasswd", "password-ok"),
+        )
+        preview = build_preview(plan, host)
+        print(preview.text(), end="")
+        if preview.errors:
+            _say("innotune apply: an applier refused (see above); nothing was changed.")
+            return 1
+        stale = stale_files(plan, preview.actions)
+        if stale:
+            _say(
+                "innotune apply: changed since the plan was made: "
+                + "; ".join(stale)
+                + ". Nothing was changed; preview again."
+            )
+            return 1
+        if args.plan and not plan.file_checksums and any(a.files for a in preview.actions):
+            _say(
+                "note: this plan carries no file checksums (save it with preview --plan-out); "
+                "the files are checked against what was just read."
+            )
+        if not any(not a.empty or a.values for a in preview.actions):
+            print("Nothing to apply.")
+            return 0
+        transport = conn.transport
+        assert transport is not None
+        label = transport.label
+        if not _consent(f"Apply these changes to {label}?", args.yes):
+            print("Nothing was changed.")
+            return 1
+        if conn.session is not None:
+            conn.session.close()
+            conn.session = None
+        try:
+            status = runner.apply(
+                transport,
+                preview.actions,
+                facts.server,
+                target_label=label,
+                local_dir=local_snapshot_dir(label),
+                on_step=lambda step: _say(step.line()),
+                plan_json=plan.to_json(),
+                expected=runner.expected_values(preview.actions, plan.changes),
+                restart_argv=runner.restart_argv_from(args.restart_command),
+                confirm_within=args.confirm_within,
+                health_timeout=args.health_timeout,
+                watch_seconds=args.watch,
+            )
+        except runner.JobInterrupted as lost:
+            _say(f"innotune apply: {lost.problem}\n{lost.fix}")
+            return 3
+        if status.state == "awaiting-confirm":
+            status = _confirm(args, transport, status)
+    finally:
+        conn.close()
+    _print_status(status)
+    return 0 if status.state == "applied" else 1
+
+
+def _confirm(args: argparse.Namespace, transport: Any, status: Any) -> Any:
+    """Prove the server is reachable again with a fresh login, then confirm (or not)."""
+    from app.appliers import runner
+    from app.commands.common import connect
+
+    try:
+        again = connect(args)
+        again.close()
+        reachable = True
+    except InnoTuneError as exc:
+        _say(f"Cannot reach the server again ({exc.problem}); not confirming.")
+        reachable = False
+    if reachable and _consent(
+        f"Applied; the server answers. Keep the change (it rolls back in "
+        f"{args.confirm_within:.0f} s otherwise)?",
+        args.yes,
+    ):
+        runner.confirm(transport, status.job_id)
+    return runner.follow(
+        transport, status.job_id, lambda step: _say(step.line()), stop_at_confirm=False
+    )
+
+
+def run_snapshots(args: argparse.Namespace) -> int:
+    """List the target's snapshots and jobs, and the local copies."""
+    from app.appliers import runner
+    from app.appliers import snapshot as snap
+
+    target, transport = _open(args)
+    try:
+        sudo = not transport.is_root
+        found = snap.list_on_target(transport, sudo=sudo)
+        jobs = [runner.status(transport, job) for job in runner.list_jobs(transport)]
+    finally:
+        transport.close()
+    local = {s.id for s in snap.list_locally(local_snapshot_dir(transport.label))}
+    if not found:
+        print(f"No snapshots on {transport.label}.")
+    for item in found:
+        where = "target + this computer" if item.id in local else "target"
+        print(f"{item.summary()}  [{where}]")
+    if jobs:
+        print("\nJobs:")
+    for job in jobs:
+        print(f"  {job.job_id}  {job.mode or '?'}  {job.state}  snapshot {job.snapshot_id}")
+        for error in job.errors[:3]:
+            print(f"      error: {error}")
+    del target
+    return 0
+
+
+def run_rollback(args: argparse.Namespace) -> int:
+    """Restore a snapshot (the newest by default), after consent."""
+    from app.appliers import runner
+    from app.appliers import snapshot as snap
+
+    _, transport = _open(args)
+    try:
+        sudo = not transport.is_root
+        snapshot_id = args.snapshot
+        if snapshot_id is None:
+            found = snap.list_on_target(transport, sudo=sudo)
+            if not found:
+                print(f"No snapshots on {transport.label}; nothing to roll back.")
+                return 1
+            snapshot_id = found[-1].id
+        try:
+            chosen = snap.load_from_target(transport, snapshot_id, sudo=sudo)
+        except snap.SnapshotError as exc:
+            # runner.rollback puts a complete local copy back on the target, or stops.
+            _say(f"{exc.problem} Trying this computer's copy.")
+            chosen = snap.load_locally(local_snapshot_dir(transport.label), snapshot_id)
+        print(f"Restore {chosen.summary()}")
+        if not _consent(f"Roll {transport.label} back to snapshot {snapshot_id}?", args.yes):
+            print("Nothing was changed.")
+            return 1
+        try:
+            status = runner.rollback(
+                transport,
+                snapshot_id,
+                local_dir=local_snapshot_dir(transport.label),
+                on_step=lambda step: _say(step.line()),
+                restart_argv=runner.restart_argv_from(args.restart_command),
+            )
+        except runner.JobInterrupted as lost:
+            _say(f"innotune rollback: {lost.problem}\n{lost.fix}")
+            return 3
+    finally:
+        transport.close()
+    _print_status(status)
+    return 0 if status.state == "rolled-back" else 1
