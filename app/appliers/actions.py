@@ -16,6 +16,7 @@ from typing import Any
 
 from app.domain.errors import InnoTuneError
 from app.domain.hostfacts import HostFacts
+from app.domain.plan import FileChecksum
 from app.remote.transport import Transport, shell_line
 
 
@@ -209,3 +210,25 @@ def late_name(stem: str, ext: str, later: Sequence[str]) -> str:
         if all(name.encode() > other.encode() for other in later):
             return name
     return candidates[-1]
+
+
+def refuse_if_changed(action: Action, expected: Sequence[FileChecksum]) -> None:
+    """Refuse when a file differs from what the preview saw (``Plan.file_checksums``).
+
+    Someone may have edited the file since the person reviewed its diff; writing now
+    would silently replace their change (reliability C.22). Files not in ``expected``
+    are not checked here (the applier still checks the file it read a moment ago).
+
+    Raises:
+        ApplyError: naming the file, with the diff from its current content.
+    """
+    want = {c.path: c.sha256 for c in expected}
+    for write in action.files:
+        if write.path in want and want[write.path] != write.sha256_before:
+            seen = want[write.path]
+            was = "absent" if seen is None else f"sha256 {seen[:12]}…"
+            raise ApplyError(
+                f"{write.path} changed since the preview (it was {was}); InnoTune will not "
+                "overwrite it. The change it would make now:\n" + write.diff(),
+                "Preview again and review the new diff.",
+            )

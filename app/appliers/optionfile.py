@@ -34,10 +34,11 @@ from app.appliers.actions import (
     Host,
     late_name,
     read_file_or_none,
+    refuse_if_changed,
     stat_files,
 )
 from app.domain.instance import ServerInstance
-from app.domain.plan import Change
+from app.domain.plan import Change, FileChecksum
 from app.optionfiles import (
     Arg,
     CommandLine,
@@ -67,6 +68,7 @@ from app.remote.transport import Transport
 GROUP = "mysqld"  # read by every MySQL and MariaDB server
 STEM = "innotune"
 _KEY = re.compile(r"^[a-z][a-z0-9_]*$")
+_SECRET_NAME = re.compile(r"passw(or)?d|_auth$|secret|token|credential")
 _TRUE = {"1", "on", "true", "yes"}
 _FALSE = {"0", "off", "false", "no"}
 
@@ -161,6 +163,15 @@ class ServerView:
     def file_args(self) -> list[str]:
         """The arguments the files give, in order (``my_print_defaults``)."""
         return [arg.text for arg in self.reading.args]
+
+    def public_file_args(self) -> list[str]:
+        """:meth:`file_args` without any that may hold a secret.
+
+        These go on a command line (visible in ``ps``) when the binary is asked about the
+        would-be files; a password or SST credential must never be put there, and none
+        of them changes how the server reads a tuning variable.
+        """
+        return [a for a in self.file_args() if not _SECRET_NAME.search(_key_of(a))]
 
 
 def defaults_switches(cmdline: CommandLine) -> list[str]:
@@ -688,7 +699,7 @@ def _plan(changes: Sequence[Change], host: Host) -> _Planned:
         answer = ask_binary(
             transport,
             instance.binary,
-            ["--no-defaults", *would.file_args(), *would.cmdline.args],
+            ["--no-defaults", *would.public_file_args(), *would.cmdline.args],
             sudo=host.sudo,
         )
         warnings += _binary_warnings(answer, wanted, would, warnings)
@@ -749,13 +760,21 @@ def _binary_warnings(
     return warnings
 
 
-def apply(changes: Sequence[Change], host: Host, *, dry_run: bool = False) -> Action:
+def apply(
+    changes: Sequence[Change],
+    host: Host,
+    *,
+    dry_run: bool = False,
+    expected: Sequence[FileChecksum] = (),
+) -> Action:
     """Write the option-file part of ``changes`` (option_file and dynamic targets).
 
     Args:
         changes: the plan's changes; other targets are ignored.
         host: the facts and the live connection.
         dry_run: describe only; nothing is written.
+        expected: the checksums the preview saw (``Plan.file_checksums``); a file that
+            differs now is not overwritten.
 
     Returns:
         The :class:`Action` (same description in a dry run and a real apply).
@@ -768,6 +787,7 @@ def apply(changes: Sequence[Change], host: Host, *, dry_run: bool = False) -> Ac
     action = planned.action
     if dry_run or not action.files:
         return action
+    refuse_if_changed(action, expected)
     assert host.transport is not None
     outcome = []
     for write in action.files:

@@ -23,9 +23,10 @@ from app.appliers.actions import (
     ValueChange,
     late_name,
     read_file_or_none,
+    refuse_if_changed,
     run_checked,
 )
-from app.domain.plan import Change
+from app.domain.plan import Change, FileChecksum
 
 DIRS = (
     "/etc/sysctl.d",
@@ -130,8 +131,16 @@ def _check(change: Change) -> None:
         raise ApplyError(f"{change.key}: InnoTune does not write the value {change.proposed!r}.")
 
 
-def apply(changes: Sequence[Change], host: Host, *, dry_run: bool = False) -> Action:
+def apply(
+    changes: Sequence[Change],
+    host: Host,
+    *,
+    dry_run: bool = False,
+    expected: Sequence[FileChecksum] = (),
+) -> Action:
     """Set the sysctl changes live and in InnoTune's sysctl.d file, or describe it.
+
+    ``expected`` holds the checksums the preview saw; a file changed since is not written.
 
     Raises:
         ApplyError: a bad key or value, a file that changed meanwhile, or a failed command.
@@ -236,6 +245,7 @@ def apply(changes: Sequence[Change], host: Host, *, dry_run: bool = False) -> Ac
     )
     if dry_run:
         return action
+    refuse_if_changed(action, expected)
     outcome = []
     for write in action.files:
         if read_file_or_none(host, write.path) != write.before:

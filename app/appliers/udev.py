@@ -21,10 +21,11 @@ from app.appliers.actions import (
     FileWrite,
     Host,
     read_file_or_none,
+    refuse_if_changed,
 )
 from app.domain.facts import BlockDevice
 from app.domain.hostfacts import HostFacts
-from app.domain.plan import Change
+from app.domain.plan import Change, FileChecksum
 
 RULES_DIR = "/etc/udev/rules.d"
 
@@ -121,8 +122,16 @@ def reload_commands(device_name: str) -> tuple[Command, ...]:
     )
 
 
-def apply(changes: Sequence[Change], host: Host, *, dry_run: bool = False) -> list[Action]:
+def apply(
+    changes: Sequence[Change],
+    host: Host,
+    *,
+    dry_run: bool = False,
+    expected: Sequence[FileChecksum] = (),
+) -> list[Action]:
     """A rule file per device for the sysfs changes (and the reload), or describe it.
+
+    ``expected`` holds the checksums the preview saw; a file changed since is not written.
 
     Returns:
         One Action per device; a device without a stable identifier gets an Action with
@@ -165,6 +174,7 @@ def apply(changes: Sequence[Change], host: Host, *, dry_run: bool = False) -> li
             commands=reload_commands(name),
         )
         if not dry_run:
+            refuse_if_changed(action, expected)
             action = _write(host, action)
         actions.append(action)
     return actions

@@ -23,7 +23,7 @@ from app.appliers.actions import ApplyError, Host
 from app.domain.facts import BlockDevice
 from app.domain.hostfacts import HostFacts
 from app.domain.instance import ServerInstance
-from app.domain.plan import Change
+from app.domain.plan import Change, FileChecksum
 from app.mysql.session import PyMySQLSession
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
@@ -282,6 +282,21 @@ def test_unknown_variables_are_not_written_and_loose_without_a_binary(
     (warning,) = [w for w in action.warnings if w.startswith("innodb_io_capacity:")]
     assert f"persisted ({layout.datadir}/mysqld-auto.cnf) sets 4000, which wins" in warning
     assert "RESET PERSIST innodb_io_capacity" in warning
+
+
+def test_a_file_changed_since_the_preview_is_not_overwritten(layout: PrivateServer) -> None:
+    host = host_for(private_instance(layout))
+    changes = [change("innodb_io_capacity", "900")]
+    seen = optionfile.apply(changes, host, dry_run=True)
+    checksums = [FileChecksum(w.path, w.sha256_before) for w in seen.files]
+    drop_in = layout.include_dir / "99-innotune.cnf"
+    drop_in.write_text("[mysqld]\n# another admin's note\nmax_connections = 9\n")
+    with pytest.raises(ApplyError, match="changed since the preview \\(it was absent\\)"):
+        optionfile.apply(changes, host, dry_run=False, expected=checksums)
+    assert drop_in.read_text().endswith("max_connections = 9\n")
+    # Previewed again, the admin's lines are kept and only InnoTune's is added.
+    again = optionfile.apply(changes, host, dry_run=True)
+    assert again.files[0].after.endswith(b"max_connections = 9\ninnodb_io_capacity = 900\n")
 
 
 class _AsNobody(LocalTransport):
