@@ -108,6 +108,7 @@ class SliderSection(QGroupBox):
         layout.addWidget(self.changes)
         self._filling = False
         self.locked = False
+        self._shown: tuple[object, ...] = ()
 
     def _on_control_changed(self, *_args: object) -> None:
         if not self._filling:
@@ -123,6 +124,15 @@ class SliderSection(QGroupBox):
         self, value: object, sentence: str, changes: list[Change], rejected: set[str], note: str
     ) -> None:
         """Put the control at ``value``; show the sentence and the changes."""
+        shown = (
+            value,
+            sentence,
+            note,
+            tuple((c.id, c.current, c.proposed, c.reason, c.id in rejected) for c in changes),
+        )
+        if shown == self._shown:
+            return  # unchanged: relaying out the section is most of a move's cost
+        self._shown = shown
         self._filling = True
         try:
             if isinstance(self.control, QSlider):
