@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from app.access.doctor import DoctorResult, Secrets
 from app.appliers.preview import Preview
+from app.domain.bench import BenchReport
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan, SliderPositions
 from app.domain.target import Target
@@ -22,6 +23,8 @@ class WizardState:
     positions: SliderPositions | None = None
     plan: Plan | None = None
     preview: Preview | None = None
+    bench_before: BenchReport | None = None  # kept with the snapshot, to compare after
+    bench_after: BenchReport | None = None
 
     @property
     def connected(self) -> bool:

@@ -72,6 +72,10 @@ class MainWizard(QWizard):
             from app.ui.pages.preview import PreviewPage
 
             return PreviewPage(self.state)
+        if title == "Verify":
+            from app.ui.pages.verify import VerifyPage
+
+            return VerifyPage(self.state)
         return StepPage(title)
 
     def done(self, result: int) -> None:

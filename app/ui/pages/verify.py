@@ -1,0 +1,394 @@
+"""The Verify page: the server's current write rate, then a bounded before/after benchmark.
+
+"Before" is measured before the changes are applied (or before a rollback), "after" once
+they are; both are kept in the wizard's state so they are saved with the snapshot, and are
+shown side by side as charts and a table. Nothing runs without a click on a Run button, and
+on a busy server only after a second, explicit yes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import threading
+from pathlib import Path
+
+from PySide6.QtGui import QHideEvent
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFileDialog,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWizardPage,
+)
+
+from app.bench.report import rate_text
+from app.domain.bench import BenchReport, WriteRate
+from app.domain.errors import InnoTuneError
+from app.ui.state import WizardState
+from app.ui.widgets.benchchart import BenchChart
+from app.ui.worker import Job, Progress
+
+LABELS = ("before", "after")
+
+
+def sample_rate(state: WizardState, seconds: float, cancel: threading.Event) -> WriteRate:
+    """The current write rate, through a session of its own (runs in a worker)."""
+    from app.bench.route import session_factory
+    from app.bench.runner import write_rate
+
+    if state.connection is None or state.target is None:
+        raise InnoTuneError("Not connected.", "Go back to the Connect page.")
+    session = session_factory(state.connection, state.target, state.secrets)()
+    try:
+        return write_rate(session, seconds, cancel)
+    finally:
+        session.close()
+
+
+def run_bench(
+    state: WizardState,
+    label: str,
+    seconds: float,
+    threads: int,
+    use_sysbench: bool,
+    rate: WriteRate | None,
+    progress: Progress,
+) -> BenchReport:
+    """One labelled benchmark (runs in a worker); progress goes out as (fraction, text)."""
+    from app.bench.route import session_factory, sysbench_route
+    from app.bench.runner import Benchmark, BenchOptions
+
+    if state.connection is None or state.target is None:
+        raise InnoTuneError("Not connected.", "Go back to the Connect page.")
+    opener = session_factory(state.connection, state.target, state.secrets)
+    route = None
+    if use_sysbench:
+        session = opener()
+        try:
+            route = sysbench_route(state.connection, state.target, state.secrets, session)
+        finally:
+            session.close()
+    bench = Benchmark(
+        opener,
+        BenchOptions(seconds=seconds, threads=(1, threads), label=label),
+        cancel=progress.cancelled,
+        say=progress.say,
+        progress=progress.post,
+        sysbench=route,
+        target=state.target.label,
+    )
+    return dataclasses.replace(bench.run(), rate_before=rate)
+
+
+class VerifyPage(QWizardPage):
+    """Current write rate; Run before / Run after; charts, table, save."""
+
+    def __init__(self, state: WizardState) -> None:
+        super().__init__()
+        self.state = state
+        self.setTitle("Verify")
+        self.setSubTitle("A short before/after write benchmark shows what the changes did.")
+        self.setObjectName("page_verify")
+        self.job: Job | None = None
+        self.rate: WriteRate | None = None
+        self.sample_seconds = 3.0
+        self._pending: str | None = None  # the label to run once the rate is known
+        self.confirm_box: QMessageBox | None = None
+
+        self.rate_label = QLabel("The current write rate is measured when the page opens.")
+        self.rate_label.setObjectName("write_rate")
+        self.rate_label.setWordWrap(True)
+        self.seconds = QSpinBox()
+        self.seconds.setRange(2, 3600)
+        self.seconds.setValue(60)
+        self.seconds.setSuffix(" s")
+        self.seconds.setToolTip("The whole benchmark's time, shared by its six runs.")
+        self.threads = QSpinBox()
+        self.threads.setRange(1, 64)
+        self.threads.setValue(4)
+        self.threads.setToolTip("Clients of the second run of each workload (the first uses 1).")
+        self.use_sysbench = QCheckBox("Use sysbench if the server has it")
+        self.use_sysbench.setChecked(True)
+        self.run_before = QPushButton("Run &before")
+        self.run_after = QPushButton("Run &after")
+        self.cancel = QPushButton("&Cancel benchmark")
+        self.cancel.setEnabled(False)
+        self.save = QPushButton("&Save results…")
+        self.save.setEnabled(False)
+        self.run_before.clicked.connect(self._on_run_before_clicked)
+        self.run_after.clicked.connect(self._on_run_after_clicked)
+        self.cancel.clicked.connect(self._on_cancel_clicked)
+        self.save.clicked.connect(self._on_save_clicked)
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 1000)
+        self.status = QLabel(
+            "Run “before” before applying the changes and “after” once they are applied. "
+            "Each run writes only to a scratch schema that is dropped at the end."
+        )
+        self.status.setWordWrap(True)
+        self.chart = BenchChart()
+        self.table = QTableWidget(0, 10)
+        self.table.setObjectName("bench_table")
+        self.table.setHorizontalHeaderLabels(
+            [
+                "workload",
+                "clients",
+                "before c/s",
+                "after c/s",
+                "change",
+                "before p50/p95/p99 ms",
+                "after p50/p95/p99 ms",
+                "before rows/s",
+                "after rows/s",
+                "redo MiB before/after",
+            ]
+        )
+        self.table.setMaximumHeight(200)
+
+        options = QGridLayout()
+        options.addWidget(QLabel("Duration:"), 0, 0)
+        options.addWidget(self.seconds, 0, 1)
+        options.addWidget(QLabel("Clients:"), 0, 2)
+        options.addWidget(self.threads, 0, 3)
+        options.addWidget(self.use_sysbench, 0, 4)
+        buttons = QHBoxLayout()
+        for b in (self.run_before, self.run_after, self.cancel, self.save):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.rate_label)
+        layout.addLayout(options)
+        layout.addLayout(buttons)
+        layout.addWidget(self.bar)
+        layout.addWidget(self.status)
+        layout.addWidget(self.chart, 1)
+        layout.addWidget(self.table)
+
+    # -- page life -------------------------------------------------------------------------
+    def initializePage(self) -> None:  # noqa: N802 - Qt's name
+        self.show_results()
+        if self.state.connected and not self.running():
+            self._sample(then=None)
+
+    def cleanupPage(self) -> None:  # noqa: N802 - Qt's name
+        self.stop()
+
+    def isComplete(self) -> bool:  # noqa: N802 - Qt's name
+        return not self.running()
+
+    def hideEvent(self, event: QHideEvent) -> None:  # noqa: N802 - Qt's name
+        # Leaving the page or closing the wizard ends the benchmark (and drops its schema)
+        # rather than leaving it writing behind the user's back.
+        self.stop()
+        super().hideEvent(event)
+
+    def running(self) -> bool:
+        return self.job is not None and self.job.is_running()
+
+    def stop(self, wait_ms: int = 30000) -> None:
+        """Cancel any running work and wait for it (the schema is dropped on the way out)."""
+        if self.job is not None and self.job.is_running():
+            self.job.cancel()
+            self.job.wait(wait_ms)
+
+    # -- the write rate, and consent -------------------------------------------------------
+    def _sample(self, then: str | None) -> None:
+        self._pending = then
+        seconds = self.sample_seconds
+        self.rate_label.setText(f"Measuring the server's current write rate ({seconds:g} s)…")
+        self._start(Job(lambda p: sample_rate(self.state, seconds, p.cancelled), self))
+        assert self.job is not None
+        self.job.succeeded.connect(self._on_rate_succeeded)
+
+    def _on_rate_succeeded(self, rate: object) -> None:
+        assert isinstance(rate, WriteRate)
+        self.rate = rate
+        self.rate_label.setText(html.escape(rate_text(rate)))
+        label, self._pending = self._pending, None
+        if label is None:
+            return
+        if rate.busy:
+            self._ask(label, rate)
+        else:
+            self._queue_bench(label)
+
+    def _ask(self, label: str, rate: WriteRate) -> None:
+        box = QMessageBox(self)
+        box.setObjectName("busy_question")
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setWindowTitle("The server is busy")
+        box.setText(
+            f"Others are writing to this server ({html.escape(rate.why)}). The benchmark "
+            "would slow them down, and their writes would blur its figures. Run it anyway?"
+        )
+        box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
+        box.setDefaultButton(QMessageBox.StandardButton.No)
+        box.finished.connect(lambda result: self._on_busy_answered(label, result))
+        self.confirm_box = box
+        box.open()
+
+    def _on_busy_answered(self, label: str, result: int) -> None:
+        self.confirm_box = None
+        if result == QMessageBox.StandardButton.Yes:
+            self._queue_bench(label)
+        else:
+            self.status.setText("Not run: the server is busy. Try again at a quieter time.")
+
+    # -- the benchmark ---------------------------------------------------------------------
+    def _on_run_before_clicked(self) -> None:
+        self.start_run("before")
+
+    def _on_run_after_clicked(self) -> None:
+        self.start_run("after")
+
+    def start_run(self, label: str) -> None:
+        """Sample the write rate, ask if busy, then benchmark (the click is the consent)."""
+        if self.running() or label not in LABELS:
+            return
+        if not self.state.connected:
+            self.status.setText("<b>Not connected.</b> Go back to the Connect page.")
+            return
+        self._sample(then=label)
+
+    def _queue_bench(self, label: str) -> None:
+        # The rate job is still finishing its thread; start once it has.
+        if self.running():
+            assert self.job is not None
+            self.job.finished.connect(lambda: self._bench(label))
+        else:
+            self._bench(label)
+
+    def _bench(self, label: str) -> None:
+        seconds, threads = float(self.seconds.value()), self.threads.value()
+        use_sysbench, rate = self.use_sysbench.isChecked(), self.rate
+        self.bar.setValue(0)
+        self.status.setText(f"Running “{label}” ({seconds:.0f} s)…")
+        job = Job(
+            lambda p: run_bench(self.state, label, seconds, threads, use_sysbench, rate, p), self
+        )
+        self._start(job)
+        job.succeeded.connect(self._on_bench_succeeded)
+        job.partial.connect(self._on_bench_partial)
+        self.cancel.setEnabled(True)
+
+    def _start(self, job: Job) -> None:
+        self.job = job
+        job.progress.connect(self._on_job_progress)
+        job.failed.connect(self._on_job_failed)
+        job.finished.connect(self._on_job_finished)
+        self.run_before.setEnabled(False)
+        self.run_after.setEnabled(False)
+        job.start()
+        self.completeChanged.emit()
+
+    def _on_job_progress(self, text: str) -> None:
+        self.status.setText(html.escape(text) + "…")
+
+    def _on_bench_partial(self, fraction: object) -> None:
+        if isinstance(fraction, float):
+            self.bar.setValue(round(fraction * 1000))
+
+    def _on_bench_succeeded(self, report: object) -> None:
+        assert isinstance(report, BenchReport)
+        if report.label == "before":
+            self.state.bench_before = report
+        else:
+            self.state.bench_after = report
+        self.bar.setValue(1000 if not report.cancelled else self.bar.value())
+        word = "cancelled; the scratch schema was dropped" if report.cancelled else "done"
+        self.status.setText(f"“{report.label}” {word}.")
+        self.show_results()
+
+    def _on_job_failed(self, exc: object) -> None:
+        self._pending = None
+        if isinstance(exc, InnoTuneError):
+            self.status.setText(f"<b>{html.escape(exc.problem)}</b> {html.escape(exc.fix)}")
+        else:
+            self.status.setText(f"<b>Failed:</b> {html.escape(str(exc))}")
+
+    def _on_job_finished(self) -> None:
+        self.cancel.setEnabled(False)
+        self.completeChanged.emit()
+        self.run_before.setEnabled(True)
+        self.run_after.setEnabled(True)
+
+    def _on_cancel_clicked(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
+            self.status.setText("Cancelling: finishing the current transaction…")
+
+    # -- results ---------------------------------------------------------------------------
+    def reports(self) -> list[BenchReport]:
+        return [r for r in (self.state.bench_before, self.state.bench_after) if r is not None]
+
+    def show_results(self) -> None:
+        reports = self.reports()
+        self.chart.show_reports(reports)
+        self.save.setEnabled(bool(reports))
+        before, after = self.state.bench_before, self.state.bench_after
+        keys: list[tuple[str, int]] = []
+        for report in reports:
+            keys += [
+                (r.workload, r.threads)
+                for r in report.results
+                if (r.workload, r.threads) not in keys
+            ]
+        self.table.setRowCount(len(keys))
+        for row, (workload, threads) in enumerate(keys):
+            b = before.result(workload, threads) if before else None
+            a = after.result(workload, threads) if after else None
+            change = ""
+            if a and b and b.commits_per_s:
+                change = f"{(a.commits_per_s / b.commits_per_s - 1) * 100:+.0f}%"
+
+            def lat(r: object) -> str:
+                if r is None:
+                    return ""
+                x = r.latency  # type: ignore[attr-defined]
+                return f"{x.p50_ms:.2f} / {x.p95_ms:.2f} / {x.p99_ms:.2f}"
+
+            def redo(r: object) -> str:
+                value = None if r is None else r.counters.redo_bytes  # type: ignore[attr-defined]
+                return "—" if value is None else f"{value / 1048576:,.1f}"
+
+            cells = [
+                workload,
+                str(threads),
+                f"{b.commits_per_s:,.1f}" if b else "",
+                f"{a.commits_per_s:,.1f}" if a else "",
+                change,
+                lat(b),
+                lat(a),
+                f"{b.rows_per_s:,.0f}" if b else "",
+                f"{a.rows_per_s:,.0f}" if a else "",
+                f"{redo(b)} / {redo(a)}",
+            ]
+            for col, text in enumerate(cells):
+                self.table.setItem(row, col, QTableWidgetItem(text))
+        self.table.resizeColumnsToContents()
+
+    def save_results(self, path: Path) -> None:
+        """Write the before and after reports as JSON (a list, before first)."""
+        text = ",\n".join(r.to_json() for r in self.reports())
+        path.write_text(f"[\n{text}\n]\n")
+
+    def _on_save_clicked(self) -> None:
+        name, _ = QFileDialog.getSaveFileName(
+            self, "Save benchmark results", "innotune-bench.json", "JSON (*.json)"
+        )
+        if name:
+            try:
+                self.save_results(Path(name))
+            except OSError as exc:
+                self.status.setText(f"<b>Could not save:</b> {html.escape(str(exc))}")
+            else:
+                self.status.setText(f"Saved to {html.escape(name)}.")

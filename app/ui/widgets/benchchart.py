@@ -1,0 +1,165 @@
+"""Before/after charts of a write benchmark, drawn with QtCharts.
+
+Two charts side by side: commits per second of every run (workload × clients), one bar per
+report; and the commit latency (p50, p95, p99) of the run chosen in a box, one bar per
+report, on a logarithmic axis because a bulk transaction takes a thousand times longer than
+a single-row insert.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCharts import (
+    QBarCategoryAxis,
+    QBarSeries,
+    QBarSet,
+    QChart,
+    QChartView,
+    QLogValueAxis,
+    QValueAxis,
+)
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QPainter
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from app.domain.bench import BenchReport
+
+#: Short names that fit under a bar.
+SHORT = {"autocommit": "1-row", "small_tx": "txn", "bulk": "bulk"}
+
+
+def run_key(workload: str, threads: int) -> str:
+    """The category name of one run, short enough to show under its bars."""
+    return f"{SHORT.get(workload, workload)} ×{threads}"
+
+
+def _runs(reports: list[BenchReport]) -> list[tuple[str, int]]:
+    runs: list[tuple[str, int]] = []
+    for report in reports:
+        for r in report.results:
+            if (r.workload, r.threads) not in runs:
+                runs.append((r.workload, r.threads))
+    return runs
+
+
+class BenchChart(QWidget):
+    """Commits/s per run and the latency distribution, for up to a few labelled reports."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.reports: list[BenchReport] = []
+        self.throughput = QChart()
+        self.throughput.setTitle("Commits per second (higher is better)")
+        self.latency = QChart()
+        self.latency.setTitle("Commit latency in ms (lower is better)")
+        self.throughput_view = QChartView(self.throughput)
+        self.latency_view = QChartView(self.latency)
+        for view in (self.throughput_view, self.latency_view):
+            view.setRenderHint(QPainter.RenderHint.Antialiasing)
+            view.setMinimumHeight(260)
+        self.run_box = QComboBox()
+        self.run_box.setObjectName("latency_run")
+        self.run_box.currentIndexChanged.connect(self._on_run_box_changed)
+        right = QVBoxLayout()
+        pick = QHBoxLayout()
+        pick.addWidget(QLabel("Latency of:"))
+        pick.addWidget(self.run_box, 1)
+        right.addLayout(pick)
+        right.addWidget(self.latency_view, 1)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.throughput_view, 3)
+        layout.addLayout(right, 2)
+
+    def show_reports(self, reports: list[BenchReport]) -> None:
+        """Draw ``reports`` (each labelled: before, after, …) side by side."""
+        self.reports = [r for r in reports if r.results]
+        runs = _runs(self.reports)
+        self._draw_throughput(runs)
+        self.run_box.blockSignals(True)
+        current = self.run_box.currentText()
+        self.run_box.clear()
+        for w, t in runs:
+            self.run_box.addItem(run_key(w, t), (w, t))
+        if current:
+            index = self.run_box.findText(current)
+            self.run_box.setCurrentIndex(max(0, index))
+        self.run_box.blockSignals(False)
+        self._draw_latency()
+
+    @staticmethod
+    def _fresh(view: QChartView, title: str) -> QChart:
+        # A new chart each time: axes removed from a chart may still be drawn.
+        old = view.chart()
+        chart = QChart()
+        chart.setTitle(title)
+        view.setChart(chart)
+        old.deleteLater()
+        return chart
+
+    def _draw_throughput(self, runs: list[tuple[str, int]]) -> None:
+        self.throughput = self._fresh(self.throughput_view, self.throughput.title())
+        series = QBarSeries()
+        top = 0.0
+        for report in self.reports:
+            bars = QBarSet(report.label or report.started_at)
+            for workload, threads in runs:
+                found = report.result(workload, threads)
+                value = found.commits_per_s if found else 0.0
+                top = max(top, value)
+                bars.append(value)
+            series.append(bars)
+        self.throughput.addSeries(series)
+        x = QBarCategoryAxis()
+        x.append([run_key(w, t) for w, t in runs])
+        self.throughput.addAxis(x, Qt.AlignmentFlag.AlignBottom)
+        series.attachAxis(x)
+        y = QValueAxis()
+        y.setRange(0, top * 1.1 if top > 0 else 1)
+        y.setLabelFormat("%.0f")
+        self.throughput.addAxis(y, Qt.AlignmentFlag.AlignLeft)
+        series.attachAxis(y)
+
+    def _on_run_box_changed(self, _index: int) -> None:
+        self._draw_latency()
+
+    def _draw_latency(self) -> None:
+        self.latency = self._fresh(self.latency_view, self.latency.title())
+        data = self.run_box.currentData()
+        if not data:
+            return
+        workload, threads = data
+        series = QBarSeries()
+        low, high = float("inf"), 0.0
+        for report in self.reports:
+            bars = QBarSet(report.label or report.started_at)
+            found = report.result(workload, threads)
+            values = (
+                [found.latency.p50_ms, found.latency.p95_ms, found.latency.p99_ms]
+                if found
+                else [0.0, 0.0, 0.0]
+            )
+            for v in values:
+                bars.append(v)
+                if v > 0:
+                    low, high = min(low, v), max(high, v)
+            series.append(bars)
+        self.latency.addSeries(series)
+        x = QBarCategoryAxis()
+        x.append(["p50", "p95", "p99"])
+        self.latency.addAxis(x, Qt.AlignmentFlag.AlignBottom)
+        series.attachAxis(x)
+        y = QLogValueAxis()
+        y.setBase(10)
+        y.setLabelFormat("%g")
+        if high > 0:
+            y.setRange(low / 2, high * 2)
+        self.latency.addAxis(y, Qt.AlignmentFlag.AlignLeft)
+        series.attachAxis(y)
+
+    def series_names(self) -> list[str]:
+        """The labels of the throughput chart's bar sets (one per report)."""
+        names = []
+        for series in self.throughput.series():
+            assert isinstance(series, QBarSeries)
+            names += [bars.label() for bars in series.barSets()]
+        return names

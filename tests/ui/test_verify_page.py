@@ -1,0 +1,162 @@
+"""The Verify page against a real private server: before/after runs, charts, busy, cancel."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QMessageBox
+from pytestqt.qtbot import QtBot
+
+from app.access.doctor import DoctorResult, Secrets, run_doctor
+from app.bench.runner import Benchmark, BenchOptions
+from app.domain.bench import BenchReport
+from app.domain.target import ConnectOptions, Target
+from app.mysql.session import PyMySQLSession
+from app.practice.server import PrivateServer
+from app.remote.connect import open_transport
+from app.ui.pages.verify import VerifyPage
+from app.ui.state import WizardState
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateServer]:
+    srv = PrivateServer(tmp_path_factory.mktemp("verify") / "srv")
+    srv.start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def connected_state(server: PrivateServer) -> WizardState:
+    """What the Connect page leaves behind, made by the doctor off the GUI thread."""
+    target = Target("local", options=ConnectOptions(instance=str(server.socket_path)))
+    result = DoctorResult()
+
+    def doctor() -> None:
+        for _ in run_doctor(target, Secrets(), result, opener=open_transport):
+            pass
+
+    worker = threading.Thread(target=doctor)
+    worker.start()
+    worker.join(120)
+    assert result.ok, [s.line() for s in result.steps]
+    return WizardState(target=target, connection=result)
+
+
+@pytest.fixture
+def page(qtbot: QtBot, server: PrivateServer) -> Iterator[VerifyPage]:
+    state = connected_state(server)
+    page = VerifyPage(state)
+    qtbot.addWidget(page)
+    page.sample_seconds = 0.3
+    page.seconds.setValue(2)
+    page.threads.setValue(2)
+    page.use_sysbench.setChecked(False)
+    page.show()
+    yield page
+    page.stop()
+    assert state.connection is not None
+    state.connection.close()
+
+
+def scratch(server: PrivateServer) -> list[str]:
+    return server.query("SHOW DATABASES LIKE 'innotune_bench%'").split()[1:]
+
+
+def wait_idle(qtbot: QtBot, page: VerifyPage, timeout: int = 60_000) -> None:
+    qtbot.waitUntil(lambda: not page.running() and page._pending is None, timeout=timeout)
+
+
+def test_before_and_after_side_by_side(
+    qtbot: QtBot, page: VerifyPage, server: PrivateServer, tmp_path: Path
+) -> None:
+    page.initializePage()
+    qtbot.waitUntil(lambda: page.rate is not None, timeout=30_000)
+    assert "quiet" in page.rate_label.text()
+    wait_idle(qtbot, page)
+
+    page.run_before.click()
+    qtbot.waitUntil(lambda: page.state.bench_before is not None, timeout=60_000)
+    wait_idle(qtbot, page)
+    before = page.state.bench_before
+    assert before is not None and before.label == "before" and not before.cancelled
+    assert before.settings["innodb_flush_log_at_trx_commit"] == "1"
+
+    drop_in = server.include_dir / "90-verify-test.cnf"
+    drop_in.write_text("[mysqld]\ninnodb_flush_log_at_trx_commit = 2\n")
+    try:
+        server.restart()
+        page.run_after.click()
+        qtbot.waitUntil(lambda: page.state.bench_after is not None, timeout=60_000)
+        wait_idle(qtbot, page)
+    finally:
+        drop_in.unlink()
+        server.restart()
+    after = page.state.bench_after
+    assert after is not None and after.settings["innodb_flush_log_at_trx_commit"] == "2"
+    assert page.bar.value() == 1000
+
+    # Both reports in the chart, every run in the table.
+    assert page.chart.series_names() == ["before", "after"]
+    assert page.chart.latency.series(), "the latency chart shows the chosen run"
+    assert page.chart.run_box.count() == 6
+    assert page.chart.run_box.itemData(0) == ("autocommit", 1)
+    assert page.table.rowCount() == 6
+    row = [page.table.item(0, c).text() for c in range(page.table.columnCount())]  # type: ignore[union-attr]
+    assert row[0] == "autocommit" and row[1] == "1" and row[4].endswith("%")
+    for report in (before, after):
+        for r in report.results:
+            assert r.commits > 0 and r.latency.p50_ms <= r.latency.p95_ms <= r.latency.p99_ms
+
+    out = tmp_path / "bench.json"
+    page.save_results(out)
+    saved = [BenchReport.from_json(json.dumps(x)) for x in json.loads(out.read_text())]
+    assert saved == [before, after]
+    assert scratch(server) == []
+
+
+def test_cancel_stops_the_run(qtbot: QtBot, page: VerifyPage, server: PrivateServer) -> None:
+    page.seconds.setValue(120)
+    page.run_before.click()
+    qtbot.waitUntil(lambda: page.cancel.isEnabled() and bool(scratch(server)), timeout=30_000)
+    assert not page.isComplete()
+    with qtbot.waitSignal(page.job.finished, timeout=15_000):  # type: ignore[union-attr]
+        page.cancel.click()
+    report = page.state.bench_before
+    assert report is not None and report.cancelled
+    assert "cancelled" in page.status.text()
+    assert page.isComplete()
+    assert scratch(server) == []
+
+
+def test_asks_before_running_on_a_busy_server(
+    qtbot: QtBot, page: VerifyPage, server: PrivateServer
+) -> None:
+    def opener() -> PyMySQLSession:
+        return PyMySQLSession.direct(user=getpass.getuser(), socket_path=str(server.socket_path))
+
+    load = Benchmark(opener, BenchOptions(seconds=60, threads=(2,), workloads=("autocommit",)))
+    worker = threading.Thread(target=load.run)
+    worker.start()
+    try:
+        qtbot.waitUntil(lambda: bool(scratch(server)), timeout=30_000)
+        page.sample_seconds = 1.0
+        page.run_before.click()
+        qtbot.waitUntil(lambda: page.confirm_box is not None, timeout=30_000)
+        box = page.confirm_box
+        assert box is not None and "Others are writing" in box.text()
+        box.done(QMessageBox.StandardButton.No)
+        qtbot.waitUntil(lambda: "Not run" in page.status.text(), timeout=5_000)
+        wait_idle(qtbot, page)
+        assert page.state.bench_before is None
+        assert "busy" in page.rate_label.text()
+    finally:
+        load.cancel.set()
+        worker.join(30)
+    assert scratch(server) == []
