@@ -733,16 +733,28 @@ def _plan(changes: Sequence[Change], host: Host) -> _Planned:
     return _Planned(action, would, overlay, wanted, tuple(help_files))
 
 
+def _blame(error: str, view: ServerView) -> str:
+    """`` (file:line)`` of the last argument an error message of the server is about."""
+    flat = error.replace("-", "_")
+    where = ""
+    for arg in view.reading.args:
+        meaning = resolve(arg.text)
+        said = arg.text.lstrip("-")
+        about_it = said in error or (
+            f"'{meaning.name}" in flat and (meaning.value is None or f"'{meaning.value}'" in error)
+        )
+        if about_it:
+            where = f" ({arg.file}:{arg.line})"
+    return where
+
+
 def _binary_warnings(
     answer: BinaryAnswer, wanted: dict[str, str], view: ServerView, known: list[str]
 ) -> list[str]:
     """The binary's view; keys already explained in ``known`` warnings are not repeated."""
     warnings = []
     for error in answer.errors:
-        where = ""
-        for arg in view.reading.args:
-            if arg.text.lstrip("-") in error or arg.text in error:
-                where = f" ({arg.file}:{arg.line})"
+        where = _blame(error, view)
         warnings.append(f"The server binary rejects the options{where}: {error}")
     if not answer.table:
         return warnings

@@ -284,6 +284,16 @@ def test_unknown_variables_are_not_written_and_loose_without_a_binary(
     assert "RESET PERSIST innodb_io_capacity" in warning
 
 
+def test_a_value_the_server_rejects_is_reported_with_file_and_line(layout: PrivateServer) -> None:
+    host = host_for(private_instance(layout))
+    server_cnf = layout.include_dir / "50-server.cnf"
+    server_cnf.write_text(server_cnf.read_text() + "innodb_io_capacity = abc\nbogus-knob = 1\n")
+    action = optionfile.apply([change("max_connections", "60")], host, dry_run=True)
+    rejected = [w for w in action.warnings if w.startswith("The server binary rejects")]
+    assert any(f"({server_cnf}:9)" in w and "'abc'" in w for w in rejected), rejected
+    assert any(f"({server_cnf}:10)" in w and "unknown variable" in w for w in rejected), rejected
+
+
 def test_a_file_changed_since_the_preview_is_not_overwritten(layout: PrivateServer) -> None:
     host = host_for(private_instance(layout))
     changes = [change("innodb_io_capacity", "900")]
