@@ -629,6 +629,10 @@ def _plan(changes: Sequence[Change], host: Host) -> _Planned:
     unsupported: list[str] = []
     accepted: list[Change] = []
     known = current.table if current is not None and current.table else None
+    if current is not None and known is None:
+        # The current files make the binary fail: ask it with no files for what it knows.
+        known = ask_binary(transport, instance.binary, ["--no-defaults"], sudo=host.sudo).table
+        known = known or None
     for change in changes:
         if known is not None and change.key not in known:
             unsupported.append(

@@ -292,6 +292,8 @@ def test_a_value_the_server_rejects_is_reported_with_file_and_line(layout: Priva
     rejected = [w for w in action.warnings if w.startswith("The server binary rejects")]
     assert any(f"({server_cnf}:9)" in w and "'abc'" in w for w in rejected), rejected
     assert any(f"({server_cnf}:10)" in w and "unknown variable" in w for w in rejected), rejected
+    # The binary still tells which variables exist: no loose- needed.
+    assert action.files[0].after == b"[mysqld]\nmax_connections = 60\n"
 
 
 def test_a_file_changed_since_the_preview_is_not_overwritten(layout: PrivateServer) -> None:
