@@ -15,8 +15,10 @@ server and disk:
   applied);
 - every configuration of plan_grid.toml, at the same risk level.
 
-Each is measured --reps times for --seconds (InnoTune's benchmark: single-row autocommit
-inserts, small transactions, bulk load at --threads clients, the time shared between them).
+Each is measured --reps times, the configurations taking turns, for --seconds (InnoTune's
+benchmark: single-row autocommit inserts, small transactions, bulk load at --threads
+clients, the time shared between them). The machine's load average is recorded with each
+run: other work on the host shows up as spread.
 Its score is the geometric mean of rows/s over the three workloads; the table shows the
 median and the spread ((max - min) / median) of the repetitions.
 
@@ -35,6 +37,7 @@ import argparse
 import dataclasses
 import getpass
 import json
+import os
 import sys
 import tempfile
 import time
@@ -72,6 +75,7 @@ class Measured:
     reports: list[Any] = dataclasses.field(default_factory=list)
     restart_seconds: float = 0.0
     error: str = ""
+    loadavg: list[float] = dataclasses.field(default_factory=list)  # 1-min, after each rep
 
     @property
     def median(self) -> float:
@@ -152,25 +156,40 @@ class Rig:
         finally:
             session.close()
 
-    def measure(self, item: Measured) -> None:
-        item.restart_seconds = self.configure(item.settings, f"{item.position} {item.name}")
-        for problem in self.check_applied(item.settings):
-            say(f"note: {item.name}: {problem}")
+    def measure(self, items: list[Measured]) -> None:
+        """Every configuration once per repetition, in turn.
+
+        Interleaved rather than one configuration's repetitions in a row, so that a slow
+        spell of the machine (other work, the disk's own housekeeping) spreads over every
+        configuration instead of sinking one.
+        """
         for rep in range(self.reps):
-            options = BenchOptions(
-                seconds=self.seconds, threads=(self.threads,), label=f"{item.name} #{rep + 1}"
+            for item in items:
+                self.measure_once(item, rep)
+        for item in items:
+            say(
+                f"{item.position:<4} {item.kind:<8} {item.name:<22} median "
+                f"{item.median:>9,.0f} rows/s (geo-mean), spread {item.spread * 100:.1f} %"
             )
-            report = Benchmark(self.session, options, target="bench_plans").run()
-            rows = {r.workload: r.rows_per_s for r in report.results}
-            score = geometric_mean([rows.get(w, 0.0) for w in WORKLOADS])
-            item.scores.append(score)
-            for w in WORKLOADS:
-                item.per_workload.setdefault(w, []).append(rows.get(w, 0.0))
-            item.reports.append(report)
-        say(
-            f"{item.position:<4} {item.kind:<8} {item.name:<22} median {item.median:>9,.0f} "
-            f"rows/s (geo-mean), spread {item.spread * 100:.1f} %"
+
+    def measure_once(self, item: Measured, rep: int) -> None:
+        item.restart_seconds = self.configure(item.settings, f"{item.position} {item.name}")
+        if rep == 0:
+            for problem in self.check_applied(item.settings):
+                say(f"note: {item.name}: {problem}")
+                item.error += problem + "; "
+        options = BenchOptions(
+            seconds=self.seconds, threads=(self.threads,), label=f"{item.name} #{rep + 1}"
         )
+        report = Benchmark(self.session, options, target="bench_plans").run()
+        rows = {r.workload: r.rows_per_s for r in report.results}
+        score = geometric_mean([rows.get(w, 0.0) for w in WORKLOADS])
+        item.scores.append(score)
+        item.loadavg.append(os.getloadavg()[0])
+        for w in WORKLOADS:
+            item.per_workload.setdefault(w, []).append(rows.get(w, 0.0))
+        item.reports.append(report)
+        say(f"{item.position:<4} {item.name:<22} #{rep + 1}: {score:>9,.0f} rows/s")
 
 
 _UNITS = {"K": 1024, "M": 1024**2, "G": 1024**3}
@@ -258,8 +277,6 @@ def table(results: dict[str, list[Measured]], verdicts: dict[str, dict[str, Any]
 
 def chart(results: dict[str, list[Measured]], path: Path) -> None:
     """A bar chart (QtCharts, rendered offscreen): defaults, plan, grid configs per position."""
-    import os
-
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCharts import (
         QBarCategoryAxis,
@@ -353,8 +370,7 @@ def run(args: argparse.Namespace) -> int:
                     merged = {"innodb_flush_log_at_trx_commit": TRX_COMMIT[position]}
                     merged.update({k: str(v) for k, v in config["settings"].items()})
                     items.append(Measured(position, "grid", config["name"], merged))
-            for item in items:
-                rig.measure(item)
+            rig.measure(items)
             results[position] = items
     finally:
         if server is not None:
@@ -390,6 +406,8 @@ def run(args: argparse.Namespace) -> int:
                     "spread": i.spread,
                     "per_workload": i.per_workload,
                     "restart_seconds": i.restart_seconds,
+                    "loadavg_1min": i.loadavg,
+                    "not_applied_as_written": i.error,
                     "reports": [to_jsonable(r) for r in i.reports],
                 }
                 for i in items
