@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from app.domain.facts import Unknown
 from app.domain.instance import ServerInstance
+from app.domain.service import ServiceInfo
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ class ServerFacts:
     option_files: tuple[str, ...]
     login_via: str
     unknown: tuple[Unknown, ...] = ()
+    service: ServiceInfo | None = None  # the systemd unit, when systemd started the server
 
     def variable(self, name: str) -> str | None:
         """The value of a global variable, or None when the server has no such variable."""

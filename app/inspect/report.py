@@ -5,6 +5,7 @@ from __future__ import annotations
 from app.domain.facts import BlockDevice, MachineFacts, WritePath
 from app.domain.hostfacts import HostFacts
 from app.domain.serverfacts import ServerFacts
+from app.domain.service import ServiceInfo
 
 STARTED_BY = {
     "systemd": "started by systemd",
@@ -127,7 +128,26 @@ def server_lines(s: ServerFacts) -> list[str]:
         lines.append("  storage engines (user tables): none")
     lines.append(f"  error log: {s.error_log.destination}; read it with: {s.error_log.how_to_read}")
     lines.append(f"  option files read: {' '.join(s.option_files) or 'unknown'}")
+    if s.service is not None:
+        lines.append(service_line(s.service))
     return lines
+
+
+def service_line(svc: ServiceInfo) -> str:
+    """One line on the systemd unit: its state, how long it may take, how much memory it may use."""
+
+    def limit(seconds: float | None) -> str:
+        return "no limit" if seconds is None else f"{seconds:g} s"
+
+    memory = (
+        "no memory limit"
+        if svc.memory_max_bytes is None
+        else f"memory limit {size(svc.memory_max_bytes)}"
+    )
+    return (
+        f"  systemd unit {svc.unit} ({svc.active_state or 'state unknown'}): start timeout "
+        f"{limit(svc.timeout_start_s)}, stop timeout {limit(svc.timeout_stop_s)}, {memory}"
+    )
 
 
 def _pct(share: float | None) -> str:

@@ -12,6 +12,8 @@ from app.domain.errors import InnoTuneError
 from app.domain.facts import Unknown
 from app.domain.instance import ServerInstance
 from app.domain.serverfacts import EngineUse, ErrorLog, Rates, ServerFacts, Variable
+from app.domain.service import ServiceInfo
+from app.inspect.systemd import read_service
 from app.mysql.session import Session
 from app.remote.transport import Transport
 
@@ -318,6 +320,14 @@ def gather_server_facts(
         if not option_files:
             unknown.append(Unknown("the option files the server reads", result.err.strip()[:200]))
 
+    service: ServiceInfo | None = None
+    if transport is not None and instance.started_by == "systemd" and instance.service:
+        say(f"Asking systemd about {instance.service}")
+        try:
+            service = read_service(transport, instance.service)
+        except InnoTuneError as exc:
+            unknown.append(Unknown(f"the systemd unit {instance.service}", exc.problem))
+
     uptime = last.get("Uptime")
     return ServerFacts(
         instance=instance,
@@ -338,4 +348,5 @@ def gather_server_facts(
         option_files=option_files,
         login_via=session.via,
         unknown=tuple(unknown),
+        service=service,
     )
