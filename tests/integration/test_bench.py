@@ -12,15 +12,20 @@ from pathlib import Path
 
 import pytest
 
+from app.access.doctor import DoctorResult, Secrets, run_doctor
 from app.bench.figures import STATUS_NAMES, CounterTrack
 from app.bench.report import report_text
+from app.bench.route import session_factory, sysbench_route
 from app.bench.runner import Benchmark, BenchOptions, status_values, write_rate
 from app.bench.sysbench import SysbenchRoute, find_sysbench
 from app.cli import run_cli
 from app.domain.bench import WORKLOADS, BenchReport
+from app.domain.target import ConnectOptions, parse_target
 from app.mysql.session import PyMySQLSession, Session
 from app.practice.server import PrivateServer
+from app.remote.connect import open_transport
 from app.remote.local import LocalTransport
+from tests.hosts.sshd import SshServer, SshUsers
 from tests.hosts.util import need
 
 DROP_IN = "90-innotune-bench-test.cnf"
@@ -164,7 +169,7 @@ def test_write_rate_sees_another_writer(server: PrivateServer) -> None:
     assert scratch_schemas(server) == []
 
 
-def sysbench_route(server: PrivateServer) -> SysbenchRoute:
+def local_sysbench(server: PrivateServer) -> SysbenchRoute:
     need(shutil.which("sysbench") is not None, "sysbench is not installed (make sysdeps-test)")
     route = find_sysbench(
         LocalTransport(), socket=str(server.socket_path), port=None, user=getpass.getuser()
@@ -174,7 +179,7 @@ def sysbench_route(server: PrivateServer) -> SysbenchRoute:
 
 
 def test_sysbench_path_reports_the_same_figures(server: PrivateServer) -> None:
-    route = sysbench_route(server)
+    route = local_sysbench(server)
     report = Benchmark(
         lambda: opener(server), BenchOptions(seconds=5, threads=(1, 2)), sysbench=route
     ).run()
@@ -184,7 +189,7 @@ def test_sysbench_path_reports_the_same_figures(server: PrivateServer) -> None:
 
 
 def test_sysbench_cancel_kills_its_clients(server: PrivateServer) -> None:
-    route = sysbench_route(server)
+    route = local_sysbench(server)
     bench = Benchmark(
         lambda: opener(server),
         BenchOptions(seconds=120, threads=(2,), workloads=("autocommit",)),
@@ -225,4 +230,41 @@ def test_bench_command(
     assert BenchReport.from_json(out.read_text()) == report
     table = report_text(report)
     assert "commits/s" in table and "p99 ms" in table and "quiet" in table
+    assert scratch_schemas(server) == []
+
+
+@pytest.mark.parametrize("engine", ["innotune", "sysbench"])
+def test_over_ssh_through_the_sudo_relay(
+    server: PrivateServer, sshd: SshServer, ssh_users: SshUsers, tmp_path: Path, engine: str
+) -> None:
+    """A user with NOPASSWD sudo over SSH: every client is its own relay to root's socket login,
+    and sysbench runs on the target under sudo."""
+    kh = tmp_path / "known_hosts"
+    kh.write_text(sshd.known_hosts_line())
+    target = parse_target(
+        f"{ssh_users.np_user}@{sshd.host}:{sshd.port}",
+        ConnectOptions(
+            identity=str(sshd.client_key), known_hosts=str(kh), instance=str(server.socket_path)
+        ),
+    )
+    result = DoctorResult()
+    try:
+        steps = list(run_doctor(target, Secrets(), result, opener=open_transport))
+        assert result.ok, [s.line() for s in steps]
+        assert result.session is not None and "relay under sudo" in result.session.via
+        route = None
+        if engine == "sysbench":
+            need(shutil.which("sysbench") is not None, "sysbench is not installed")
+            route = sysbench_route(result, target, Secrets(), result.session)
+            assert route is not None and route.sudo and route.user == "root"
+        report = Benchmark(
+            session_factory(result, target, Secrets()),
+            BenchOptions(seconds=3, threads=(2,)),
+            sysbench=route,
+            target=target.label,
+        ).run()
+    finally:
+        result.close()
+    assert report.engine.startswith("sysbench" if route else "innotune")
+    check_report(report, (2,))
     assert scratch_schemas(server) == []
