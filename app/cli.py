@@ -101,6 +101,13 @@ def run_cli(argv: list[str]) -> int:
         parser.print_help()
         return 2
     try:
+        from app.logsetup import setup_logging
+        from app.ui.paths import app_data_dir
+
+        setup_logging(app_data_dir() / "logs")
+    except OSError:
+        pass  # a read-only home must not stop a headless command
+    try:
         return handlers[args.command](args)
     except InnoTuneError as exc:
         print(f"innotune: {exc}", file=sys.stderr)

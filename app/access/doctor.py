@@ -7,6 +7,7 @@ steps that depend on it; those are reported as skipped.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -17,6 +18,8 @@ from app.domain.target import Target
 from app.inspect.instances import choose_instance, find_instances
 from app.mysql.session import Session
 from app.remote.transport import Transport
+
+log = logging.getLogger(__name__)
 
 STEP_NAMES = ("connect", "host", "sudo", "server", "instance", "socket", "login", "privileges")
 
@@ -49,6 +52,17 @@ class Secrets:
     key_passphrase: str | None = None
     sudo_password: str | None = None
     mysql_password: str | None = None
+
+    def __post_init__(self) -> None:
+        from app.domain.redact import register_secret
+
+        for value in (
+            self.login_password,
+            self.key_passphrase,
+            self.sudo_password,
+            self.mysql_password,
+        ):
+            register_secret(value)
 
 
 @dataclass
@@ -108,6 +122,7 @@ def run_doctor(
 
     def emit(step: Step) -> Step:
         result.steps.append(step)
+        log.info("doctor %s: %s", target.label, step.line())
         return step
 
     # 1. connect

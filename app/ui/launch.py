@@ -37,6 +37,10 @@ def launch_wizard(argv: list[str] | None = None) -> int:
     app.setOrganizationName(APP_NAME)
     app.setApplicationVersion(__version__)
     register_gui_thread()
+    from app.logsetup import setup_logging
+    from app.ui.paths import app_data_dir
+
+    setup_logging(app_data_dir() / "logs")
     wizard = MainWizard()
     wizard.show()
     return int(app.exec())

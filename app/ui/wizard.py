@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import QByteArray, QSettings
 from PySide6.QtWidgets import QMessageBox, QVBoxLayout, QWidget, QWizard, QWizardPage
 
 from app import APP_NAME, __version__
@@ -54,6 +55,9 @@ class MainWizard(QWizard):
             self.pages[title] = page
             self.addPage(page)
         self.resize(900, 650)
+        geometry = QSettings().value("window/geometry")
+        if isinstance(geometry, QByteArray) and not geometry.isEmpty():
+            self.restoreGeometry(geometry)
 
     def _make_page(self, title: str) -> QWizardPage:
         if title == "Connect":
@@ -79,7 +83,8 @@ class MainWizard(QWizard):
         return StepPage(title)
 
     def done(self, result: int) -> None:
-        """Close the connection when the wizard closes."""
+        """Remember the window's place; close the connection when the wizard closes."""
+        QSettings().setValue("window/geometry", self.saveGeometry())
         if self.state.connection is not None:
             self.state.connection.close()
             self.state.connection = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import traceback
 from collections.abc import Callable
@@ -45,6 +46,7 @@ class _Runner(QObject):
             result = self._job(self.handle)
         except Exception as exc:  # noqa: BLE001 - every failure goes back to the page
             exc.__innotune_trace__ = traceback.format_exc()  # type: ignore[attr-defined]
+            logging.getLogger(__name__).warning("a background job failed", exc_info=True)
             self.failed.emit(exc)
         else:
             self.succeeded.emit(result)
