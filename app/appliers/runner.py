@@ -414,8 +414,8 @@ def follow(
     while True:
         try:
             new, offset, state, alive = _poll(transport, job_id, offset)
-        except (InnoTuneError, OSError, EOFError) as exc:
-            raise JobInterrupted(job_id, str(exc)) from exc
+        except Exception as exc:  # noqa: BLE001 - any failure to poll is a lost contact
+            raise JobInterrupted(job_id, str(exc) or type(exc).__name__) from exc
         for step in new:
             steps.append(step)
             if on_step is not None:

@@ -613,6 +613,10 @@ class Job:
                         raise OSError(errno.EIO, out or "the client could not log in")
                 elif kind in ("sysfs", "sysctl"):
                     path = str(value.get("path") or "") if kind == "sysfs" else sysctl_path(key)
+                    if restoring and _reads(path) == new.split():
+                        # Already the saved value: a second rollback writes nothing.
+                        self.step(phase, "ok", f"{what} (already)")
+                        continue
                     try:
                         with open(path, "w") as fh:
                             fh.write(new + "\n")
@@ -883,6 +887,15 @@ class Job:
         self.step("end", "ok" if final in ("applied", "rolled-back") else "fail", final)
         self.state(final)
         return final
+
+
+def _reads(path: str) -> list[str] | None:
+    """The value a sysfs/procfs file holds now (split on blanks), None when unreadable."""
+    try:
+        with open(path) as fh:
+            return active_value(fh.read()).split()
+    except OSError:
+        return None
 
 
 def _mode_owner(path: str) -> tuple[str, str]:
