@@ -403,7 +403,7 @@ class Job:
         the restart command returned, the start failed.
         """
         start = time.monotonic()
-        grace = float(self.how.get("gone_grace", 8))
+        grace = float(self.how.get("gone_grace", 3))
         gone_since: float | None = None
         last_note = start
         while True:

@@ -225,11 +225,12 @@ def test_apply_and_rollback_on_debian_mariadb_through_its_init_script(
 ) -> None:
     socket = debian_mariadb.socket
     before = tree_digest(record_tree())
+    old = debian_mariadb.query("SELECT @@innodb_log_buffer_size").strip()
     facts = facts_for(local, socket)
     host = host_for(local, facts, socket)
     actions = [
         optionfile.apply(
-            [change("innodb_log_buffer_size", "option_file", "33554432")], host, dry_run=True
+            [change("innodb_log_buffer_size", "option_file", "20971520")], host, dry_run=True
         )
     ]
     host.session.close()
@@ -240,14 +241,14 @@ def test_apply_and_rollback_on_debian_mariadb_through_its_init_script(
         actions,
         tmp_path,
         restart_argv=["/etc/init.d/mariadb", "restart"],
-        expected={"innodb_log_buffer_size": "33554432"},
+        expected={"innodb_log_buffer_size": "20971520"},
     )
     assert status.state == "applied", status.errors
-    assert debian_mariadb.query("SELECT @@innodb_log_buffer_size").strip() == "33554432"
+    assert debian_mariadb.query("SELECT @@innodb_log_buffer_size").strip() == "20971520"
     back = runner.rollback(local, status.snapshot_id or "")
     assert back.state == "rolled-back", back.errors
     assert tree_digest(record_tree()) == before
-    assert debian_mariadb.query("SELECT @@innodb_log_buffer_size").strip() == "16777216"
+    assert debian_mariadb.query("SELECT @@innodb_log_buffer_size").strip() == old
 
 
 # -- faults -------------------------------------------------------------------------------
