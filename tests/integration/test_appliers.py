@@ -176,7 +176,10 @@ def test_debian_drop_in_takes_effect_and_a_later_file_is_reported(
     debian_mariadb: DebianMariaDB,
 ) -> None:
     host = host_for(debian_instance(), ("/etc/my.cnf", "/etc/mysql/my.cnf", "~/.my.cnf"))
-    changes = [change("innodb_io_capacity", "1234")]
+    # Concurrent test sessions share this server: pick a value it does not have now.
+    before = debian_mariadb.query("SELECT @@innodb_io_capacity").strip()
+    value = "1717" if before != "1717" else "1718"
+    changes = [change("innodb_io_capacity", value)]
     dry = optionfile.apply(changes, host, dry_run=True)
     path = "/etc/mysql/mariadb.conf.d/99-innotune.cnf"
     assert [f.path for f in dry.files] == [path]
@@ -186,11 +189,11 @@ def test_debian_drop_in_takes_effect_and_a_later_file_is_reported(
     assert real.description() == dry
     sh("service", "mariadb", "restart")
     debian_mariadb.wait_ready()
-    assert debian_mariadb.query("SELECT @@innodb_io_capacity").strip() == "1234"
+    assert debian_mariadb.query("SELECT @@innodb_io_capacity").strip() == value
 
     later = Path("/etc/mysql/mariadb.conf.d/zz-later.cnf")
     later.write_text("[mysqld]\ninnodb_io_capacity = 555\n")
-    (warning,) = optionfile.verify(host, path, {"innodb_io_capacity": "1234"})
+    (warning,) = optionfile.verify(host, path, {"innodb_io_capacity": value})
     assert f"{later}:2 sets 555, which wins" in warning
     assert f"Remove line 2 of {later}" in warning
     # Planned now, InnoTune's file is named to sort after the later one, and wins.
