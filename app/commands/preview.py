@@ -22,7 +22,11 @@ would override InnoTune's. Nothing is changed.
 With TARGET the facts are inspected (or taken from --facts FILE) and the option files are
 read live on TARGET. With --facts FILE alone there is no connection: option files cannot be
 read, so their diffs are left out and said to be; sysfs/sysctl current values come from the
-facts and the persistence files are shown as new files.
+facts and the persistence files are shown as new files; no file checksum is recorded for a
+file that was not read.
+
+Exit status: 0 when every applier could describe its changes, 1 when one refused (the
+reason is printed under "Refused"; nothing of it would be written).
 """
 
 
