@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from app.practice.server import PrivateServer
-from tests.hosts.debian_mariadb import DebianMariaDB
+from tests.hosts.debian_mariadb import DebianMariaDB, exclusive_use
 from tests.hosts.loopdev import LoopFs
 from tests.hosts.sshd import SshServer, SshUsers
 from tests.hosts.util import IN_CI, need, need_root
@@ -124,9 +124,10 @@ def _debian_mariadb_session() -> Iterator[DebianMariaDB]:
 @pytest.fixture
 def debian_mariadb(_debian_mariadb_session: DebianMariaDB) -> Iterator[DebianMariaDB]:
     """The packaged server, running; /etc/mysql is put back byte for byte after the test."""
-    _debian_mariadb_session.ensure_pristine()
-    yield _debian_mariadb_session
-    _debian_mariadb_session.ensure_pristine()
+    with exclusive_use():
+        _debian_mariadb_session.ensure_pristine()
+        yield _debian_mariadb_session
+        _debian_mariadb_session.ensure_pristine()
 
 
 # -- private servers and the loop device ----------------------------------------------------

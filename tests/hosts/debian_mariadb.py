@@ -7,6 +7,7 @@ that changed it.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import fcntl
 import hashlib
@@ -123,6 +124,29 @@ def _alive(pid: int) -> bool:
     return True
 
 
+@contextlib.contextmanager
+def exclusive_use() -> Iterator[None]:
+    """Hold the one Debian server for one test: tests of concurrent sessions take turns."""
+    SHARED_STATE.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with open(SHARED_STATE.with_suffix(".test.lock"), "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _tree_to_json(tree: dict[str, Entry]) -> dict[str, list[object]]:
+    return {
+        name: [e.kind, e.mode, e.uid, e.gid, base64.b64encode(e.data).decode()]
+        for name, e in tree.items()
+    }
+
+
+def _tree_from_json(data: dict[str, list[Any]]) -> dict[str, Entry]:
+    return {
+        name: Entry(str(k), int(m), int(u), int(g), base64.b64decode(str(d)))
+        for name, (k, m, u, g, d) in data.items()
+    }
+
+
 def _rsyslog_running() -> bool:
     return subprocess.run(["pgrep", "-x", "rsyslogd"], capture_output=True).returncode == 0
 
@@ -133,7 +157,7 @@ class DebianMariaDB:
     socket = SOCKET
 
     def __init__(self) -> None:
-        self.original = record_tree()
+        self.original: dict[str, Entry] = {}
 
     def start(self) -> None:
         """Start rsyslog (for the error lines) and the server via `service mariadb start`.
@@ -143,6 +167,20 @@ class DebianMariaDB:
         """
         with _shared_state() as state:
             pids = [p for p in state.get("pids", []) if _alive(p)]
+            if pids and "original" in state:
+                # Another session is using the server: its record of /etc/mysql, taken
+                # before any test touched it, is the one to restore (not today's tree,
+                # which may hold that session's change of the moment).
+                self.original = _tree_from_json(state["original"])
+            else:
+                if not pids:
+                    # Nobody else uses the server: InnoTune's own drop-ins still here were
+                    # left by a killed run and are not part of the package.
+                    for leftover in ETC.rglob("*innotune*"):
+                        print(f"removing a leftover from an earlier run: {leftover}")
+                        leftover.unlink()
+                self.original = record_tree()
+                state["original"] = _tree_to_json(self.original)
             if not pids:
                 state["started_rsyslog"] = not _rsyslog_running()
                 if state["started_rsyslog"]:
@@ -202,13 +240,13 @@ class DebianMariaDB:
 
     def stop(self) -> None:
         """Stop what this fixture started, and leave /etc/mysql as it found it."""
-        if tree_digest(record_tree()) != tree_digest(self.original):
-            restore_tree(self.original)
         with _shared_state() as state:
             pids = [p for p in state.get("pids", []) if _alive(p) and p != os.getpid()]
             if pids:
-                state["pids"] = pids
+                state["pids"] = pids  # the last session out restores and stops
                 return
+            if tree_digest(record_tree()) != tree_digest(self.original):
+                restore_tree(self.original)
             if state.get("started_server"):
                 subprocess.run(["service", "mariadb", "stop"], capture_output=True)
             if state.get("started_rsyslog"):
