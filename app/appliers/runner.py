@@ -535,6 +535,8 @@ def prepare(
         watch_seconds=watch_seconds,
     )
     needs_restart = any(a.restart_needed for a in actions)
+    # A later rollback restarts only when the apply needed one (dynamic-only: no restart).
+    how["restart_needed"] = needs_restart
     if needs_restart and not how["restart"]:
         raise ApplyError(
             f"These changes need a restart and InnoTune does not know how to restart "

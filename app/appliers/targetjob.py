@@ -761,7 +761,10 @@ class Job:
             )
         down = self.server_pid() is None
         restarted_before = self.restart_attempted
-        if down or self.restart_attempted or (standalone and option_changed):
+        # A standalone rollback restarts when the apply needed one (old manifests: when an
+        # option file changed back); a dynamic-only change is undone live.
+        wanted = self.how.get("restart_needed", True) and option_changed
+        if down or self.restart_attempted or (standalone and wanted):
             if self.how.get("restart"):
                 try:
                     self.restart("restart-old")
@@ -770,7 +773,10 @@ class Job:
                     self.step("restart-old", "fail", str(exc))
                     self.explain()
             else:
-                failures.append("the server needs a restart and no restart command is known")
+                failures.append(
+                    "the server needs a restart and no restart command is known "
+                    "(give one with --restart-command)"
+                )
         dynamic = [v for v in values if v["kind"] == "dynamic"]
         if dynamic and not (restarted_before or self.restarted):
             failures += self.set_values(dynamic, "restore", True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -47,6 +48,20 @@ def local() -> Iterator[LocalTransport]:
     transport = LocalTransport()
     yield transport
     transport.close()
+
+
+@pytest.fixture(autouse=True)
+def _remove_new_jobs_and_snapshots() -> Iterator[None]:
+    """This host's /var/lib/innotune keeps what each test's jobs left there; remove it."""
+    roots = [Path(runner.JOBS_ROOT), Path(snap.TARGET_ROOT)]
+    before = {p for root in roots if root.is_dir() for p in root.iterdir()}
+    yield
+    for root in roots:
+        for entry in sorted(root.iterdir()) if root.is_dir() else []:
+            state = entry / "state.json"
+            running = state.exists() and '"state": "running"' in state.read_text()
+            if entry not in before and not running:
+                shutil.rmtree(entry, ignore_errors=True)
 
 
 def facts_for(transport: object, socket: str) -> HostFacts:
@@ -477,3 +492,53 @@ def test_confirm_within_rolls_back_without_a_confirmation(
     assert (
         server.include_dir / "99-innotune.cnf"
     ).read_text() == "[mysqld]\ninnodb_io_capacity = 260\n"
+
+
+def test_cli_applies_a_saved_plan_refuses_it_when_stale_and_rolls_back(
+    private_server: PrivateServer, tmp_path: Path
+) -> None:
+    need_root()
+    server = private_server
+    socket = str(server.socket_path)
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "xdg"))
+
+    def innotune(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "app", *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+            cwd=REPO,
+            stdin=subprocess.DEVNULL,
+        )
+
+    plan = tmp_path / "plan.json"
+    common = ["local", "--instance", socket]
+    sliders = ["--crash-loss", "os", "--fit-os", "off", "--fit-disks", "off"]
+    made = innotune("preview", *common, "--sample", "0", *sliders, "--plan-out", str(plan))
+    assert made.returncode == 0, made.stderr
+    drop = server.include_dir / "99-innotune.cnf"
+    before = tree(server.base / "etc")
+
+    drop.write_text("[mysqld]\n# someone else's\n")  # after the plan was saved
+    stale = innotune("apply", *common, "--plan", str(plan), "--yes")
+    assert stale.returncode == 1 and "changed since the plan" in stale.stderr
+    assert drop.read_text() == "[mysqld]\n# someone else's\n"
+    drop.unlink()
+
+    asked = innotune("apply", *common, "--plan", str(plan))  # no terminal, no --yes
+    assert asked.returncode == 1 and "Nothing was changed" in asked.stdout
+    assert tree(server.base / "etc") == before
+
+    applied = innotune("apply", *common, "--plan", str(plan), "--yes", "--watch", "1")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert "applied" in applied.stdout and "✓ verify" in applied.stderr
+    assert variable(server, "innodb_flush_log_at_trx_commit") == "2"
+    listed = innotune("snapshots", "local")
+    assert listed.returncode == 0 and "target + this computer" in listed.stdout
+
+    back = innotune("rollback", "local", "--yes")  # the newest snapshot
+    assert back.returncode == 0, back.stdout + back.stderr
+    assert variable(server, "innodb_flush_log_at_trx_commit") == "1"
+    assert tree(server.base / "etc") == before
