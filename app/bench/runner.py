@@ -29,7 +29,7 @@ from app.bench.workloads import (
 )
 from app.domain.bench import WORKLOADS, BenchReport, WorkloadResult, WriteRate
 from app.domain.errors import InnoTuneError
-from app.mysql.session import Session
+from app.mysql.session import ClientBatchSession, Session
 
 SessionFactory = Callable[[], Session]
 
@@ -278,6 +278,16 @@ class Benchmark:
         """
         started_at = datetime.now(UTC).isoformat(timespec="seconds")
         control = self.open_session()
+        if isinstance(control, ClientBatchSession) and self.sysbench is None:
+            # Each statement would be its own client process: no transaction could span two
+            # statements, and the figures would time process start-up, not commits.
+            control.close()
+            raise BenchError(
+                "The only route to this server is its client program, one process per "
+                "statement; a write benchmark needs a connection that stays open.",
+                "Install socat or python3 on the target (or sysbench), or give a database "
+                "user and password for TCP.",
+            )
         results: list[WorkloadResult] = []
         try:
             settings = server_settings(control)

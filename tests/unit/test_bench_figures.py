@@ -184,3 +184,19 @@ def test_report_json_round_trip() -> None:
     assert again.result("small_tx", 4) == result and again.result("bulk", 1) is None
     with pytest.raises(ValueError):
         BenchReport.from_json(report.to_json().replace("innotune-bench/1", "other/9"))
+
+
+def test_refuses_the_one_process_per_statement_route() -> None:
+    from app.bench.runner import BenchError, Benchmark
+    from app.mysql.session import ClientBatchSession
+
+    calls: list[list[str]] = []
+
+    def runner(argv: object, stdin: object) -> tuple[int, str, str]:
+        calls.append(list(argv))  # type: ignore[call-overload]
+        return 0, "", ""
+
+    bench = Benchmark(lambda: ClientBatchSession(runner, "mariadb", "/run/mysqld/mysqld.sock"))
+    with pytest.raises(BenchError, match="stays open"):
+        bench.run()
+    assert calls == []  # nothing was created, so nothing is left behind
