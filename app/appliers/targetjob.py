@@ -149,8 +149,12 @@ def sql_literal(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def same_setting(actual: str | None, wanted: str) -> bool:
-    """True when the server's value is the wanted one, allowing for its own rounding."""
+def same_setting(actual: str | None, wanted: str, key: str = "") -> bool:
+    """True when the server's value is the wanted one, allowing for its own rounding.
+
+    The buffer pool is rounded UP to a multiple of chunk size x instances (128 MiB x up
+    to 8 on MySQL 8); other numbers to a block size (within 2 %, or 1 MiB).
+    """
     if actual is None:
         return False
     a, w = actual.strip(), wanted.strip()
@@ -172,10 +176,9 @@ def same_setting(actual: str | None, wanted: str) -> bool:
         fa, fw = float(a), float(w)
     except ValueError:
         return False
-    # Sizes are rounded to the server's block or chunk sizes (the buffer pool to
-    # innodb_buffer_pool_chunk_size, 128 MiB by default); other numbers to a few percent.
-    slack = max(abs(fw) * 0.02, 134217728.0 if fw >= 1048576 else 0.0)
-    return abs(fa - fw) <= slack
+    if key == "innodb_buffer_pool_size":
+        return fw <= fa <= fw + 1073741824
+    return abs(fa - fw) <= max(abs(fw) * 0.02, 1048576.0 if fw >= 16777216 else 0.0)
 
 
 class Job:
@@ -680,7 +683,7 @@ class Job:
             ok, out = self.client(f"SELECT @@GLOBAL.{key}")
             if not ok:
                 wrong.append(f"{key}: cannot read ({out[-200:]})")
-            elif not same_setting(out, str(wanted)):
+            elif not same_setting(out, str(wanted), key):
                 wrong.append(f"{key} is {out}, not {wanted}")
         if wrong:
             raise JobFailed("settings in force differ from the plan: " + "; ".join(wrong))
