@@ -25,6 +25,7 @@ from app.access.database import open_session
 from app.appliers import dynamic, optionfile, runner, sysfs
 from app.appliers import snapshot as snap
 from app.appliers.actions import Action, FileWrite, Host, ValueChange
+from app.domain.errors import InnoTuneError
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Change
 from app.domain.target import ConnectOptions, parse_target
@@ -35,7 +36,7 @@ from app.remote.local import LocalTransport
 from app.remote.ssh import SshTransport
 from tests.hosts.debian_mariadb import DebianMariaDB, record_tree, tree_digest
 from tests.hosts.loopdev import LoopFs
-from tests.hosts.sshd import SshServer
+from tests.hosts.sshd import SshServer, SshUsers
 from tests.hosts.util import need_root
 
 REPO = Path(__file__).resolve().parents[2]
@@ -541,4 +542,47 @@ def test_cli_applies_a_saved_plan_refuses_it_when_stale_and_rolls_back(
     back = innotune("rollback", "local", "--yes")  # the newest snapshot
     assert back.returncode == 0, back.stdout + back.stderr
     assert variable(server, "innodb_flush_log_at_trx_commit") == "1"
+    assert tree(server.base / "etc") == before
+
+
+def test_through_sudo_with_a_password_and_refused_without_one(
+    sshd: SshServer,
+    ssh_users: SshUsers,
+    private_server: PrivateServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every step of the runner works through `sudo -S`; without the password nothing moves."""
+    need_root()
+    monkeypatch.setenv("HOME", str(tmp_path))
+    known = tmp_path / "known_hosts"
+    known.write_text(sshd.known_hosts_line())
+    target = parse_target(
+        f"{ssh_users.pw_user}@{sshd.host}:{sshd.port}",
+        ConnectOptions(identity=str(sshd.client_key)),
+    )
+    server = private_server
+    before = tree(server.base / "etc")
+    socket = str(server.socket_path)
+    with_pw = SshTransport(target, own_known_hosts=known, sudo_password=ssh_users.pw_password)
+    try:
+        assert not with_pw.is_root
+        facts = facts_for(with_pw, socket)
+        action = drop_in(server, "[mysqld]\ninnodb_io_capacity = 270\n")
+        action = dataclasses.replace(action, restart_needed=False)
+        status = run_job(with_pw, facts, [action], tmp_path)
+        assert status.state == "applied", status.errors
+        assert (server.include_dir / "99-innotune.cnf").stat().st_uid == 0
+        back = runner.rollback(with_pw, status.snapshot_id or "")
+        assert back.state == "rolled-back", back.errors
+    finally:
+        with_pw.close()
+    assert tree(server.base / "etc") == before
+
+    without = SshTransport(target, own_known_hosts=known)
+    try:
+        with pytest.raises(InnoTuneError, match="sudo"):
+            run_job(without, facts, [action], tmp_path)
+    finally:
+        without.close()
     assert tree(server.base / "etc") == before
