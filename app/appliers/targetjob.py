@@ -554,8 +554,29 @@ class Job:
             raise JobFailed("; ".join(changed))
         self.step("check", "ok", "%d file(s) as planned" % len(self.bundle.get("files", [])))
 
+    def clean_leftovers(self) -> None:
+        """Remove temp files an earlier job left when it was killed mid-write.
+
+        They never end in ``.cnf`` (so no server ever read them), but they are clutter.
+        """
+        for item in self.bundle.get("files", []):
+            real = os.path.realpath(item["path"])
+            directory, name = os.path.split(real)
+            try:
+                entries = os.listdir(directory)
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.startswith("." + name + ".") and entry.endswith(".innotune-tmp"):
+                    try:
+                        os.unlink(os.path.join(directory, entry))
+                        self.step("write", "info", "removed a leftover temp file " + entry)
+                    except OSError:
+                        pass
+
     def write_files(self) -> None:
         """Write every file atomically, read it back, record each."""
+        self.clean_leftovers()
         for item in self.bundle.get("files", []):
             data = base64.b64decode(item["content_b64"])
             self.step("write", "start", item["path"])

@@ -406,9 +406,12 @@ def test_corrupt_snapshot_stops_the_rollback_loudly(
     status = run_job(
         local,
         facts,
-        [drop_in(server, "[mysqld]\ninnodb_io_capacity = 250\n")],
+        [
+            dataclasses.replace(
+                drop_in(server, "[mysqld]\ninnodb_io_capacity = 250\n"), restart_needed=False
+            )
+        ],
         tmp_path,
-        restart_argv=restart_argv(server),
     )
     assert status.state == "applied", status.errors
     manifest = Path(snap.target_dir(status.snapshot_id or "")) / "manifest.json"
@@ -477,6 +480,8 @@ def test_confirm_within_rolls_back_without_a_confirmation(
 ) -> None:
     server = private_server
     before = tree(server.base / "etc")
+    # What a job killed mid-write leaves: never *.cnf, and the next job removes it.
+    (server.include_dir / ".99-innotune.cnf.k1ll3d.innotune-tmp").write_text("[mysqld]\ninno")
     facts = facts_for(local, str(server.socket_path))
     action = drop_in(server, "[mysqld]\ninnodb_io_capacity = 260\n")
     action = dataclasses.replace(action, restart_needed=False)
@@ -586,3 +591,35 @@ def test_through_sudo_with_a_password_and_refused_without_one(
     finally:
         without.close()
     assert tree(server.base / "etc") == before
+
+
+def test_disk_full_under_the_config_directory_leaves_no_file_and_the_server_up(
+    local: LocalTransport, private_server: PrivateServer, tmp_path: Path
+) -> None:
+    """A tiny full filesystem mounted over conf.d: the write fails, nothing is left there."""
+    server = private_server
+    conf_d = server.include_dir
+    seeded = {p.name: p.read_bytes() for p in conf_d.iterdir()}
+    subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=8k,mode=0755", "tmpfs", str(conf_d)], check=True
+    )
+    try:
+        for name, data in seeded.items():
+            (conf_d / name).write_bytes(data)
+        filler = conf_d / "filler.bin"
+        with open(filler, "wb") as fh:  # fill the rest of it
+            try:
+                fh.write(b"\0" * 65536)
+            except OSError:
+                pass
+        before = tree(conf_d)
+        pid = server.running_pid()
+        facts = facts_for(local, str(server.socket_path))
+        action = drop_in(server, "[mysqld]\ninnodb_io_capacity = 280\n" + "#" * 5000 + "\n")
+        status = run_job(local, facts, [action], tmp_path, restart_argv=restart_argv(server))
+        assert status.state == "rolled-back"
+        assert "No space left" in " ".join(status.errors)
+        assert tree(conf_d) == before  # no temp file, no truncated drop-in
+        assert server.running_pid() == pid
+    finally:
+        subprocess.run(["umount", str(conf_d)], check=True)
