@@ -76,6 +76,10 @@ class MainWizard(QWizard):
             from app.ui.pages.preview import PreviewPage
 
             return PreviewPage(self.state)
+        if title == "Apply":
+            from app.ui.pages.apply import ApplyPage
+
+            return ApplyPage(self.state)
         if title == "Verify":
             from app.ui.pages.verify import VerifyPage
 

@@ -1,0 +1,297 @@
+"""The Apply page: consent, then one detached job on the target; its journal, live.
+
+The page only drives :mod:`app.appliers.runner` from a worker: the snapshot is taken and
+stored (on the target and on this computer) before the first change, the job on the target
+does the rest and rolls back by itself on failure. The page shows each journal step as it
+arrives, lets the person keep a change made with a confirmation deadline, roll back, look
+at a job again after the connection dropped, and restore any earlier snapshot.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWizardPage,
+)
+
+from app.appliers import runner
+from app.appliers import snapshot as snap
+from app.appliers.actions import ApplyError
+from app.ui.state import WizardState
+from app.ui.worker import Job, Progress
+
+
+def _local_dir(label: str) -> Any:
+    from app.commands.apply import local_snapshot_dir
+
+    return local_snapshot_dir(label)
+
+
+class ApplyPage(QWizardPage):
+    """Apply with a snapshot, follow the job, confirm, roll back, restore snapshots."""
+
+    def __init__(self, state: WizardState) -> None:
+        super().__init__()
+        self.state = state
+        self.setTitle("Apply")
+        self.setSubTitle(
+            "A snapshot first, then the changes run on the server's host as one job that "
+            "finishes or rolls back by itself, even if the connection drops."
+        )
+        self.setObjectName("page_apply")
+        self.job: Job | None = None
+        self.status: runner.JobStatus | None = None
+        layout = QVBoxLayout(self)
+        self.summary = QLabel("")
+        self.summary.setWordWrap(True)
+        self.summary.setObjectName("apply_summary")
+        layout.addWidget(self.summary)
+        row = QHBoxLayout()
+        self.restart_edit = QLineEdit()
+        self.restart_edit.setObjectName("apply_restart_command")
+        self.restart_edit.setPlaceholderText("restart command (only if no service manager runs it)")
+        row.addWidget(self.restart_edit, 1)
+        row.addWidget(QLabel("Roll back unless kept within"))
+        self.confirm_spin = QSpinBox()
+        self.confirm_spin.setObjectName("apply_confirm_within")
+        self.confirm_spin.setRange(0, 3600)
+        self.confirm_spin.setSuffix(" s")
+        self.confirm_spin.setSpecialValueText("off")
+        row.addWidget(self.confirm_spin)
+        layout.addLayout(row)
+        self.consent = QCheckBox("I have read the preview; apply these changes to the server")
+        self.consent.setObjectName("apply_consent")
+        self.consent.toggled.connect(self._on_consent_toggled)
+        layout.addWidget(self.consent)
+        buttons = QHBoxLayout()
+        self.apply_button = self._button("&Apply", "apply_start", self._on_apply_clicked)
+        self.keep_button = self._button("&Keep the change", "apply_keep", self._on_keep_clicked)
+        self.rollback_button = self._button(
+            "&Roll back", "apply_rollback", self._on_rollback_clicked
+        )
+        self.refresh_button = self._button(
+            "&Where is it?", "apply_refresh", self._on_refresh_clicked
+        )
+        for button in (self.apply_button, self.keep_button, self.rollback_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.refresh_button)
+        layout.addLayout(buttons)
+        self.state_label = QLabel("")
+        self.state_label.setWordWrap(True)
+        self.state_label.setObjectName("apply_state")
+        layout.addWidget(self.state_label)
+        self.journal = QPlainTextEdit()
+        self.journal.setReadOnly(True)
+        self.journal.setObjectName("apply_journal")
+        layout.addWidget(self.journal, 2)
+        layout.addWidget(QLabel("Snapshots on the server:"))
+        self.snapshots = QListWidget()
+        self.snapshots.setObjectName("apply_snapshots")
+        layout.addWidget(self.snapshots, 1)
+        snap_row = QHBoxLayout()
+        snap_row.addStretch(1)
+        self.list_button = self._button("&List snapshots", "apply_list", self._on_list_clicked)
+        self.restore_button = self._button(
+            "Restore &selected", "apply_restore", self._on_restore_clicked
+        )
+        snap_row.addWidget(self.list_button)
+        snap_row.addWidget(self.restore_button)
+        layout.addLayout(snap_row)
+        self._sync_buttons()
+
+    def _button(self, text: str, name: str, slot: Any) -> QPushButton:
+        button = QPushButton(text)
+        button.setObjectName(name)
+        button.clicked.connect(slot)
+        return button
+
+    # -- state ------------------------------------------------------------------------------
+    def initializePage(self) -> None:  # noqa: N802 - Qt's name
+        preview = self.state.preview
+        if preview is None:
+            self.summary.setText("No preview yet: go back to Preview.")
+        else:
+            files = len(preview.option_files) + len(preview.persistence_files)
+            text = f"{files} file(s), {len(preview.values)} value(s) to change. "
+            text += "The server will restart." if preview.restart_needed else "No restart needed."
+            if preview.errors:
+                text += " An applier refused; nothing can be applied: " + "; ".join(preview.errors)
+            self.summary.setText(text)
+        self._sync_buttons()
+
+    def _busy(self) -> bool:
+        return self.job is not None and self.job.is_running()
+
+    def _sync_buttons(self) -> None:
+        preview = self.state.preview
+        can_apply = (
+            preview is not None
+            and not preview.errors
+            and self.consent.isChecked()
+            and not self._busy()
+            and (self.status is None or self.status.final)
+        )
+        self.apply_button.setEnabled(can_apply)
+        waiting = self.status is not None and self.status.state == "awaiting-confirm"
+        self.keep_button.setEnabled(waiting and not self._busy())
+        self.rollback_button.setEnabled(
+            self.status is not None
+            and self.status.snapshot_id is not None
+            and not self._busy()
+            and self.status.state in ("applied", "interrupted", "failed-rollback")
+        )
+        self.refresh_button.setEnabled(self.status is not None and not self._busy())
+        self.restore_button.setEnabled(
+            self.snapshots.currentItem() is not None and not self._busy()
+        )
+        self.list_button.setEnabled(not self._busy())
+
+    def isComplete(self) -> bool:  # noqa: N802 - Qt's name
+        return not self._busy() and (self.status is None or self.status.final)
+
+    def _transport(self) -> Any:
+        conn = self.state.connection
+        if conn is None or conn.transport is None:
+            raise ApplyError("Not connected: go back to Connect.")
+        return conn.transport
+
+    def _run(self, work: Any, started: str) -> None:
+        """Run ``work(progress)`` in a worker; JobSteps it posts go to the journal."""
+        self.state_label.setText(started)
+        self.job = Job(work, self)
+        self.job.partial.connect(self._on_job_partial)
+        self.job.succeeded.connect(self._on_job_succeeded)
+        self.job.failed.connect(self._on_job_failed)
+        self.job.finished.connect(self._on_job_finished)
+        self.job.start()
+        self._sync_buttons()
+        self.completeChanged.emit()
+
+    # -- work done in the worker --------------------------------------------------------------
+    def _apply_work(self, progress: Progress) -> Any:
+        preview, facts = self.state.preview, self.state.facts
+        assert preview is not None and facts is not None and facts.server is not None
+        transport = self._transport()
+        plan = self.state.plan
+        confirm = self.confirm_spin.value() or None
+        return runner.apply(
+            transport,
+            preview.actions,
+            facts.server,
+            target_label=transport.label,
+            local_dir=_local_dir(transport.label),
+            on_step=progress.post,
+            plan_json=plan.to_json() if plan is not None else None,
+            expected=runner.expected_values(preview.actions, plan.changes if plan else ()),
+            restart_argv=runner.restart_argv_from(self.restart_edit.text().strip() or None),
+            confirm_within=float(confirm) if confirm else None,
+        )
+
+    # -- slots ------------------------------------------------------------------------------
+    def _on_consent_toggled(self, _checked: bool) -> None:
+        self._sync_buttons()
+
+    def _on_apply_clicked(self) -> None:
+        self.journal.clear()
+        self._run(self._apply_work, "Taking the snapshot, then applying on the server…")
+
+    def _on_keep_clicked(self) -> None:
+        assert self.status is not None
+        job_id = self.status.job_id
+
+        def work(progress: Progress) -> Any:
+            transport = self._transport()
+            runner.confirm(transport, job_id)
+            return runner.follow(transport, job_id, progress.post, stop_at_confirm=False)
+
+        self.journal.clear()
+        self._run(work, "Keeping the change…")
+
+    def _on_rollback_clicked(self) -> None:
+        assert self.status is not None and self.status.snapshot_id is not None
+        self._restore(self.status.snapshot_id)
+
+    def _on_restore_clicked(self) -> None:
+        item = self.snapshots.currentItem()
+        if item is not None:
+            self._restore(str(item.data(256)))
+
+    def _restore(self, snapshot_id: str) -> None:
+        def work(progress: Progress) -> Any:
+            transport = self._transport()
+            return runner.rollback(
+                transport,
+                snapshot_id,
+                local_dir=_local_dir(transport.label),
+                on_step=progress.post,
+                restart_argv=runner.restart_argv_from(self.restart_edit.text().strip() or None),
+            )
+
+        self.journal.clear()
+        self._run(work, f"Restoring snapshot {snapshot_id}…")
+
+    def _on_refresh_clicked(self) -> None:
+        assert self.status is not None
+        job_id = self.status.job_id
+
+        def work(progress: Progress) -> Any:
+            found = runner.status(self._transport(), job_id)
+            for step in found.steps:
+                progress.post(step)
+            return found
+
+        self.journal.clear()
+        self._run(work, f"Reading job {job_id} on the server…")
+
+    def _on_list_clicked(self) -> None:
+        def work(_progress: Progress) -> Any:
+            transport = self._transport()
+            return snap.list_on_target(transport, sudo=not transport.is_root)
+
+        self._run(work, "Reading the snapshots on the server…")
+
+    def _on_job_partial(self, item: object) -> None:
+        if isinstance(item, runner.JobStep):
+            self.journal.appendPlainText(item.line())
+
+    def _on_job_succeeded(self, result: object) -> None:
+        if isinstance(result, list):
+            self.snapshots.clear()
+            for found in reversed(result):
+                entry = QListWidgetItem(found.summary())
+                entry.setData(256, found.id)
+                self.snapshots.addItem(entry)
+            self.state_label.setText(f"{len(result)} snapshot(s) on the server.")
+            return
+        assert isinstance(result, runner.JobStatus)
+        self.status = result
+        lines = [f"Job {result.job_id}: {result.state}."]
+        if result.state == "awaiting-confirm":
+            lines.append("Check the server now; press Keep before the deadline or it rolls back.")
+        lines += [f"Error: {e}" for e in result.errors]
+        lines += [f"Warning: {w}" for w in result.warnings]
+        lines += [f"Log: {ln}" for ln in result.log_lines[-10:]]
+        self.state_label.setText("\n".join(lines))
+
+    def _on_job_failed(self, exc: object) -> None:
+        if isinstance(exc, runner.JobInterrupted):
+            self.status = runner.JobStatus(job_id=exc.job_id, state="interrupted")
+        problem = getattr(exc, "problem", None) or str(exc)
+        fix = getattr(exc, "fix", "")
+        self.state_label.setText(f"{problem} {fix}".strip())
+
+    def _on_job_finished(self) -> None:
+        self._sync_buttons()
+        self.completeChanged.emit()

@@ -1,0 +1,64 @@
+"""The Apply page against a real private server: apply from the wizard, then roll back."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from app.practice.server import PrivateServer
+from app.ui.pages.apply import ApplyPage
+from app.ui.pages.preview import make_preview
+from app.ui.worker import Progress
+from tests.hosts.util import need_root
+from tests.integration.test_apply import _remove_new_jobs_and_snapshots  # noqa: F401 - autouse
+from tests.ui.test_preview_page import _state
+
+
+def _tree(directory: Path) -> dict[str, str]:
+    return {
+        str(p): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_apply_then_roll_back_from_the_page(
+    qtbot: QtBot, private_server: PrivateServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    need_root()
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    server = private_server
+    before = _tree(server.base / "etc")
+    state = _state(server)
+    assert state.plan is not None
+    state.preview = make_preview(state, state.plan, Progress(lambda _t: None, lambda _o: None))
+    page = ApplyPage(state)
+    qtbot.addWidget(page)
+    page.show()
+    page.initializePage()
+    assert "No restart needed" in page.summary.text()
+    assert not page.apply_button.isEnabled()  # nothing happens without consent
+    page.consent.setChecked(True)
+    page.apply_button.click()
+    qtbot.waitUntil(lambda: page.status is not None and page.status.final, timeout=120_000)
+    assert page.status is not None and page.status.state == "applied", page.state_label.text()
+    assert "✓ verify" in page.journal.toPlainText()
+    assert server.query("SELECT @@innodb_flush_log_at_trx_commit").split()[-1] == "2"
+    assert page.isComplete()
+
+    qtbot.waitUntil(page.rollback_button.isEnabled)
+    page.rollback_button.click()
+    qtbot.waitUntil(
+        lambda: page.status is not None and page.status.mode == "restore", timeout=120_000
+    )
+    assert page.status.state == "rolled-back", page.state_label.text()
+    assert server.query("SELECT @@innodb_flush_log_at_trx_commit").split()[-1] == "1"
+    assert _tree(server.base / "etc") == before
+
+    qtbot.waitUntil(page.list_button.isEnabled)
+    page.list_button.click()
+    qtbot.waitUntil(lambda: page.snapshots.count() > 0, timeout=30_000)
+    assert page.snapshots.item(0).data(256) == page.status.snapshot_id
