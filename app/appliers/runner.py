@@ -186,7 +186,15 @@ def server_how(
     sudo = _sudo(transport)
     variables = {v.name: v.value for v in server.variables}
     restart = list(restart_argv) if restart_argv else instance.restart_argv()
+    service = getattr(server, "service", None)
+    unit = instance.service if instance.started_by == "systemd" else None
+    if service is not None and (service.timeout_start_s or service.timeout_stop_s):
+        # Our wait must outlast the unit's own stop + start timeouts (crash recovery).
+        unit_wait = (service.timeout_start_s or 90.0) + (service.timeout_stop_s or 90.0)
+        health_timeout = max(health_timeout, unit_wait + 30.0)
     return {
+        "unit": unit,
+        "memory_max_bytes": service.memory_max_bytes if service is not None else None,
         "restart": restart,
         "socket": instance.socket or variables.get("socket"),
         "pid_file": variables.get("pid_file"),

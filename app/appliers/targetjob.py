@@ -446,6 +446,10 @@ class Job:
         argv = self.how.get("restart")
         if not argv:
             raise JobFailed("no way to restart the server is known (started by hand?)")
+        unit = self.how.get("unit")
+        if unit and phase == "restart-old":
+            # A unit that failed to start may have hit systemd's start rate limit.
+            self.run(["systemctl", "reset-failed", unit], timeout=30)
         old_pid = self.server_pid()
         self.mark_log()
         self.restart_attempted = True
@@ -608,6 +612,9 @@ class Job:
         if pool:
             with open("/proc/meminfo") as fh:
                 total = next(int(ln.split()[1]) * 1024 for ln in fh if ln.startswith("MemTotal:"))
+            limit = self.how.get("memory_max_bytes")
+            if limit:  # the unit's MemoryMax: the OOM killer acts there first
+                total = min(total, int(limit))
             if int(pool) > total * 0.9:
                 raise JobFailed(
                     "innodb_buffer_pool_size %d bytes does not fit in this host's %d bytes of RAM"
