@@ -106,7 +106,9 @@ def test_the_job_source_stands_alone() -> None:
     """It is shipped as text to the target: standard library only, no app.* import."""
     import ast
 
-    tree = ast.parse(Path(targetjob.__file__).read_text())
+    source = Path(targetjob.__file__).read_text()
+    ast.parse(source, feature_version=(3, 7))  # Debian 10 / RHEL 8 era python3 on targets
+    tree = ast.parse(source)
     names = {
         alias.name.split(".")[0]
         for node in ast.walk(tree)
