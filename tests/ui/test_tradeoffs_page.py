@@ -122,3 +122,21 @@ def test_unticking_a_change_leaves_it_out_of_the_plan(page: TradeoffsPage) -> No
     item.setCheckState(0, Qt.CheckState.Unchecked)
     assert "innodb_flush_log_at_trx_commit" not in _planned(page)
     assert "innodb_flush_log_at_trx_commit" in _shown(page, "crash_loss")  # still listed
+
+
+def test_practice_server_leaves_this_computers_kernel_and_disks_alone(qtbot: QtBot) -> None:
+    from app.domain.target import parse_target
+
+    state = WizardState(
+        target=parse_target("practice"), facts=HostFacts.from_json(FACTS.read_text())
+    )
+    page = TradeoffsPage(state)
+    qtbot.addWidget(page)
+    page.initializePage()
+    assert state.plan is not None
+    assert not [c for c in state.plan.changes if c.target in ("sysfs", "sysctl")]
+    fit_os = page.sections["fit_os"].control
+    assert isinstance(fit_os, QCheckBox) and not fit_os.isChecked()
+    assert "does not retune your desktop" in page.summary.text()
+    fit_os.setChecked(True)  # the person may still choose them
+    assert [c for c in state.plan.changes if c.target == "sysctl"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import html
 import tomllib
-from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -27,9 +26,10 @@ from app.domain.hostfacts import HostFacts
 from app.domain.plan import REDO_PRESETS, SLIDERS, Change, Plan, SliderPositions
 from app.knobs import default_catalogue
 from app.planner import default_positions, make_plan, sentences
+from app.resources import resource_path
 from app.ui.state import WizardState
 
-SLIDER_TEXTS = Path(__file__).resolve().parents[3] / "resources" / "sliders.toml"
+SLIDER_TEXTS = resource_path("sliders.toml")
 REDO_STEPS: tuple[int | None, ...] = (None, *sorted(REDO_PRESETS.values()))
 TARGET_WORDS = {
     "dynamic": "live",
@@ -201,6 +201,7 @@ class TradeoffsPage(QWizardPage):
         self.catalogue = default_catalogue()
         self._facts: HostFacts | None = None
         self._rejected: set[str] = set()
+        self.summary_note = ""
         texts = slider_texts()
         self.warnings = QLabel()
         self.warnings.setWordWrap(True)
@@ -243,9 +244,27 @@ class TradeoffsPage(QWizardPage):
         if facts is not self._facts:
             self._facts = facts
             self._rejected = set()
-            self.state.positions = default_positions(facts)
+            positions = default_positions(facts)
+            if self.state.target is not None and self.state.target.kind == "practice":
+                positions = self._spare_this_computer(facts, positions)
+            self.state.positions = positions
             self._lock_doublewrite(facts, self.state.positions)
         self.refresh()
+
+    def _spare_this_computer(self, facts: HostFacts, pos: SliderPositions) -> SliderPositions:
+        """The practice server shares this computer's kernel and disks: leave them alone.
+
+        Its kernel settings and disk queues belong to the whole desktop, so they start
+        unticked; the person can still tick them to try them.
+        """
+        plan = make_plan(facts, pos, self.catalogue)
+        device_changes = {c.id for c in plan.changes if c.target == "sysfs"}
+        self._rejected |= device_changes
+        self.summary_note = (
+            "Practice server: this computer's kernel and disk settings start unticked, so "
+            "trying InnoTune does not retune your desktop. Tick them to include them."
+        )
+        return dataclasses.replace(pos, fit_os=False, rejected=tuple(sorted(self._rejected)))
 
     def _lock_doublewrite(self, facts: HostFacts, pos: SliderPositions) -> None:
         """Torn-page protection can be turned off only where the planner would allow it."""
@@ -335,6 +354,7 @@ class TradeoffsPage(QWizardPage):
             f"<b>{len(applied)} change(s)</b> for {html.escape(plan.facts.target)} "
             f"({html.escape(plan.facts.flavour or '')} {html.escape(plan.facts.version or '')}). "
             f"{restart}"
+            + (f"<br><i>{html.escape(self.summary_note)}</i>" if self.summary_note else "")
         )
         self.warnings.setVisible(bool(plan.warnings))
         self.warnings.setText("".join(f"<p>⚠ {html.escape(w)}</p>" for w in plan.warnings))
