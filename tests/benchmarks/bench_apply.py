@@ -19,6 +19,7 @@ the longest stretch in which that failed is the downtime clients saw. The job's 
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import sys
 import tempfile
@@ -30,6 +31,7 @@ import pymysql
 
 from app.access.database import open_session
 from app.appliers import dynamic, optionfile, runner
+from app.appliers import snapshot as snap
 from app.appliers.actions import Host
 from app.domain.plan import Change
 from app.inspect.inspection import inspect
@@ -105,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     restart = [sys.executable, "-c", code]
     transport = LocalTransport()
     results: dict[str, list[tuple[float, float, float]]] = {"restart": [], "dynamic": []}
+    made: list[Path] = []
     try:
         server.start()
         socket = str(server.socket_path)
@@ -147,12 +150,19 @@ def main(argv: list[str] | None = None) -> int:
                     return 1
                 results[kind].append((poller.longest, status.downtime_seconds or 0.0, wall))
                 back = runner.rollback(transport, status.snapshot_id or "")
+                made += [
+                    Path(runner.job_dir(status.job_id)),
+                    Path(runner.job_dir(back.job_id)),
+                    Path(snap.target_dir(status.snapshot_id or "")),
+                ]
                 if back.state != "rolled-back":
                     print(f"rollback: {back.state} {back.errors}", file=sys.stderr)
                     return 1
     finally:
         server.stop()
         transport.close()
+        for job_or_snapshot in made:  # leave nothing in /var/lib/innotune
+            shutil.rmtree(job_or_snapshot, ignore_errors=True)
     print(f"apply downtime, {args.reps} runs each, {args.rows} rows dirtied before each apply")
     print(f"{'plan':<10}{'client downtime (median/max)':>32}{'job restart':>14}{'apply wall':>13}")
     for kind, rows in results.items():
