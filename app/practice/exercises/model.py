@@ -1,0 +1,149 @@
+"""What every exercise shares: the lab it runs in, its texts, and its result."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.practice.server import PrivateServer
+
+Say = Callable[[str], None]
+
+
+def _quiet(_text: str) -> None:
+    """The default progress reporter: says nothing."""
+
+
+def resource_dir() -> Path:
+    """The folder with the exercises' texts (``*.toml``) and recorded results."""
+    frozen = getattr(sys, "_MEIPASS", None)  # a PyInstaller bundle unpacks resources here
+    root = Path(frozen) if frozen else Path(__file__).resolve().parents[3]
+    return root / "resources" / "exercises"
+
+
+def unwrap(text: str) -> str:
+    """Join hard-wrapped lines into paragraphs (blank lines stay paragraph breaks)."""
+    paragraphs = [" ".join(p.split()) for p in text.strip().split("\n\n")]
+    return "\n\n".join(p for p in paragraphs if p)
+
+
+class ExerciseCancelled(Exception):
+    """The learner pressed Stop; the exercise cleaned up after itself."""
+
+
+@dataclass
+class Lab:
+    """Where an exercise runs: a private server it may kill and restart, and scratch space.
+
+    Attributes:
+        server: the practice server (or a test's disposable one); never a real server.
+        workdir: scratch space for images, copies and snapshots.
+        say: progress as text.
+        cancelled: set to ask the exercise to stop at its next check.
+        restart_argv: how a detached process restarts ``server`` (the apply runner's
+            ``--restart-command``); None builds one from this source tree.
+    """
+
+    server: PrivateServer
+    workdir: Path
+    say: Say = _quiet
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    restart_argv: Sequence[str] | None = None
+
+    def check(self) -> None:
+        """Raise :class:`ExerciseCancelled` if Stop was pressed."""
+        if self.cancelled.is_set():
+            raise ExerciseCancelled("Stopped.")
+
+
+@dataclass(frozen=True)
+class ExerciseText:
+    """An exercise's words, from ``resources/exercises/<id>.toml``."""
+
+    id: str
+    order: int
+    title: str
+    intro: str
+    happened: str  # a str.format template filled with the result's figures
+
+    def explain(self, figures: dict[str, Any]) -> str:
+        """The "what just happened" text with this run's figures in it."""
+        return unwrap(self.happened.format(**figures))
+
+
+def load_texts() -> list[ExerciseText]:
+    """Every exercise's texts, in their order.
+
+    Raises:
+        ValueError: a file lacks a key or has an unknown one.
+    """
+    keys = {"order", "title", "intro", "happened"}
+    texts = []
+    for path in sorted(resource_dir().glob("*.toml")):
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        if set(data) != keys:
+            raise ValueError(
+                f"{path.name}: keys must be exactly {sorted(keys)}, not {sorted(data)}"
+            )
+        texts.append(
+            ExerciseText(
+                id=path.stem,
+                order=int(data["order"]),
+                title=str(data["title"]),
+                intro=unwrap(str(data["intro"])),
+                happened=str(data["happened"]),
+            )
+        )
+    return sorted(texts, key=lambda t: t.order)
+
+
+def text_for(exercise_id: str) -> ExerciseText:
+    """One exercise's texts."""
+    for text in load_texts():
+        if text.id == exercise_id:
+            return text
+    raise KeyError(exercise_id)
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A bar chart: one bar per category for each series."""
+
+    title: str
+    categories: list[str]
+    series: dict[str, list[float]]
+    y_label: str
+
+
+@dataclass
+class ExerciseResult:
+    """What an exercise measured, ready to show: a table, a chart and the explanation.
+
+    ``recorded`` is None for a run made just now; otherwise it says where and when the
+    shown result was recorded (the machine here could not run it).
+    """
+
+    exercise: str
+    headers: list[str]
+    rows: list[list[str]]
+    explanation: str
+    chart: Chart | None = None
+    figures: dict[str, Any] = field(default_factory=dict)
+    recorded: str | None = None
+
+    def to_json(self) -> str:
+        """The result as JSON (how a real run is saved as a recorded one)."""
+        return json.dumps(asdict(self), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> ExerciseResult:
+        """Read a result saved with :meth:`to_json`."""
+        data = json.loads(text)
+        chart = data.pop("chart", None)
+        return cls(**data, chart=Chart(**chart) if chart else None)
