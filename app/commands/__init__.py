@@ -20,6 +20,7 @@ _MODULES: tuple[str, ...] = (
     "options",
     "preview",
     "apply",
+    "export",
 )
 
 

@@ -126,6 +126,46 @@ class FileChecksum:
 
 
 @dataclass(frozen=True)
+class PoolRule:
+    """The buffer-pool rule as data, so every host of a fleet sizes its own pool.
+
+    An export (Ansible, shell script) computes, on each host from that host's RAM ``ram``::
+
+        reserve = min(max(ram // reserve_divisor, reserve_min), reserve_max)
+        fits    = max(0, int((ram - reserve - fixed_bytes) / overhead))
+        target  = min(ram * share_percent // 100, fits)
+        unit    = the last ``units`` entry whose threshold <= target (1 MiB if unit > target)
+        pool    = max(minimum, max(unit, target // unit * unit))   # nothing if fits < minimum
+
+    which is what :func:`app.planner.rules.memory` does for the planned host.
+
+    Attributes:
+        key: the variable (innodb_buffer_pool_size).
+        share_percent: the memory slider's position.
+        reserve_divisor: the OS keeps RAM // this (10: 10%)...
+        reserve_min: ...at least this many bytes...
+        reserve_max: ...and at most this many.
+        fixed_bytes: other processes + every connection's buffers + the server's other
+            memory, as measured on the planned host (the same my.cnf gives the same
+            buffers elsewhere; other processes may differ: an export lets it be overridden).
+        overhead: InnoDB's bookkeeping beside the pool (1.05).
+        units: (threshold bytes, rounding unit) pairs, ascending: the server rounds the pool
+            to the unit of the largest threshold not above the target.
+        minimum: the server's minimum pool size.
+    """
+
+    key: str
+    share_percent: int
+    reserve_divisor: int
+    reserve_min: int
+    reserve_max: int
+    fixed_bytes: int
+    overhead: float
+    units: tuple[tuple[int, int], ...]
+    minimum: int
+
+
+@dataclass(frozen=True)
 class Plan:
     """Facts + slider positions → changes, the knobs left alone and the warnings."""
 
@@ -138,6 +178,8 @@ class Plan:
     restart_needed: bool
     file_checksums: tuple[FileChecksum, ...] = ()
     format: str = FORMAT
+    #: Rules an export recomputes per host (today the buffer pool's); empty in older plans.
+    pool_rules: tuple[PoolRule, ...] = ()
 
     def change(self, change_id: str) -> Change | None:
         """The change with that id, if the plan has one."""

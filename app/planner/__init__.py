@@ -10,7 +10,7 @@ import json
 
 from app.domain.facts import to_jsonable
 from app.domain.hostfacts import HostFacts
-from app.domain.plan import SLIDERS, FactsSummary, Plan, SliderPositions
+from app.domain.plan import SLIDERS, Change, FactsSummary, Plan, SliderPositions
 from app.knobs import Catalogue
 from app.planner import rules
 from app.planner.context import Ctx, PlanError, first_sentence
@@ -108,4 +108,10 @@ def make_plan(facts: HostFacts, positions: SliderPositions, catalogue: Catalogue
         left_alone=tuple(left),
         warnings=tuple(ctx.warnings),
         restart_needed=any(c.restart_needed for c in changes),
+        pool_rules=tuple(r for r in ctx.pool_rules if plan_has(changes, r.key)),
     )
+
+
+def plan_has(changes: list[Change], key: str) -> bool:
+    """True when a change to ``key`` is in the plan (a rule without its change is moot)."""
+    return any(c.key == key for c in changes)

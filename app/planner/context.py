@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from app.domain.errors import InnoTuneError
 from app.domain.facts import BlockDevice, MachineFacts, WritePath
 from app.domain.hostfacts import HostFacts
-from app.domain.plan import Change, LeftAlone, SliderPositions
+from app.domain.plan import Change, LeftAlone, PoolRule, SliderPositions
 from app.domain.server import Flavour, ServerVersion
 from app.domain.serverfacts import ServerFacts
 from app.knobs import Catalogue, Knob, VersionFacts, kernel_series
@@ -111,6 +111,7 @@ class Ctx:
     changes: list[Change] = field(default_factory=list)
     left_alone: list[LeftAlone] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    pool_rules: list[PoolRule] = field(default_factory=list)  # rules an export recomputes
 
     @classmethod
     def of(cls, facts: HostFacts, positions: SliderPositions, catalogue: Catalogue) -> Ctx:

@@ -7,12 +7,17 @@ only through ``Ctx.final``.
 
 from __future__ import annotations
 
-from app.domain.plan import Change
+from app.domain.plan import Change, PoolRule
 from app.domain.server import Flavour
 from app.planner.context import DIRECT_IO_FS, Ctx, Disk, first_sentence, reports_rotational
 from app.planner.sliders import (
     ASSUMED_REDO_BYTES_PER_S,
+    OS_RESERVE_DIVISOR,
+    OS_RESERVE_MAX,
+    OS_RESERVE_MIN,
+    POOL_OVERHEAD,
     TRX_COMMIT,
+    MemoryBudget,
     current_share,
     doublewrite_on,
     memory_budget,
@@ -245,11 +250,34 @@ def memory(ctx: Ctx) -> None:
             f" It is above innodb_buffer_pool_size_max ({size_text(size_max)}), so it takes "
             "effect at the next restart."
         )
-    ctx.server_change(name, str(proposed), reason, "memory", risk=risk, restart=restart)
+    if ctx.server_change(name, str(proposed), reason, "memory", risk=risk, restart=restart):
+        ctx.pool_rules.append(_pool_rule(ctx, budget, share, minimum, target))
     ctx.leave(
         "innodb_buffer_pool_instances",
         "memory",
         first_sentence(ctx.knob("innodb_buffer_pool_instances").advice),
+    )
+
+
+def _pool_rule(ctx: Ctx, budget: MemoryBudget, share: int, minimum: int, target: int) -> PoolRule:
+    """The memory rule as data, for exports that size the pool on each host of a fleet."""
+    units: list[tuple[int, int]] = []
+    # _pool_unit depends on the pool only across 1 GiB (MySQL's default of 8 instances);
+    # 8.4's CPU-dependent count is taken as the planned host's (its target's unit).
+    for threshold in sorted({0, GIB, target}):
+        unit = _pool_unit(ctx, max(threshold, 1))[0]
+        if not units or units[-1][1] != unit:
+            units.append((threshold, unit))
+    return PoolRule(
+        key="innodb_buffer_pool_size",
+        share_percent=share,
+        reserve_divisor=OS_RESERVE_DIVISOR,
+        reserve_min=OS_RESERVE_MIN,
+        reserve_max=OS_RESERVE_MAX,
+        fixed_bytes=budget.other_processes + budget.connections + budget.other_buffers,
+        overhead=POOL_OVERHEAD,
+        units=tuple(units),
+        minimum=minimum,
     )
 
 

@@ -96,9 +96,15 @@ class MemoryBudget:
         )
 
 
+#: The OS reserve: RAM // divisor, within min..max (carried in PoolRule for exports).
+OS_RESERVE_DIVISOR = 10
+OS_RESERVE_MIN = 512 * MIB
+OS_RESERVE_MAX = 8 * GIB
+
+
 def os_reserve(ram: int) -> int:
     """What the OS and its page cache keep: 10% of RAM, at least 512 MiB, at most 8 GiB."""
-    return int(min(max(ram // 10, 512 * MIB), 8 * GIB))
+    return int(min(max(ram // OS_RESERVE_DIVISOR, OS_RESERVE_MIN), OS_RESERVE_MAX))
 
 
 def memory_budget(facts: HostFacts, key_buffer: int | None = None) -> MemoryBudget | None:

@@ -1,0 +1,122 @@
+"""`innotune export TARGET|--facts FILE|--plan PLAN.json [sliders] --ansible DIR|--script FILE`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from app.cli import add_target_arguments
+from app.commands import Handler
+from app.commands.plan import _read_facts, _target_optional
+from app.commands.sliders import add_slider_arguments, positions_from_args
+from app.domain.errors import InnoTuneError
+from app.domain.plan import Plan
+
+DESCRIPTION = """\
+Export the plan for other hosts to apply with their own tools:
+
+  --ansible DIR   a playbook with one role: the option-file drop-in from a template whose
+                  buffer pool is computed on each host from its own RAM by the plan's rule,
+                  kernel settings in sysctl.d, disk queue settings in a udev rule and live,
+                  a backup of every replaced file, a restart only when a restart-needing
+                  setting changed. `ansible-playbook -i INVENTORY DIR/site.yml --check --diff`.
+  --script FILE   one POSIX sh script for one host: `sh FILE check|apply|rollback`, with its
+                  own snapshot, refusing a server version other than the plan's.
+
+The plan comes from TARGET (inspected), from --facts FILE (saved facts) or from --plan
+PLAN.json (saved by `innotune plan --out`); slider options apply to the first two.
+Nothing is changed on any host by this command.
+"""
+
+
+def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
+    """Add the export subcommand."""
+    parser = subparsers.add_parser(
+        "export",
+        help="write the plan as an Ansible playbook (for many hosts) or a shell script",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_target_arguments(parser)
+    _target_optional(parser)
+    source = parser.add_argument_group("where the plan comes from (one of TARGET and:)")
+    source.add_argument("--facts", metavar="FILE", help="plan from facts saved by inspect --out")
+    source.add_argument("--plan", metavar="PLAN.json", help="export a plan saved by plan --out")
+    add_slider_arguments(parser)
+    parser.add_argument(
+        "--sample",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="with TARGET: sample status counters this long for the redo rate (default 10)",
+    )
+    out = parser.add_mutually_exclusive_group(required=True)
+    out.add_argument("--ansible", metavar="DIR", help="write a playbook and role into DIR")
+    out.add_argument("--script", metavar="FILE", help="write a POSIX sh script to FILE")
+    handlers["export"] = run
+
+
+def _plan(args: argparse.Namespace) -> Plan:
+    from app.knobs import default_catalogue
+    from app.planner import make_plan
+
+    if args.plan:
+        try:
+            return Plan.from_json(Path(args.plan).read_text())
+        except OSError as exc:
+            raise InnoTuneError(f"Cannot read {args.plan}: {exc.strerror}.") from None
+        except (ValueError, TypeError) as exc:
+            raise InnoTuneError(
+                f"{args.plan} is not an InnoTune plan file: {exc}",
+                "Save a plan with `innotune plan TARGET --out PLAN.json`.",
+            ) from None
+    if args.facts:
+        facts = _read_facts(args.facts)
+    else:
+        from app.commands.plan import _inspect
+
+        args.probe_disk = False
+        facts = _inspect(args)
+    return make_plan(facts, positions_from_args(args, facts), default_catalogue())
+
+
+def write_files(directory: Path, files: dict[str, str]) -> list[Path]:
+    """Write ``files`` (relative path → text) under ``directory``; the paths written."""
+    written = []
+    for name, text in sorted(files.items()):
+        path = directory / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        written.append(path)
+    return written
+
+
+def write_script(path: Path, text: str) -> None:
+    """Write the script, executable by its owner only (it runs as root)."""
+    path.write_text(text)
+    os.chmod(path, 0o700)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Plan (or read the plan), then write the export."""
+    from app.export import playbook_files, shell_script
+
+    given = sum(x is not None for x in (args.target, args.facts, args.plan))
+    if given != 1:
+        print(
+            "innotune export: give exactly one of TARGET, --facts FILE, --plan PLAN.json",
+            file=sys.stderr,
+        )
+        return 2
+    plan = _plan(args)
+    if args.ansible:
+        written = write_files(Path(args.ansible), playbook_files(plan))
+        print(f"wrote {len(written)} files into {args.ansible}; try:")
+        print(f"  ansible-playbook -i INVENTORY {Path(args.ansible) / 'site.yml'} --check --diff")
+    else:
+        write_script(Path(args.script), shell_script(plan))
+        print(f"wrote {args.script}; try: sh {args.script} check")
+    return 0
