@@ -6,13 +6,14 @@ APT := sh installers/setup/apt-deps.sh
 
 # What the wizard needs to show a window and to run the practice server (no system service).
 APT_RUN := python3-venv python3-pip libxcb-cursor0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-keysyms1 \
-	libxcb-shape0 libxcb-render-util0 libxcb-image0 libegl1 libgl1 libfontconfig1 libdbus-1-3 \
-	libxkbcommon0 mariadb-server-core mariadb-client-core procps
+	libxcb-shape0 libxcb-render-util0 libxcb-image0 libxcb-randr0 libxcb-xkb1 libx11-xcb1 libegl1 \
+	libgl1 libfontconfig1 libdbus-1-3 libxkbcommon0 mariadb-server-core mariadb-client-core procps
 # What the tests need on top: real hosts to talk to.
 APT_TEST := $(APT_RUN) openssh-server openssh-client sudo mariadb-server mariadb-client e2fsprogs \
 	util-linux xvfb xauth rsyslog socat udev iproute2 busybox fish tcsh sysbench
 
-.PHONY: run test lint sysdeps-run sysdeps-test venv venv-dev clean bench bench-plans bench-inspect
+.PHONY: run test lint sysdeps-run sysdeps-test venv venv-dev clean bench bench-plans bench-inspect \
+	dist test-dist sysdeps-dist icons
 
 run: sysdeps-run $(VENV)/.run-stamp
 	@if [ -z "$${DISPLAY:-}" ] && [ -z "$${WAYLAND_DISPLAY:-}" ] && [ "$${QT_QPA_PLATFORM:-}" != "offscreen" ]; then \
@@ -61,6 +62,31 @@ bench-plans: sysdeps-test $(VENV)/.dev-stamp
 
 bench-inspect: sysdeps-test $(VENV)/.dev-stamp
 	$(BIN)/python -m tests.benchmarks.bench_inspect $(BENCH_ARGS)
+
+# Packaging (installers/README.md): `make dist` builds the frozen program (PyInstaller, one
+# folder) and dist/innotune-<version>-linux-<arch>.tar.gz; `make test-dist` builds it when the
+# sources are newer, then runs the frozen program's tests (tests/frozen, marker `dist`, which
+# plain `pytest` and `make test` deselect).
+APT_DIST := binutils desktop-file-utils
+dist: sysdeps-dist $(VENV)/.dist-stamp
+	sh installers/linux/build.sh
+
+test-dist: sysdeps-test sysdeps-dist $(VENV)/.dev-stamp $(VENV)/.dist-stamp
+	@if [ ! -x dist/innotune/innotune ] || [ -n "$$(find app resources installers pyproject.toml \
+		-type f -not -path '*/__pycache__/*' -newer dist/innotune/innotune -print -quit)" ]; then \
+		$(MAKE) dist; fi
+	QT_QPA_PLATFORM=offscreen $(BIN)/pytest -m dist tests/frozen $(PYTEST_ARGS)
+
+sysdeps-dist:
+	@$(APT) $(APT_DIST)
+
+$(VENV)/.dist-stamp: pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install -q -e '.[dist]'
+	touch $@
+
+# Redraw resources/icons/* from innotune.svg (the results are committed).
+icons: $(VENV)/.run-stamp
+	$(BIN)/python installers/make_icons.py
 
 lint: $(VENV)/.dev-stamp
 	$(BIN)/ruff check app tests && $(BIN)/ruff format --check app tests && $(BIN)/mypy

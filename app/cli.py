@@ -84,6 +84,12 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
         "With no arguments, opens the wizard.",
     )
     parser.add_argument("--version", action="version", version=f"{APP_NAME} {__version__}")
+    parser.add_argument(
+        "--self-test",
+        action="store_true",
+        help="check this installation (Qt offscreen, data files, libraries, every wizard page) "
+        "and exit 0 if it can run",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     handlers: dict[str, Handler] = {}
     from app import commands
@@ -97,6 +103,10 @@ def run_cli(argv: list[str]) -> int:
     """Parse ``argv`` and run the chosen subcommand; errors become one clear message."""
     parser, handlers = build_parser()
     args = parser.parse_args(argv)
+    if args.self_test:
+        from app.ui.selftest import run_self_test
+
+        return run_self_test()
     if not args.command:
         parser.print_help()
         return 2

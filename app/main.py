@@ -8,6 +8,8 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     """Run InnoTune: open the wizard, or run a subcommand headless."""
     args = sys.argv[1:] if argv is None else argv
+    if args not in (["--version"], ["--help"], ["-h"]):
+        _use_platform_places()
     if args:
         from app.cli import run_cli
 
@@ -15,3 +17,15 @@ def main(argv: list[str] | None = None) -> int:
     from app.ui.launch import launch_wizard
 
     return launch_wizard()
+
+
+def _use_platform_places() -> None:
+    """Keep the known hosts in the platform's data directory (QStandardPaths), as the logs."""
+    from app.domain.errors import InnoTuneError
+    from app.remote.hostkeys import use_own_file
+    from app.ui.paths import known_hosts_file
+
+    try:
+        use_own_file(known_hosts_file())
+    except (InnoTuneError, OSError):
+        pass  # no writable data directory: the XDG default stands, as before

@@ -6,7 +6,9 @@ import tomllib
 from functools import lru_cache
 from pathlib import Path
 
-GLOSSARY_FILE = Path(__file__).resolve().parents[2] / "resources" / "glossary.toml"
+from app.resources import resource_path
+
+GLOSSARY_FILE = resource_path("glossary.toml")
 
 
 @lru_cache(maxsize=1)

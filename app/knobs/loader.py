@@ -33,8 +33,9 @@ from app.knobs.model import (
     Value,
     line_key,
 )
+from app.resources import resource_path
 
-DEFAULT_DIR = Path(__file__).resolve().parents[2] / "resources" / "knobs"
+DEFAULT_DIR = resource_path("knobs")
 
 _NAME = re.compile(r"^[a-z][a-z0-9_./-]*$")
 _VERSION = re.compile(r"^(\d{1,3})\.(\d{1,3})\.(\d{1,4})$")

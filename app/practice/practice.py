@@ -35,6 +35,7 @@ from app.domain.target import ConnectOptions, Target
 from app.domain.threads import assert_not_gui_thread
 from app.practice.binaries import INSTALL_HINT, ServerBinaries, find_binaries
 from app.practice.server import PrivateServer, ServerError, free_port
+from app.resources import resource_path
 
 PRACTICE_DATABASE = "practice"
 SEEDED_MARKER = "seeded"
@@ -59,9 +60,7 @@ class PracticeBusy(ServerError):
 
 def resource_dir() -> Path:
     """The folder with the practice server's SQL scripts (seed.sql, workload.sql)."""
-    frozen = getattr(sys, "_MEIPASS", None)  # a PyInstaller bundle unpacks resources here
-    root = Path(frozen) if frozen else Path(__file__).resolve().parents[2]
-    return root / "resources" / "practice"
+    return resource_path("practice")
 
 
 def seed_sql_path() -> Path:

@@ -64,8 +64,26 @@ def fingerprint_of_blob(blob: bytes) -> str:
     return "SHA256:" + base64.b64encode(digest).decode().rstrip("=")
 
 
+_own_file: Path | None = None
+
+
+def use_own_file(path: Path | None) -> None:
+    """Where InnoTune's own known-hosts file lives from now on in this process.
+
+    The program's entry point passes the file in the platform's data directory (Qt's
+    QStandardPaths, which this layer may not import); ``None`` restores the XDG default.
+    """
+    global _own_file
+    _own_file = path
+
+
 def default_own_file() -> Path:
-    """InnoTune's own known-hosts file: ``$XDG_DATA_HOME/InnoTune/known_hosts``."""
+    """InnoTune's own known-hosts file: as set by ``use_own_file``, else the XDG place.
+
+    The XDG place is ``$XDG_DATA_HOME/InnoTune/known_hosts``.
+    """
+    if _own_file is not None:
+        return _own_file
     data_home = os.environ.get("XDG_DATA_HOME", "")
     # The XDG spec says a relative value must be ignored.
     base = Path(data_home) if data_home.startswith("/") else Path.home() / ".local" / "share"

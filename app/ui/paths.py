@@ -38,3 +38,21 @@ def app_data_dir() -> Path:
 def default_practice_dir() -> Path:
     """The practice server's base directory: <data directory>/practice."""
     return app_data_dir() / "practice"
+
+
+def known_hosts_file() -> Path:
+    """InnoTune's own known-hosts file: <data directory>/known_hosts, on every platform.
+
+    Earlier versions kept it in the XDG place (``~/.local/share/InnoTune/known_hosts``); a
+    file there is copied over once, so hosts trusted before stay trusted.
+    """
+    import shutil
+
+    from app.remote.hostkeys import default_own_file
+
+    path = app_data_dir() / "known_hosts"
+    legacy = default_own_file()
+    if not path.exists() and legacy.is_file() and legacy != path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(legacy, path)
+    return path

@@ -1,0 +1,176 @@
+"""The frozen program (``make dist``) runs: --version, --self-test, inspect over SSH, install.
+
+Marked ``dist``: plain ``pytest`` deselects these; ``make test-dist`` builds the bundle when the
+sources are newer and runs them. INNOTUNE_FROZEN names another build to test.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from app import __version__
+from tests.hosts.debian_mariadb import DebianMariaDB
+from tests.hosts.sshd import SshServer
+from tests.hosts.util import need
+
+pytestmark = pytest.mark.dist
+
+ROOT = Path(__file__).resolve().parents[2]
+FROZEN = Path(os.environ.get("INNOTUNE_FROZEN", ROOT / "dist" / "innotune" / "innotune"))
+
+
+def _tarball() -> Path:
+    found = sorted((ROOT / "dist").glob(f"innotune-{__version__}-linux-*.tar.gz"))
+    need(bool(found), "no tarball in dist/: run make dist")
+    return found[-1]
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """A clean environment: a private HOME and data directory, no display unless given."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(tmp_path / "home"),
+        "XDG_DATA_HOME": str(tmp_path / "xdg"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "LANG": "C.UTF-8",
+    }
+    env.update(extra)
+    return env
+
+
+def _run(
+    argv: list[str], env: dict[str, str], timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+@pytest.fixture(scope="module")
+def frozen() -> Path:
+    need(FROZEN.is_file() and os.access(FROZEN, os.X_OK), f"no frozen build at {FROZEN}: make dist")
+    return FROZEN
+
+
+def test_version(frozen: Path, tmp_path: Path) -> None:
+    out = _run([str(frozen), "--version"], _env(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == f"InnoTune {__version__}"
+
+
+def test_self_test_offscreen(frozen: Path, tmp_path: Path) -> None:
+    out = _run([str(frozen), "--self-test"], _env(tmp_path, QT_QPA_PLATFORM="offscreen"))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "(frozen," in out.stdout
+    assert "platform offscreen" in out.stdout
+    assert "pages: Connect, Inspect, Trade-offs, Preview, Apply, Verify, Done" in out.stdout
+    assert "paramiko 5" in out.stdout or "paramiko " in out.stdout
+    assert out.stdout.rstrip().endswith("self-test passed")
+    # The self-test hides the window rather than closing it: no geometry saved as the user's.
+    assert not list((tmp_path / "config").rglob("*.conf"))
+
+
+def test_self_test_under_xvfb_uses_the_xcb_plugin(frozen: Path, tmp_path: Path) -> None:
+    xvfb = shutil.which("xvfb-run")
+    need(xvfb is not None, "xvfb-run is not installed (apt install xvfb xauth)")
+    out = _run(
+        [str(xvfb), "-a", str(frozen), "--self-test"],
+        _env(tmp_path, QT_QPA_PLATFORM="xcb"),
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "platform xcb" in out.stdout
+
+
+def test_inspect_over_ssh_from_the_frozen_program(
+    frozen: Path, sshd: SshServer, debian_mariadb: DebianMariaDB, tmp_path: Path
+) -> None:
+    kh = tmp_path / "kh"
+    kh.write_text(sshd.known_hosts_line())
+    out = _run(
+        [
+            str(frozen),
+            "inspect",
+            f"root@{sshd.host}:{sshd.port}",
+            "--identity",
+            str(sshd.client_key),
+            "--known-hosts",
+            str(kh),
+            "--instance",
+            debian_mariadb.socket,
+            "--sample",
+            "1",
+        ],
+        _env(tmp_path),
+    )
+    assert out.returncode == 0, out.stderr
+    version = debian_mariadb.query("SELECT @@version").strip()
+    assert f"Server: {version} (mariadb)" in out.stdout
+    assert "started by a SysV init script (mariadb)" in out.stdout
+    assert "Write path of /var/lib/mysql:" in out.stdout
+    # Logs go to the platform's data directory (QStandardPaths), here under XDG_DATA_HOME.
+    assert list((tmp_path / "xdg" / "InnoTune" / "InnoTune" / "logs").iterdir())
+
+
+def test_apply_job_source_travels_as_source(frozen: Path) -> None:
+    # The apply runner uploads targetjob.py's own source to the target host.
+    bundled = frozen.parent / "_internal" / "app" / "appliers" / "targetjob.py"
+    assert bundled.read_bytes() == (ROOT / "app" / "appliers" / "targetjob.py").read_bytes()
+
+
+def test_bundle_leaves_out_unused_qt(frozen: Path) -> None:
+    internal = frozen.parent / "_internal"
+    names = {p.name for p in internal.rglob("*")}
+    for unused in (
+        "libQt6WebEngineCore.so.6",
+        "libQt6Qml.so.6",
+        "libQt6Quick.so.6",
+        "libQt6Pdf.so.6",
+        "libQt6Multimedia.so.6",
+        "libQt63DCore.so.6",
+    ):
+        assert unused not in names
+    for used in ("libQt6Charts.so.6", "libqxcb.so", "libqoffscreen.so", "libqwayland.so"):
+        assert used in names
+    assert not list(internal.rglob("PySide6/Qt/translations/*.qm"))
+
+
+def test_tarball_installs_for_the_user_and_system_wide(frozen: Path, tmp_path: Path) -> None:
+    tarball = _tarball()
+    with tarfile.open(tarball) as tar:
+        tar.extractall(tmp_path / "unpacked", filter="tar")
+    (top,) = (tmp_path / "unpacked").iterdir()
+    home = tmp_path / "home"
+    home.mkdir()
+    env = _env(tmp_path)
+    env.pop("XDG_DATA_HOME")
+    user = _run(["sh", str(top / "install.sh")], env)
+    assert user.returncode == 0, user.stderr
+    installed = home / ".local" / "opt" / "innotune" / "innotune"
+    link = home / ".local" / "bin" / "innotune"
+    assert link.resolve() == installed
+    desktop = home / ".local" / "share" / "applications" / "innotune.desktop"
+    assert f"Exec={installed}\n" in desktop.read_text()
+    assert (home / ".local/share/icons/hicolor/48x48/apps/innotune.png").is_file()
+    assert (home / ".local/share/icons/hicolor/scalable/apps/innotune.svg").is_file()
+    if shutil.which("desktop-file-validate"):
+        check = _run(["desktop-file-validate", str(desktop)], env)
+        assert check.returncode == 0, check.stdout + check.stderr
+    version = _run([str(link), "--version"], env)
+    assert version.stdout.strip() == f"InnoTune {__version__}"
+
+    removed = _run(["sh", str(top / "install.sh"), "--uninstall"], env)
+    assert removed.returncode == 0, removed.stderr
+    assert not installed.exists() and not link.exists() and not desktop.exists()
+
+    root = tmp_path / "root"
+    system = _run(["sh", str(top / "install.sh"), "--system"], dict(env, DESTDIR=str(root)))
+    assert system.returncode == 0, system.stderr
+    assert os.readlink(root / "usr/local/bin/innotune") == "/opt/innotune/innotune"
+    assert (root / "opt/innotune/innotune").is_file()
+    entry = (root / "usr/share/applications/innotune.desktop").read_text()
+    assert "Exec=/opt/innotune/innotune\n" in entry
+    assert (root / "usr/share/icons/hicolor/256x256/apps/innotune.png").is_file()

@@ -1,0 +1,44 @@
+"""``innotune --self-test`` from source: every check passes; a broken install is named."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+import app.resources
+from app.cli import build_parser
+from app.ui.selftest import CHECKS, run_self_test
+
+
+def test_self_test_passes_and_says_what_it_checked(qapp: QApplication) -> None:
+    out = io.StringIO()
+    assert run_self_test(out) == 0
+    text = out.getvalue()
+    assert "(from source," in text
+    for name, _check in CHECKS:
+        assert f"ok   {name}: " in text
+    assert "pages: Connect, Inspect, Trade-offs, Preview, Apply, Verify, Done" in text
+    assert "PySide6.QtCharts" in text and "paramiko " in text
+    assert text.rstrip().endswith("self-test passed")
+    assert not [w for w in qapp.topLevelWidgets() if w.isVisible()]  # nothing left on screen
+
+
+def test_self_test_names_missing_data_files(
+    qapp: QApplication, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(app.resources, "_SOURCE_ROOT", tmp_path)  # an install without resources/
+    out = io.StringIO()
+    assert run_self_test(out) == 1
+    text = out.getvalue()
+    assert f"FAIL resources: SelfTestFailed: missing under {tmp_path / 'resources'}" in text
+    assert "FAIL wizard: SelfTestFailed: the window icon did not load" in text
+    assert text.rstrip().endswith("self-test FAILED (2 of 5 checks)")
+
+
+def test_self_test_is_a_top_level_option() -> None:
+    parser, _handlers = build_parser()
+    assert parser.parse_args(["--self-test"]).self_test
+    assert "--self-test" in parser.format_help()
