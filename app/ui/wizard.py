@@ -47,6 +47,9 @@ class MainWizard(QWizard):
         self.helpRequested.connect(self._on_help_requested)
         self.setOption(QWizard.WizardOption.HaveCustomButton1, True)
         self.setButtonText(QWizard.WizardButton.CustomButton1, "&Glossary")
+        self.setOption(QWizard.WizardOption.HaveCustomButton2, True)
+        self.setButtonText(QWizard.WizardButton.CustomButton2, "&Exercises")
+        self.exercises_dialog: QWidget | None = None
         self.customButtonClicked.connect(self._on_custom_button_clicked)
         self.glossary_dialog: QWidget | None = None
         self.pages: dict[str, QWizardPage] = {}
@@ -110,6 +113,13 @@ class MainWizard(QWizard):
                 self.glossary_dialog = GlossaryDialog(self)
             self.glossary_dialog.show()
             self.glossary_dialog.raise_()
+        elif which == QWizard.WizardButton.CustomButton2.value:
+            from app.ui.exercises import ExercisesDialog
+
+            if self.exercises_dialog is None:
+                self.exercises_dialog = ExercisesDialog(self)
+            self.exercises_dialog.show()
+            self.exercises_dialog.raise_()
 
     def _on_help_requested(self) -> None:
         box = QMessageBox(self)

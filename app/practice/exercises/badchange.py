@@ -149,6 +149,9 @@ def run(lab: Lab, *, use_runner: bool = True) -> ExerciseResult:
         try:
             status = through_runner(lab, lab.restart_argv or default_restart_argv(server))
             path = "InnoTune's apply job"
+            # The job's restart started a new server process; this object still remembers
+            # the one it started itself (now gone) and would take that for a failed start.
+            server = lab.server = PrivateServer(server.base)
         except InnoTuneError as exc:
             cause = exc.problem.strip().splitlines()[-1][-200:]
             why = f"The apply job could not run here ({cause}), so the steps were done by hand."

@@ -1,0 +1,298 @@
+"""The Exercises window: short guided experiments run for real on the practice server.
+
+One tab per exercise: a plain introduction, Start (and Stop), live progress from a worker,
+the measured result as a table and a chart, and what just happened. The exercises
+themselves live in ``app.practice.exercises`` (no Qt); their words in
+``resources/exercises/*.toml``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCharts import QBarCategoryAxis, QBarSeries, QBarSet, QChart, QChartView, QValueAxis
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QPainter
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.practice.exercises import run as run_exercise
+from app.practice.exercises.model import (
+    Chart,
+    ExerciseCancelled,
+    ExerciseResult,
+    ExerciseText,
+    Lab,
+    load_texts,
+)
+from app.ui.worker import Job, Progress
+
+#: Builds the lab an exercise runs in (called in the worker: it may start the server).
+LabFactory = Callable[[Progress], Lab]
+
+
+def practice_lab(progress: Progress) -> Lab:
+    """The user's practice server, started if needed; scratch space next to it."""
+    from app.practice.practice import PracticeServer
+    from app.ui.paths import default_practice_dir
+
+    base = default_practice_dir()
+    progress.say("Starting the practice server (the first start takes a few seconds) …")
+    practice = PracticeServer(base)
+    practice.start(say=progress.say)
+    workdir = base.with_name("exercises")
+    workdir.mkdir(parents=True, exist_ok=True)
+    return Lab(
+        server=practice.server,
+        workdir=workdir,
+        say=progress.say,
+        cancelled=progress.cancelled,
+        restart_argv=practice.endpoint().restart_argv,
+    )
+
+
+class ExerciseChart(QChartView):
+    """A bar chart of an exercise's result."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self.setMinimumHeight(220)
+        self.setChart(QChart())
+
+    def show_chart(self, spec: Chart) -> None:
+        """Draw ``spec`` (replacing what was shown)."""
+        chart = QChart()
+        chart.setTitle(spec.title)
+        series = QBarSeries()
+        for name, values in spec.series.items():
+            bars = QBarSet(name)
+            bars.append([float(v) for v in values])
+            series.append(bars)
+        series.setLabelsVisible(True)
+        chart.addSeries(series)
+        x = QBarCategoryAxis()
+        x.append(spec.categories)
+        y = QValueAxis()
+        top = max((v for vs in spec.series.values() for v in vs), default=1.0)
+        y.setRange(0, max(1.0, top * 1.15))
+        y.setTitleText(spec.y_label)
+        chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
+        chart.addAxis(y, Qt.AlignmentFlag.AlignLeft)
+        series.attachAxis(x)
+        series.attachAxis(y)
+        chart.legend().setVisible(len(spec.series) > 1)
+        self.setChart(chart)
+
+    def series_names(self) -> list[str]:
+        """The names of the bar sets shown (for tests)."""
+        return [
+            bars.label()
+            for series in self.chart().series()
+            if isinstance(series, QBarSeries)
+            for bars in series.barSets()
+        ]
+
+
+class ExercisePanel(QWidget):
+    """One exercise: introduction, Start/Stop, progress, result table and chart, explanation."""
+
+    finished = Signal(object)  # the ExerciseResult, or the exception
+
+    def __init__(
+        self,
+        text: ExerciseText,
+        lab_factory: LabFactory,
+        scale: dict[str, object] | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.text = text
+        self.setObjectName(f"exercise_{text.id}")
+        self._lab_factory = lab_factory
+        self._scale = dict(scale or {})
+        self.job: Job | None = None
+        self.result: ExerciseResult | None = None
+
+        layout = QVBoxLayout(self)
+        self.intro = QLabel(text.intro)
+        self.intro.setWordWrap(True)
+        self.intro.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        buttons = QHBoxLayout()
+        self.start_button = QPushButton("&Start")
+        self.start_button.setAccessibleName(f"start {text.title}")
+        self.stop_button = QPushButton("S&top")
+        self.stop_button.setEnabled(False)
+        buttons.addWidget(self.start_button)
+        buttons.addWidget(self.stop_button)
+        buttons.addStretch(1)
+        self.progress = QPlainTextEdit()
+        self.progress.setReadOnly(True)
+        self.progress.setAccessibleName("progress")
+        self.progress.setMaximumHeight(110)
+        self.recorded = QLabel()
+        self.recorded.setWordWrap(True)
+        self.recorded.setStyleSheet("QLabel { background: #fff3cd; padding: 4px; }")
+        self.recorded.hide()
+        self.table = QTableWidget()
+        self.table.setAccessibleName("result table")
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.setMaximumHeight(170)
+        self.chart = ExerciseChart()
+        self.happened = QLabel()
+        self.happened.setWordWrap(True)
+        self.happened.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.happened.setAccessibleName("what just happened")
+        layout.addWidget(self.intro)
+        layout.addLayout(buttons)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.recorded)
+        layout.addWidget(self.table)
+        layout.addWidget(self.chart, 1)
+        layout.addWidget(QLabel("<b>What just happened</b>"))
+        layout.addWidget(self.happened)
+        self.table.hide()
+        self.chart.hide()
+        self.start_button.clicked.connect(self._on_start_clicked)
+        self.stop_button.clicked.connect(self._on_stop_clicked)
+
+    def _on_start_clicked(self) -> None:
+        if self.job is not None and self.job.is_running():
+            return
+        self.progress.clear()
+        self.happened.clear()
+        self.recorded.hide()
+        self.result = None
+        factory, exercise, scale = self._lab_factory, self.text.id, self._scale
+
+        def work(progress: Progress) -> ExerciseResult:
+            lab = factory(progress)
+            return run_exercise(exercise, lab, **scale)
+
+        self.job = Job(work, self)
+        self.job.progress.connect(self._on_job_progress)
+        self.job.succeeded.connect(self._on_job_succeeded)
+        self.job.failed.connect(self._on_job_failed)
+        self.job.finished.connect(self._on_job_finished)
+        self.start_button.setEnabled(False)
+        self.stop_button.setEnabled(True)
+        self.job.start()
+
+    def _on_stop_clicked(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
+            self.progress.appendPlainText("Stopping after the current step …")
+
+    def _on_job_progress(self, text: str) -> None:
+        self.progress.appendPlainText(text)
+
+    def _on_job_succeeded(self, result: object) -> None:
+        assert isinstance(result, ExerciseResult)
+        self.result = result
+        self.show_result(result)
+        self.finished.emit(result)
+
+    def _on_job_failed(self, exc: object) -> None:
+        if isinstance(exc, ExerciseCancelled):
+            self.happened.setText("Stopped. Start again whenever you like.")
+        else:
+            problem = getattr(exc, "problem", None) or str(exc)
+            fix = getattr(exc, "fix", None)
+            self.happened.setText(f"The exercise failed: {problem}" + (f"\n{fix}" if fix else ""))
+        self.finished.emit(exc)
+
+    def _on_job_finished(self) -> None:
+        self.start_button.setEnabled(True)
+        self.stop_button.setEnabled(False)
+
+    def show_result(self, result: ExerciseResult) -> None:
+        """Fill the table, the chart and the explanation."""
+        if result.recorded:
+            self.recorded.setText(
+                "<b>Recorded result, not measured here.</b> " + result.recorded.replace("\n", " ")
+            )
+            self.recorded.show()
+        self.table.clear()
+        self.table.setColumnCount(len(result.headers))
+        self.table.setHorizontalHeaderLabels(result.headers)
+        self.table.setRowCount(len(result.rows))
+        for r, row in enumerate(result.rows):
+            for c, cell in enumerate(row):
+                self.table.setItem(r, c, QTableWidgetItem(cell))
+        self.table.show()
+        if result.chart is not None:
+            self.chart.show_chart(result.chart)
+            self.chart.show()
+        else:
+            self.chart.hide()
+        self.happened.setText(result.explanation)
+
+    def stop_and_wait(self) -> None:
+        """Ask a running exercise to stop and wait for it (the window is closing)."""
+        if self.job is not None and self.job.is_running():
+            self.job.cancel()
+            self.job.wait(300_000)
+
+
+class ExercisesDialog(QDialog):
+    """Every exercise in a tab of its own."""
+
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        lab_factory: LabFactory = practice_lab,
+        scale: dict[str, dict[str, object]] | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("exercises_dialog")
+        self.setWindowTitle("Exercises: see each trade-off happen")
+        self.resize(820, 760)
+        layout = QVBoxLayout(self)
+        layout.addWidget(
+            QLabel(
+                "Each exercise runs for real on the practice server (never on a server you "
+                "connected to) and ends with what it measured."
+            )
+        )
+        self.tabs = QTabWidget()
+        self.panels: dict[str, ExercisePanel] = {}
+        for text in load_texts():
+            panel = ExercisePanel(text, lab_factory, (scale or {}).get(text.id))
+            self.panels[text.id] = panel
+            self.tabs.addTab(panel, text.title)
+        layout.addWidget(self.tabs, 1)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+    def done(self, result: int) -> None:
+        """Let a running exercise clean up (restore settings, stop its servers) first."""
+        for panel in self.panels.values():
+            panel.stop_and_wait()
+        super().done(result)
+
+
+def scratch_lab(server_base: Path, workdir: Path) -> LabFactory:
+    """A lab factory for a private server at ``server_base`` (tests, demonstrations)."""
+    from app.practice.server import PrivateServer
+
+    def make(progress: Progress) -> Lab:
+        server = PrivateServer(server_base)
+        server.start()
+        return Lab(server, workdir, say=progress.say, cancelled=progress.cancelled)
+
+    return make

@@ -1,0 +1,80 @@
+"""The Exercises window from the wizard: one exercise run for real on a practice server.
+
+XDG_DATA_HOME points into the test's directory, so the practice server the window starts
+is a fresh one there, never the user's.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWizard
+from pytestqt.qtbot import QtBot
+
+from app.practice.binaries import find_binaries
+from app.practice.exercises.model import ExerciseResult, load_texts
+from app.practice.practice import PracticeServer
+from app.ui.exercises import ExercisesDialog
+from app.ui.wizard import MainWizard
+from tests.hosts.util import need
+
+
+@pytest.fixture
+def practice_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    need(find_binaries() is not None, "no MariaDB/MySQL server programs installed")
+    # Short: the socket path under it must fit the 107 bytes of a Unix socket address.
+    home = Path(tempfile.mkdtemp(prefix="itx-"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home))
+    from app.ui.paths import default_practice_dir
+
+    base = default_practice_dir()
+    try:
+        yield base
+    finally:
+        PracticeServer(base).stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def test_every_exercise_has_a_tab_with_its_introduction(qtbot: QtBot) -> None:
+    dialog = ExercisesDialog()
+    qtbot.addWidget(dialog)
+    titles = [dialog.tabs.tabText(i) for i in range(dialog.tabs.count())]
+    assert titles == [t.title for t in load_texts()]
+    assert len(titles) >= 5
+    for panel in dialog.panels.values():
+        assert panel.intro.text() and panel.start_button.isEnabled()
+
+
+def test_restart_exercise_runs_from_the_wizard_and_shows_its_result(
+    qtbot: QtBot, practice_home: Path
+) -> None:
+    wizard = MainWizard()
+    qtbot.addWidget(wizard)
+    wizard.show()
+    assert wizard.button(QWizard.WizardButton.CustomButton2).text() == "&Exercises"
+    wizard.customButtonClicked.emit(QWizard.WizardButton.CustomButton2.value)
+    dialog = wizard.exercises_dialog
+    assert isinstance(dialog, ExercisesDialog) and dialog.isVisible()
+    panel = dialog.panels["restart"]
+    dialog.tabs.setCurrentWidget(panel)
+    with qtbot.waitSignal(panel.finished, timeout=240_000) as finished:
+        qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
+        assert not panel.start_button.isEnabled()
+    result = finished.args[0]
+    assert isinstance(result, ExerciseResult), result
+    qtbot.waitUntil(panel.start_button.isEnabled)
+    # Live progress came from the worker, then the table, the chart and the explanation.
+    assert "Starting the practice server" in panel.progress.toPlainText()
+    assert "Clients could not log in" in panel.progress.toPlainText()
+    assert panel.table.rowCount() == 4
+    assert panel.table.item(2, 0).text().startswith("client-visible downtime")
+    assert panel.chart.series_names() == ["seconds"]
+    assert "Clients could not log in for" in panel.happened.text()
+    assert not panel.recorded.isVisible()
+    assert (practice_home / "data").is_dir()  # it ran on the practice server under the test's home
+    dialog.close()
