@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 import threading
 import tomllib
 from collections.abc import Callable, Sequence
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from app.practice.server import PrivateServer
+from app.resources import resource_path
 
 Say = Callable[[str], None]
 
@@ -22,9 +22,7 @@ def _quiet(_text: str) -> None:
 
 def resource_dir() -> Path:
     """The folder with the exercises' texts (``*.toml``) and recorded results."""
-    frozen = getattr(sys, "_MEIPASS", None)  # a PyInstaller bundle unpacks resources here
-    root = Path(frozen) if frozen else Path(__file__).resolve().parents[3]
-    return root / "resources" / "exercises"
+    return resource_path("exercises")
 
 
 def unwrap(text: str) -> str:
