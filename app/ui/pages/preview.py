@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QPlainTextEdit,
     QPushButton,
     QTableWidget,
@@ -86,6 +87,22 @@ def make_preview(state: WizardState, plan: Plan, progress: Progress) -> Preview:
     return build_preview(plan, host)
 
 
+def write_export(plan: Plan, kind: str, path: Path, progress: Progress) -> str:
+    """Runs in a worker: the export written to ``path``; what was written, in words."""
+    from app.commands.export import write_files, write_script
+    from app.export import playbook_files, shell_script
+
+    progress.say(f"Writing the export to {path}")
+    if kind == "ansible":
+        written = write_files(path, playbook_files(plan))
+        return (
+            f"Wrote an Ansible playbook ({len(written)} files) into {path}: try "
+            f"ansible-playbook -i INVENTORY {path / 'site.yml'} --check --diff"
+        )
+    write_script(path, shell_script(plan))
+    return f"Wrote {path}: run `sh {path} check` on a host, then apply (and rollback to undo)."
+
+
 class PreviewPage(QWizardPage):
     """Diffs, disk and kernel values, persistence files, commands, restart and warnings."""
 
@@ -134,6 +151,19 @@ class PreviewPage(QWizardPage):
         self.save_button.setEnabled(False)
         self.save_button.clicked.connect(self._on_save_clicked)
         row.addWidget(self.save_button)
+        self.export_button = QPushButton("&Export…")
+        self.export_button.setObjectName("preview_export")
+        self.export_button.setToolTip(
+            "Write this plan for other hosts: an Ansible playbook that sizes each host's "
+            "buffer pool from its own RAM, or a shell script with its own rollback."
+        )
+        menu = QMenu(self.export_button)
+        menu.addAction("Ansible playbook (folder)…", self._on_export_ansible)
+        menu.addAction("Shell script (file)…", self._on_export_script)
+        self.export_button.setMenu(menu)
+        self.export_button.setEnabled(False)
+        row.addWidget(self.export_button)
+        self.export_job: Job | None = None
         layout.addLayout(row)
 
     # -- building ---------------------------------------------------------------------------
@@ -239,6 +269,7 @@ class PreviewPage(QWizardPage):
         count = len(preview.warnings)
         self.tabs.setTabText(4, f"Warnings ({count})" if count else "Warnings")
         self.save_button.setEnabled(True)
+        self.export_button.setEnabled(True)
 
     # -- saving -----------------------------------------------------------------------------
     def save_to(self, path: str | Path) -> None:
@@ -256,6 +287,37 @@ class PreviewPage(QWizardPage):
                 self.save_to(name)
             except OSError as exc:
                 self.status.setText(f"Could not save {name}: {exc.strerror or exc}.")
+
+    # -- exporting --------------------------------------------------------------------------
+    def export_to(self, kind: str, path: str | Path) -> None:
+        """Write the plan as ``ansible`` (a folder) or ``script`` (a file), in a worker."""
+        plan = self.state.plan
+        if plan is None or (self.export_job is not None and self.export_job.is_running()):
+            return
+        self.status.setText(f"Exporting to {path}…")
+        self.export_job = Job(lambda p: write_export(plan, kind, Path(path), p), self)
+        self.export_job.succeeded.connect(self._on_export_succeeded)
+        self.export_job.failed.connect(self._on_export_failed)
+        self.export_job.start()
+
+    def _on_export_succeeded(self, text: object) -> None:
+        self.status.setText(str(text))
+
+    def _on_export_failed(self, exc: object) -> None:
+        problem = getattr(exc, "problem", None) or getattr(exc, "strerror", None) or str(exc)
+        self.status.setText(f"The export failed: {problem} {getattr(exc, 'fix', '')}".strip())
+
+    def _on_export_ansible(self) -> None:
+        name = QFileDialog.getExistingDirectory(self, "Export an Ansible playbook into")
+        if name:
+            self.export_to("ansible", name)
+
+    def _on_export_script(self) -> None:
+        name, _ = QFileDialog.getSaveFileName(
+            self, "Export a shell script", "innotune-plan.sh", "Shell scripts (*.sh);;All (*)"
+        )
+        if name:
+            self.export_to("script", name)
 
     def isComplete(self) -> bool:  # noqa: N802 - Qt's name
         preview = self.state.preview
