@@ -48,7 +48,7 @@ import time
 from typing import Any
 
 FINAL = ("applied", "refused", "rolled-back", "failed-rollback")
-LOCK = "/var/lib/innotune/job.lock"
+LOCK_DIR = "/var/lib/innotune/locks"  # one lock per server instance
 SERVER_NAMES = ("mariadbd", "mysqld")
 # Case matters: the --help output is full of option names like "log-error".
 _ERROR_LINE = re.compile(r"\[ERROR\]|^ERROR\b|unknown (variable|option)|\bAborting\b|Fatal error")
@@ -884,15 +884,6 @@ class Job:
         with open(os.path.join(self.dir, "pid"), "w") as fh:
             fh.write("%d\n" % os.getpid())
         self.state("running")
-        os.makedirs(os.path.dirname(LOCK), exist_ok=True)
-        lock = open(LOCK, "a")  # noqa: SIM115
-        try:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            self.errors.append("another InnoTune job is running on this host")
-            self.step("start", "fail", self.errors[-1])
-            self.state("refused")
-            return "refused"
         self.step(
             "start",
             "ok",
@@ -901,7 +892,7 @@ class Job:
         try:
             self.load_snapshot()
         except (JobFailed, OSError, ValueError, KeyError) as exc:
-            self.errors.append(f"snapshot unusable, nothing changed: {exc}")
+            self.errors.append("snapshot unusable, nothing changed: %s" % exc)
             self.step("snapshot", "fail", self.errors[-1])
             final = "refused" if self.bundle.get("mode") == "apply" else "failed-rollback"
             self.state(final)
@@ -912,6 +903,17 @@ class Job:
             "snapshot %s verified (%d file(s))"
             % (self.manifest.get("id"), len(self.manifest.get("files", []))),
         )
+        # One job at a time per server instance (its socket, else its markers).
+        key = str(self.how.get("socket") or self.how.get("markers") or "host")
+        os.makedirs(LOCK_DIR, mode=0o700, exist_ok=True)
+        lock = open(os.path.join(LOCK_DIR, sha256(key.encode())[:16] + ".lock"), "a")  # noqa: SIM115
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.errors.append("another InnoTune job is changing this server right now")
+            self.step("start", "fail", self.errors[-1])
+            self.state("refused")
+            return "refused"
         try:
             if self.bundle.get("mode") == "restore":
                 final = "rolled-back" if self.restore(True) else "failed-rollback"

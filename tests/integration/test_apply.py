@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -51,18 +52,26 @@ def local() -> Iterator[LocalTransport]:
     transport.close()
 
 
+def remove_jobs_and_snapshots(ids: list[str]) -> None:
+    """Remove what the jobs with these ids left in this host's /var/lib/innotune."""
+    for found in ids:
+        for path in (runner.job_dir(found), snap.target_dir(found)):
+            shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.fixture(autouse=True)
-def _remove_new_jobs_and_snapshots() -> Iterator[None]:
-    """This host's /var/lib/innotune keeps what each test's jobs left there; remove it."""
-    roots = [Path(runner.JOBS_ROOT), Path(snap.TARGET_ROOT)]
-    before = {p for root in roots if root.is_dir() for p in root.iterdir()}
+def _remove_new_jobs_and_snapshots(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Remove the jobs and snapshots this test made (only those: other sessions run too)."""
+    made: list[str] = []
+    new_id = snap.new_id
+
+    def recording() -> str:
+        made.append(new_id())
+        return made[-1]
+
+    monkeypatch.setattr(snap, "new_id", recording)
     yield
-    for root in roots:
-        for entry in sorted(root.iterdir()) if root.is_dir() else []:
-            state = entry / "state.json"
-            running = state.exists() and '"state": "running"' in state.read_text()
-            if entry not in before and not running:
-                shutil.rmtree(entry, ignore_errors=True)
+    remove_jobs_and_snapshots(made + [f"{m}-restore" for m in made])
 
 
 def facts_for(transport: object, socket: str) -> HostFacts:
@@ -162,7 +171,11 @@ def variable(server: PrivateServer, name: str) -> str:
 
 
 def test_apply_with_restart_on_the_loop_device_then_rollback_from_another_process(
-    local: LocalTransport, loop_server: PrivateServer, loopfs: LoopFs, tmp_path: Path
+    local: LocalTransport,
+    loop_server: PrivateServer,
+    loopfs: LoopFs,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
 ) -> None:
     """Drop-in + dynamic variable + the loop device's scheduler; roll back from the CLI."""
     server = loop_server
@@ -226,6 +239,8 @@ def test_apply_with_restart_on_the_loop_device_then_rollback_from_another_proces
             env=env,
             cwd=REPO,
         )
+        remove_later = re.findall(r"\b\d{8}T\d{6}Z-[0-9a-f]{6}-restore\b", rolled.stdout)
+        request.addfinalizer(lambda: remove_jobs_and_snapshots(remove_later))
         assert rolled.returncode == 0, rolled.stdout + rolled.stderr
         assert "rolled-back" in rolled.stdout
     finally:
@@ -501,15 +516,18 @@ def test_confirm_within_rolls_back_without_a_confirmation(
 
 
 def test_cli_applies_a_saved_plan_refuses_it_when_stale_and_rolls_back(
-    private_server: PrivateServer, tmp_path: Path
+    private_server: PrivateServer, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     need_root()
+    request.addfinalizer(lambda: remove_jobs_and_snapshots(ids))
     server = private_server
     socket = str(server.socket_path)
     env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "xdg"))
 
+    ids: list[str] = []
+
     def innotune(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
+        done = subprocess.run(
             [sys.executable, "-m", "app", *args],
             capture_output=True,
             text=True,
@@ -518,6 +536,10 @@ def test_cli_applies_a_saved_plan_refuses_it_when_stale_and_rolls_back(
             cwd=REPO,
             stdin=subprocess.DEVNULL,
         )
+        ids.extend(
+            re.findall(r"\b\d{8}T\d{6}Z-[0-9a-f]{6}(?:-restore)?\b", done.stdout + done.stderr)
+        )
+        return done
 
     plan = tmp_path / "plan.json"
     common = ["local", "--instance", socket]
