@@ -18,11 +18,13 @@ def _display_available() -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
-# The libraries Qt's xcb platform plug-in loads from the system (PyInstaller and the PySide6
-# wheels bundle none of them), with the Debian/Ubuntu package that has each. Qt >= 6.5 needs
-# libxcb-cursor0, which desktop installs often lack; Qt then only says "could not load the Qt
-# platform plugin xcb". Found by `ldd libqxcb.so` on PySide6 6.12.
+# The libraries Qt's xcb platform plug-in loads from the system, with the Debian/Ubuntu package
+# that has each (found by `ldd libqxcb.so` on PySide6 6.12). The PySide6 wheels bundle none of
+# them; Qt >= 6.5 needs libxcb-cursor0, which desktop installs often lack, and then only says
+# "could not load the Qt platform plugin xcb". A PyInstaller build carries most of them in
+# _internal/ (found first, so they pass here), but never libxcb, libEGL or libGL.
 XCB_LIBRARIES = {
+    "libxcb.so.1": "libxcb1",
     "libxcb-cursor.so.0": "libxcb-cursor0",
     "libxkbcommon-x11.so.0": "libxkbcommon-x11-0",
     "libxkbcommon.so.0": "libxkbcommon0",

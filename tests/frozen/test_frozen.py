@@ -16,6 +16,7 @@ import pytest
 
 from app import __version__
 from tests.hosts.debian_mariadb import DebianMariaDB
+from tests.hosts.hidelib import run_without_library
 from tests.hosts.sshd import SshServer
 from tests.hosts.util import need
 
@@ -83,6 +84,29 @@ def test_self_test_under_xvfb_uses_the_xcb_plugin(frozen: Path, tmp_path: Path) 
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "platform xcb" in out.stdout
+
+
+def test_runs_without_system_libxcb_cursor(frozen: Path, tmp_path: Path) -> None:
+    # G.38: a desktop without libxcb-cursor0. The bundle carries its own copy (PyInstaller
+    # collects the xcb helper libraries, not libxcb itself), so the window still opens.
+    xvfb = shutil.which("xvfb-run")
+    need(xvfb is not None, "xvfb-run is not installed (apt install xvfb xauth)")
+    env = _env(tmp_path, QT_QPA_PLATFORM="xcb")
+    out = run_without_library(
+        "libxcb-cursor.so.0", [str(xvfb), "-a", str(frozen), "--self-test"], env
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "platform xcb" in out.stdout
+
+
+def test_missing_system_library_is_named_before_qt_starts(frozen: Path, tmp_path: Path) -> None:
+    # libEGL is never bundled (it must match the system's GPU driver).
+    env = _env(tmp_path, QT_QPA_PLATFORM="xcb", DISPLAY=":97")
+    out = run_without_library("libEGL.so.1", [str(frozen)], env)
+    assert out.returncode == 3, out.stderr
+    assert "these system libraries are missing:\n  - libEGL.so.1\n" in out.stderr
+    assert "sudo apt install libegl1\n" in out.stderr
+    assert "Could not load the Qt platform plugin" not in out.stderr
 
 
 def test_inspect_over_ssh_from_the_frozen_program(
