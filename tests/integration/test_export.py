@@ -311,3 +311,36 @@ def test_script_applies_to_a_private_instance_and_rolls_back_byte_identical(
     assert (loopfs.queue / "read_ahead_kb").read_text().strip() == read_ahead
     after = server.query("SELECT @@innodb_log_buffer_size, @@innodb_buffer_pool_size").split()
     assert after[-2:] == old
+
+
+# -- the command line -----------------------------------------------------------------------
+
+
+def test_export_command_from_saved_facts_and_from_a_saved_plan(tmp_path: Path) -> None:
+    facts = REPO / "tests/fixtures/hosts/practice-mariadb-10.11/facts.json"
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "xdg"))
+
+    def innotune(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "app", *args],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env=env,
+            cwd=REPO,
+        )
+
+    plan_file = tmp_path / "plan.json"
+    made = innotune("plan", "--facts", str(facts), "--memory-share", "20", "--out", str(plan_file))
+    assert made.returncode == 0, made.stderr
+    assert Plan.from_json(plan_file.read_text()).pool_rules
+    play = innotune(
+        "export", "--facts", str(facts), "--memory-share", "20", "--ansible", str(tmp_path / "a")
+    )
+    assert play.returncode == 0, play.stderr
+    assert (tmp_path / "a/site.yml").is_file() and "--check --diff" in play.stdout
+    script = innotune("export", "--plan", str(plan_file), "--script", str(tmp_path / "s.sh"))
+    assert script.returncode == 0, script.stderr
+    assert "check" in script.stdout and (tmp_path / "s.sh").read_text().startswith("#!/bin/sh")
+    both = innotune("export", "--plan", str(plan_file), "--facts", str(facts), "--script", "x")
+    assert both.returncode == 2
