@@ -67,8 +67,10 @@ bench-inspect: sysdeps-test $(VENV)/.dev-stamp
 # folder) and dist/innotune-<version>-linux-<arch>.tar.gz; `make test-dist` builds it when the
 # sources are newer, then runs the frozen program's tests (tests/frozen, marker `dist`, which
 # plain `pytest` and `make test` deselect).
-APT_DIST := binutils desktop-file-utils
-dist: sysdeps-dist $(VENV)/.dist-stamp
+# PyInstaller needs objdump/strip (binutils) and a shared libpython (python3-dev on Debian); the
+# run-time libraries must be present for it to collect them.
+APT_DIST := binutils desktop-file-utils python3-dev
+dist: sysdeps-run sysdeps-dist $(VENV)/.dist-stamp
 	sh installers/linux/build.sh
 
 test-dist: sysdeps-test sysdeps-dist $(VENV)/.dev-stamp $(VENV)/.dist-stamp
