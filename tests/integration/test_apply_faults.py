@@ -1,0 +1,120 @@
+"""Issue 8's remaining proofs: persistence replayed, a blackholed link, a killed job.
+
+Each test drives the real detached job through a real transport, like test_apply.py, and
+reuses its helpers (and its fixture that removes only the jobs and snapshots made here).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from app.appliers import runner, sysctl, sysfs, udev
+from app.practice.server import PrivateServer
+from app.remote.local import LocalTransport
+from tests.hosts.loopdev import LoopFs
+from tests.hosts.util import need_root
+from tests.integration.test_apply import (  # noqa: F401 - the autouse fixture cleans up
+    _remove_new_jobs_and_snapshots,
+    change,
+    facts_for,
+    host_for,
+    run_job,
+)
+
+UDEVD = next(
+    (
+        p
+        for p in ("/lib/systemd/systemd-udevd", "/usr/lib/systemd/systemd-udevd")
+        if Path(p).exists()
+    ),
+    "/lib/systemd/systemd-udevd",
+)
+
+
+@pytest.fixture
+def local() -> Iterator[LocalTransport]:
+    need_root()
+    transport = LocalTransport()
+    yield transport
+    transport.close()
+
+
+@contextmanager
+def udevd(log: Path) -> Iterator[None]:
+    """systemd-udevd in the foreground of a process of ours, stopped (by its pid) afterwards."""
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([UDEVD], stdin=subprocess.DEVNULL, stdout=out, stderr=out)
+    try:
+        deadline = time.monotonic() + 20
+        while subprocess.run(["udevadm", "control", "--ping"], capture_output=True).returncode:
+            assert proc.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, "systemd-udevd did not answer"
+            time.sleep(0.1)
+        yield
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def test_persistence_replayed_by_udev_and_sysctl_then_rolled_back(
+    local: LocalTransport, loop_server: PrivateServer, loopfs: LoopFs, tmp_path: Path
+) -> None:
+    """The job writes the udev rule and the sysctl.d file; the boot mechanisms replay them."""
+    sched = loopfs.queue / "scheduler"
+    old_sched = sysfs.active(sched.read_text())
+    new_sched = "none" if old_sched != "none" else "mq-deadline"
+    swappiness = Path("/proc/sys/vm/swappiness")
+    old_swap = swappiness.read_text().strip()
+    new_swap = str(int(old_swap) - 1 if int(old_swap) > 1 else 2)  # harmless either way
+    socket = str(loop_server.socket_path)
+    facts = facts_for(local, socket)
+    host = host_for(local, facts, socket)
+    on_disk = change("queue/scheduler", "sysfs", new_sched, device=loopfs.name)
+    kernel = change("vm.swappiness", "sysctl", new_swap)
+    actions = [
+        sysfs.apply(on_disk, host, dry_run=True),
+        *udev.apply([on_disk], host, dry_run=True),
+        sysctl.apply([kernel], host, dry_run=True),
+    ]
+    host.session.close()
+    rule = Path(actions[1].files[0].path)
+    conf = Path(actions[2].files[0].path)
+    assert not rule.exists() and not conf.exists()
+    try:
+        status = run_job(local, facts, actions, tmp_path)
+        assert status.state == "applied", status.errors
+        assert f'ATTR{{loop/backing_file}}=="{loopfs.image}"' in rule.read_text()
+        assert f"vm.swappiness = {new_swap}" in conf.read_text()
+
+        # Reset the live values, then replay what a boot does.
+        sched.write_text(old_sched)
+        swappiness.write_text(old_swap)
+        subprocess.run(["sysctl", "--system"], check=True, capture_output=True)
+        assert swappiness.read_text().strip() == new_swap
+        with udevd(tmp_path / "udevd.log"):
+            assert sysfs.active(sched.read_text()) == old_sched
+            argv = ["udevadm", "trigger", "--action=add", f"/sys/block/{loopfs.name}"]
+            subprocess.run(argv, check=True)
+            subprocess.run(["udevadm", "settle", "--timeout=30"], check=True)
+            assert sysfs.active(sched.read_text()) == new_sched
+
+            back = runner.rollback(local, status.snapshot_id or "")
+            assert back.state == "rolled-back", back.errors
+        assert not rule.exists() and not conf.exists()  # they did not exist before
+        assert sysfs.active(sched.read_text()) == old_sched
+        assert swappiness.read_text().strip() == old_swap
+    finally:
+        rule.unlink(missing_ok=True)
+        conf.unlink(missing_ok=True)
+        sched.write_text(old_sched)
+        swappiness.write_text(old_swap)
