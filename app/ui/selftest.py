@@ -85,18 +85,21 @@ def _check_wizard() -> str:
     from app.domain.threads import register_gui_thread
     from app.ui.wizard import MainWizard
 
-    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else APP_NAME])
+    existing = QApplication.instance()
+    app = existing or QApplication([sys.argv[0] if sys.argv else APP_NAME])
     assert isinstance(app, QApplication)
-    app.setApplicationName(APP_NAME)
-    app.setOrganizationName(APP_NAME)
-    app.setApplicationVersion(__version__)
+    if existing is None:  # set up as launch.py does; an application already running keeps its own
+        app.setApplicationName(APP_NAME)
+        app.setOrganizationName(APP_NAME)
+        app.setApplicationVersion(__version__)
     register_gui_thread()
     from app.ui.launch import window_icon
 
     icon = window_icon()
     if not icon.availableSizes():
         raise SelfTestFailed("the window icon did not load")
-    app.setWindowIcon(icon)
+    if existing is None:
+        app.setWindowIcon(icon)
     wizard = MainWizard()
     try:
         wizard.show()
