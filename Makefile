@@ -71,7 +71,7 @@ bench-inspect: sysdeps-test $(VENV)/.dev-stamp
 # run-time libraries must be present for it to collect them.
 APT_DIST := binutils desktop-file-utils python3-dev
 dist: sysdeps-run sysdeps-dist $(VENV)/.dist-stamp
-	sh installers/linux/build.sh
+	sh installers/linux/build.sh $(BIN)/python
 
 test-dist: sysdeps-test sysdeps-dist $(VENV)/.dev-stamp $(VENV)/.dist-stamp
 	@if [ ! -x dist/innotune/innotune ] || [ -n "$$(find app resources installers pyproject.toml \

@@ -6,7 +6,7 @@
 set -eu
 
 cd "$(dirname "$0")/../.."
-python=${PYTHON:-.venv/bin/python}
+python=${1:-.venv/bin/python}  # the venv with PyInstaller (make dist passes it)
 version=$("$python" -c 'import app; print(app.__version__)')
 arch=$(uname -m)
 name=innotune-$version-linux-$arch

@@ -9,7 +9,7 @@
 set -eu
 
 cd "$(dirname "$0")/../.."
-python=${PYTHON:-.venv/bin/python}
+python=${1:-.venv/bin/python}  # the venv with PyInstaller
 version=$("$python" -c 'import app; print(app.__version__)')
 arch=$(uname -m)
 
