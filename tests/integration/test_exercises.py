@@ -41,14 +41,15 @@ def by_level(result: ExerciseResult) -> dict[int, dict[str, object]]:
 def test_crash_loses_no_acknowledged_commit_at_1_and_2_and_at_0_stays_within_the_window(
     private_server: PrivateServer, tmp_path: Path
 ) -> None:
-    result = crash.run(lab(private_server, tmp_path), seconds=1.5)
+    # Longer than the window (flush timeout 1 s + margin 1 s), so the bound at 0 means something.
+    result = crash.run(lab(private_server, tmp_path), seconds=3.0)
     runs = by_level(result)
     assert set(runs) == {0, 1, 2}
     for level in (1, 2):
         assert runs[level]["acked"] > 0
         assert runs[level]["lost"] == 0, f"trx_commit={level} lost acknowledged commits"
     # At 0 the loss is bounded by the flush window; zero is a valid outcome.
-    assert runs[0]["lost"] <= runs[0]["window"]
+    assert runs[0]["lost"] <= runs[0]["window"] < runs[0]["acked"]
     assert all(row[-1] == "yes" for row in result.rows)
     assert "At 1" in result.explanation and result.chart is not None
     # The option files give trx_commit back: the exercise left the server as configured.
@@ -69,11 +70,11 @@ def test_power_cut_on_a_copy_of_the_loop_device_loses_nothing_at_1_and_at_most_t
     work = tmp_path / "work"
     work.mkdir()
     unused = PrivateServer(tmp_path / "unused")  # the exercise makes its own server
-    result = powercut.run(Lab(unused, work), seconds=1.5)
+    result = powercut.run(Lab(unused, work), seconds=3.0)
     assert result.recorded is None
     runs = by_level(result)
     assert runs[1]["acked"] > 0 and runs[1]["lost"] == 0
-    assert runs[2]["acked"] > 0 and runs[2]["lost"] <= runs[2]["window"]
+    assert runs[2]["lost"] <= runs[2]["window"] < runs[2]["acked"]
     # Restored and removed: the kernel settings, the loop devices, the mounts, the files.
     assert (_vm("dirty_writeback_centisecs"), _vm("dirty_expire_centisecs")) == before
     loops = subprocess.run(["losetup", "-l", "-n"], capture_output=True, text=True).stdout
