@@ -39,6 +39,10 @@ JOBS_ROOT = "/var/lib/innotune/jobs"
 FINAL = targetjob.FINAL
 DEFAULT_HEALTH_TIMEOUT = 300.0
 DEFAULT_WATCH_SECONDS = 15.0
+# How long the watchdog waits after the job's process is gone before it restores.
+DEFAULT_WATCHDOG_GRACE = 10.0
+# One poll of the journal over a link that went silent gives up after this long.
+DEFAULT_POLL_TIMEOUT = 30.0
 
 OnStep = Callable[["JobStep"], None]
 
@@ -48,9 +52,16 @@ command -v python3 >/dev/null 2>&1 || { echo "python3 is not installed" >&2; exi
 if [ -d /run/systemd/system ] && command -v systemd-run >/dev/null 2>&1; then
     # KillMode=process: a server the job (re)starts by hand must outlive the job's unit.
     systemd-run --unit="innotune-apply-$id" --collect --quiet -p KillMode=process \
-        python3 "$dir/job.py" "$dir" && echo systemd-run
+        python3 "$dir/job.py" "$dir" || exit
+    # The dead-man switch: restores the snapshot if the job dies before it ends.
+    systemd-run --unit="innotune-watchdog-$id" --collect --quiet -p KillMode=process \
+        python3 "$dir/job.py" --watchdog "$dir" || echo "no watchdog started" >&2
+    echo systemd-run
 else
-    setsid -f python3 "$dir/job.py" "$dir" </dev/null >>"$dir/job.out" 2>&1 && echo setsid
+    setsid -f python3 "$dir/job.py" "$dir" </dev/null >>"$dir/job.out" 2>&1 || exit
+    setsid -f python3 "$dir/job.py" --watchdog "$dir" </dev/null >>"$dir/watchdog.out" 2>&1 \
+        || echo "no watchdog started" >&2
+    echo setsid
 fi
 """
 
@@ -58,8 +69,9 @@ _POLL = r"""
 dir=$1
 tail -c +"$2" "$dir/journal.jsonl" 2>/dev/null; printf '\000'
 cat "$dir/state.json" 2>/dev/null; printf '\000'
-p=$(cat "$dir/pid" 2>/dev/null)
+p=$(cat "$dir/pid" 2>/dev/null); w=$(cat "$dir/watchdog.pid" 2>/dev/null)
 if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then echo alive
+elif [ -n "$w" ] && kill -0 "$w" 2>/dev/null; then echo rescue
 elif [ -d "$dir" ]; then echo gone; else echo missing; fi
 """
 
@@ -101,7 +113,9 @@ class JobStatus:
     """Where a job is: its state, the steps so far, and what went wrong."""
 
     job_id: str
-    state: str  # starting, running, awaiting-confirm, interrupted, missing, or a FINAL state
+    # starting, running, awaiting-confirm, recovering (the job died, its watchdog is
+    # restoring), interrupted, missing, or a FINAL state
+    state: str
     steps: list[JobStep] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -261,6 +275,7 @@ def build_bundle(
     validate: dict[str, Any] | None,
     expected: dict[str, str],
     confirm_within: float | None = None,
+    watchdog_grace: float = DEFAULT_WATCHDOG_GRACE,
 ) -> dict[str, Any]:
     """What the job on the target does, as JSON-ready data."""
     import base64
@@ -309,6 +324,7 @@ def build_bundle(
         "restart_needed": any(a.restart_needed for a in actions),
         "expected": expected,
         "confirm_within": confirm_within,
+        "watchdog_grace": watchdog_grace,
     }
 
 
@@ -367,10 +383,14 @@ def _parse_steps(data: bytes) -> tuple[list[JobStep], int]:
 
 
 def _poll(
-    transport: Transport, job_id: str, offset: int
+    transport: Transport, job_id: str, offset: int, timeout: float = DEFAULT_POLL_TIMEOUT
 ) -> tuple[list[JobStep], int, dict[str, Any], str]:
+    # A bounded wait: over a blackholed link a read would otherwise hang for as long as
+    # TCP keeps retransmitting (many minutes).
     result = transport.run(
-        ["sh", "-c", _POLL, "sh", job_dir(job_id), str(offset + 1)], sudo=_sudo(transport)
+        ["sh", "-c", _POLL, "sh", job_dir(job_id), str(offset + 1)],
+        sudo=_sudo(transport),
+        timeout=timeout,
     )
     journal, _, rest = result.stdout.partition(b"\0")
     state_text, _, alive = rest.partition(b"\0")
@@ -384,8 +404,10 @@ def _poll(
 
 def _status_from(job_id: str, steps: list[JobStep], state: dict[str, Any], alive: str) -> JobStatus:
     name = state.get("state") or ("missing" if alive == "missing" else "starting")
-    if name in ("running", "awaiting-confirm") and alive != "alive":
-        name = "interrupted"  # the job died (host reboot, kill) before writing its end
+    if name in ("running", "awaiting-confirm") and alive == "rescue":
+        name = "recovering"  # the job died; its watchdog is restoring the snapshot
+    elif name in ("running", "awaiting-confirm") and alive != "alive":
+        name = "interrupted"  # the job and its watchdog died (host reboot, kill)
     return JobStatus(
         job_id=job_id,
         state=name,
@@ -410,18 +432,20 @@ def follow(
     poll: float = 0.3,
     stop_at_confirm: bool = True,
     start_timeout: float = 20.0,
+    poll_timeout: float = DEFAULT_POLL_TIMEOUT,
 ) -> JobStatus:
     """Follow the job's journal until it ends (or waits for a confirmation).
 
     Raises:
-        JobInterrupted: the connection dropped; the job goes on on the target.
+        JobInterrupted: the connection dropped, or one poll got no answer within
+            ``poll_timeout`` (a blackholed link); the job goes on on the target.
     """
     offset = 0
     steps: list[JobStep] = []
     began = time.monotonic()
     while True:
         try:
-            new, offset, state, alive = _poll(transport, job_id, offset)
+            new, offset, state, alive = _poll(transport, job_id, offset, poll_timeout)
         except Exception as exc:  # noqa: BLE001 - any failure to poll is a lost contact
             raise JobInterrupted(job_id, str(exc) or type(exc).__name__) from exc
         for step in new:
@@ -524,6 +548,7 @@ def prepare(
     confirm_within: float | None = None,
     health_timeout: float = DEFAULT_HEALTH_TIMEOUT,
     watch_seconds: float = DEFAULT_WATCH_SECONDS,
+    watchdog_grace: float = DEFAULT_WATCHDOG_GRACE,
 ) -> Prepared:
     """Snapshot (local + target), then upload the job; nothing on the host is changed yet.
 
@@ -577,6 +602,7 @@ def prepare(
         validate=validation_command(server, snapshot.id),
         expected=want,
         confirm_within=confirm_within,
+        watchdog_grace=watchdog_grace,
     )
     _upload(transport, snapshot.id, bundle)
     return Prepared(snapshot.id, snapshot, bundle, local_manifest)

@@ -950,10 +950,128 @@ def _mode_owner(path: str) -> tuple[str, str]:
     return "%04o" % (st.st_mode & 0o7777), f"{user}:{group}"
 
 
+def _job_alive(pid: int, directory: str) -> bool:
+    """True while ``pid`` is this job's process (not a zombie, not a reused pid)."""
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as fh:
+            argv = [a.decode("utf-8", "replace") for a in fh.read().split(b"\0") if a]
+        with open("/proc/%d/stat" % pid) as fh:
+            if fh.read().rsplit(")", 1)[-1].split()[0] in ("Z", "X"):
+                return False
+    except OSError:
+        return False
+    return directory in argv and "--watchdog" not in argv
+
+
+def _read_state(directory: str) -> dict[str, Any]:
+    data = read_or_none(os.path.join(directory, "state.json"))
+    try:
+        return json.loads(data.decode("utf-8")) if data else {}
+    except ValueError:
+        return {}
+
+
+def watchdog(directory: str, poll: float = 0.5, start_wait: float = 120.0) -> str:
+    """The dead-man switch next to a job: restore its snapshot if the job dies unfinished.
+
+    It runs as its own detached process (launched with the job), so a job killed by
+    SIGKILL, the OOM killer or a crash still ends rolled back. It never acts while the job's
+    process lives (a health wait may legitimately take minutes), nor when the job never
+    started (nothing was changed). Once the job's process is gone without a final state for
+    ``watchdog_grace`` seconds, it runs the job in restore mode in ``DIR-rescue`` and writes
+    the outcome into the dead job's own journal and state, so a reconnecting client sees
+    ``rolled-back`` (or ``failed-rollback``).
+
+    Returns:
+        What it did: ``ended`` (the job ended by itself), ``not-started`` or the rescue's
+        final state.
+    """
+    directory = directory.rstrip("/")
+    with open(os.path.join(directory, "watchdog.pid"), "w") as fh:
+        fh.write("%d\n" % os.getpid())
+    with open(os.path.join(directory, "bundle.json"), encoding="utf-8") as fh:
+        bundle = json.load(fh)
+    grace = float(bundle.get("watchdog_grace") or 10.0)
+    began = time.time()
+    dead_since: float | None = None
+    pid: int | None = None
+    while True:
+        if _read_state(directory).get("state") in FINAL:
+            return "ended"
+        try:
+            with open(os.path.join(directory, "pid")) as fh:
+                pid = int(fh.read().strip())
+        except (OSError, ValueError):
+            pid = None
+        if pid is None and time.time() - began > start_wait:
+            return "not-started"
+        if pid is None or _job_alive(pid, directory):
+            dead_since = None
+        elif dead_since is None:
+            dead_since = time.time()
+        elif time.time() - dead_since >= grace:
+            break
+        time.sleep(poll)
+    if _read_state(directory).get("state") in FINAL:
+        return "ended"
+    rescue_dir = directory + "-rescue"
+    os.makedirs(rescue_dir, mode=0o700, exist_ok=True)
+    with open(os.path.join(directory, "job.py"), "rb") as src:
+        source = src.read()
+    atomic_write(os.path.join(rescue_dir, "job.py"), source, 0o600, "")
+    rescue_bundle = {
+        "id": "%s-rescue" % bundle.get("id"),
+        "mode": "restore",
+        "snapshot_id": bundle.get("snapshot_id"),
+        "snapshot_dir": bundle.get("snapshot_dir"),
+        "how": bundle.get("how") or {},
+    }
+    atomic_write(
+        os.path.join(rescue_dir, "bundle.json"),
+        (json.dumps(rescue_bundle, sort_keys=True, indent=1) + "\n").encode(),
+        0o600,
+        "",
+    )
+    final = Job(rescue_dir).main()
+    # The dead job's own record: its journal goes on, its state becomes final.
+    dead = Job(directory)
+    journal = read_or_none(os.path.join(directory, "journal.jsonl")) or b""
+    dead.seq = journal.count(b"\n")
+    dead.manifest = {"id": bundle.get("snapshot_id")}
+    dead.step(
+        "watchdog",
+        "fail",
+        "the job (pid %s) died before it ended; restoring snapshot %s"
+        % (pid, bundle.get("snapshot_id")),
+    )
+    for raw in (read_or_none(os.path.join(rescue_dir, "journal.jsonl")) or b"").splitlines():
+        try:
+            doc = json.loads(raw)
+        except ValueError:
+            continue
+        dead.step(
+            "watchdog:" + str(doc.get("step")), str(doc.get("status")), str(doc.get("detail", ""))
+        )
+    rescued = _read_state(rescue_dir)
+    dead.errors = [
+        "the job (pid %s) died before it ended; the watchdog restored the snapshot" % pid
+    ]
+    dead.errors += list(rescued.get("errors") or [])
+    dead.log_lines = list(rescued.get("log_lines") or [])
+    dead.restarted = bool(rescued.get("restarted"))
+    state = "rolled-back" if final == "rolled-back" else "failed-rollback"
+    dead.step("end", "ok" if state == "rolled-back" else "fail", state + " (by the watchdog)")
+    dead.state(state, rescued_by="%s-rescue" % bundle.get("id"))
+    return final
+
+
 def main(argv: list[str]) -> int:
-    """``python3 job.py DIR``."""
+    """``python3 job.py DIR`` (the job) or ``python3 job.py --watchdog DIR`` (its dead-man)."""
+    if len(argv) == 3 and argv[1] == "--watchdog":
+        watchdog(argv[2])
+        return 0
     if len(argv) != 2:
-        sys.stderr.write("usage: job.py DIR\n")
+        sys.stderr.write("usage: job.py [--watchdog] DIR\n")
         return 2
     final = Job(argv[1]).main()
     return 0 if final in ("applied", "rolled-back", "refused") else 1

@@ -6,6 +6,8 @@ reuses its helpers (and its fixture that removes only the jobs and snapshots mad
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -20,11 +22,17 @@ from app.remote.local import LocalTransport
 from tests.hosts.loopdev import LoopFs
 from tests.hosts.util import need_root
 from tests.integration.test_apply import (  # noqa: F401 - the autouse fixture cleans up
+    WATCH,
     _remove_new_jobs_and_snapshots,
     change,
+    drop_in,
     facts_for,
     host_for,
+    remove_jobs_and_snapshots,
+    restart_argv,
     run_job,
+    tree,
+    variable,
 )
 
 UDEVD = next(
@@ -118,3 +126,45 @@ def test_persistence_replayed_by_udev_and_sysctl_then_rolled_back(
         conf.unlink(missing_ok=True)
         sched.write_text(old_sched)
         swappiness.write_text(old_swap)
+
+
+def test_a_job_killed_mid_apply_is_rolled_back_by_its_watchdog(
+    local: LocalTransport,
+    private_server: PrivateServer,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+) -> None:
+    """SIGKILL the job after its files are written, before the restart: the dead-man restores."""
+    server = private_server
+    before = tree(server.base / "etc")
+    facts = facts_for(local, str(server.socket_path))
+    assert facts.server is not None
+    action = drop_in(server, "[mysqld]\ninnodb_log_buffer_size = 33554432\n")
+    prepared = runner.prepare(
+        local,
+        [action],
+        facts.server,
+        target_label="test",
+        local_dir=None,
+        restart_argv=restart_argv(server),
+        watch_seconds=WATCH,
+        health_timeout=120.0,
+        watchdog_grace=1.0,
+    )
+    request.addfinalizer(lambda: remove_jobs_and_snapshots([f"{prepared.job_id}-rescue"]))
+    job = Path(runner.job_dir(prepared.job_id))
+    killed: list[int] = []
+
+    def on_step(step: runner.JobStep) -> None:
+        if step.step == "validate" and not killed:
+            killed.append(int((job / "pid").read_text()))
+            os.kill(killed[0], signal.SIGKILL)
+
+    runner.launch(local, prepared.job_id)
+    status = runner.follow(local, prepared.job_id, on_step)
+    assert killed, [s.line() for s in status.steps]
+    assert status.state == "rolled-back", (status.errors, [s.line() for s in status.steps])
+    assert "watchdog" in status.errors[0]
+    assert any(s.step == "watchdog:restore" for s in status.steps)
+    assert tree(server.base / "etc") == before  # byte-identical, no temp file left
+    assert variable(server, "innodb_log_buffer_size") == "16777216"  # up, old settings
