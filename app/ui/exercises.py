@@ -17,11 +17,13 @@ from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QTableWidget,
     QTableWidgetItem,
     QTabWidget,
@@ -70,7 +72,7 @@ class ExerciseChart(QChartView):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setRenderHint(QPainter.RenderHint.Antialiasing)
-        self.setMinimumHeight(220)
+        self.setMinimumHeight(280)
         self.setChart(QChart())
 
     def show_chart(self, spec: Chart) -> None:
@@ -127,7 +129,15 @@ class ExercisePanel(QWidget):
         self.job: Job | None = None
         self.result: ExerciseResult | None = None
 
-        layout = QVBoxLayout(self)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        content = QWidget()
+        scroll.setWidget(content)
+        outer.addWidget(scroll)
+        layout = QVBoxLayout(content)
         self.intro = QLabel(text.intro)
         self.intro.setWordWrap(True)
         self.intro.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -151,7 +161,7 @@ class ExercisePanel(QWidget):
         self.table.setAccessibleName("result table")
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.table.setMaximumHeight(170)
+        self.table.verticalHeader().hide()
         self.chart = ExerciseChart()
         self.happened = QLabel()
         self.happened.setWordWrap(True)
@@ -162,7 +172,7 @@ class ExercisePanel(QWidget):
         layout.addWidget(self.progress)
         layout.addWidget(self.recorded)
         layout.addWidget(self.table)
-        layout.addWidget(self.chart, 1)
+        layout.addWidget(self.chart)
         layout.addWidget(QLabel("<b>What just happened</b>"))
         layout.addWidget(self.happened)
         self.table.hide()
@@ -233,6 +243,11 @@ class ExercisePanel(QWidget):
         for r, row in enumerate(result.rows):
             for c, cell in enumerate(row):
                 self.table.setItem(r, c, QTableWidgetItem(cell))
+        self.table.resizeRowsToContents()
+        # As tall as its rows: the panel scrolls, the table does not.
+        height = self.table.horizontalHeader().height() + 2 * self.table.frameWidth()
+        height += sum(self.table.rowHeight(r) for r in range(self.table.rowCount()))
+        self.table.setFixedHeight(height)
         self.table.show()
         if result.chart is not None:
             self.chart.show_chart(result.chart)

@@ -137,7 +137,7 @@ class ExerciseResult:
 
     def to_json(self) -> str:
         """The result as JSON (how a real run is saved as a recorded one)."""
-        return json.dumps(asdict(self), indent=2, sort_keys=True)
+        return json.dumps(asdict(self), indent=2)
 
     @classmethod
     def from_json(cls, text: str) -> ExerciseResult:
