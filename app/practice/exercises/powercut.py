@@ -9,6 +9,7 @@ server started on the copy shows what a power cut at that moment would have left
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -77,18 +78,49 @@ def attached(image: Path, mountpoint: Path, options: str) -> Iterator[str]:
         subprocess.run(["losetup", "-d", device], capture_output=True)
 
 
+def restore_writeback(saved_file: Path) -> None:
+    """Put back the vm.dirty_* values a run saved (also those of a run that was killed)."""
+    try:
+        saved = json.loads(saved_file.read_text())
+    except (OSError, ValueError):
+        return
+    for path, value in saved.items():
+        if path in WRITEBACK:
+            with suppress(OSError):
+                Path(path).write_text(str(value))
+    saved_file.unlink(missing_ok=True)
+
+
 @contextmanager
-def writeback_held() -> Iterator[None]:
-    """Hold back the kernel's periodic writeback; the old values come back in any case."""
+def writeback_held(saved_file: Path) -> Iterator[None]:
+    """Hold back the kernel's periodic writeback; the old values come back in any case.
+
+    The old values go to ``saved_file`` before the first write, so that a run killed in
+    between can be undone by the next one (:func:`clean_leftovers`).
+    """
     saved = {path: Path(path).read_text().strip() for path in WRITEBACK}
+    saved_file.write_text(json.dumps(saved))
     try:
         for path, value in WRITEBACK.items():
             Path(path).write_text(value)
         yield
     finally:
-        for path, value in saved.items():
-            with suppress(OSError):
-                Path(path).write_text(value)
+        restore_writeback(saved_file)
+
+
+def clean_leftovers(work: Path) -> None:
+    """Undo what a killed earlier run left: kernel settings, mounts, loop devices, files."""
+    restore_writeback(work / "writeback.json")
+    mounts = [ln.split()[1] for ln in Path("/proc/self/mounts").read_text().splitlines()]
+    for mountpoint in sorted((m for m in mounts if m.startswith(f"{work}/")), reverse=True):
+        subprocess.run(["umount", "-l", mountpoint], capture_output=True)
+    for image in work.glob("*.img"):
+        listed = subprocess.run(
+            ["losetup", "-j", str(image)], capture_output=True, text=True, check=False
+        ).stdout
+        for line in listed.splitlines():
+            subprocess.run(["losetup", "-d", line.split(":")[0]], capture_output=True)
+    shutil.rmtree(work, ignore_errors=True)
 
 
 @dataclass(frozen=True)
@@ -120,8 +152,8 @@ def cut_once(lab: Lab, server: PrivateServer, device: str, level: int, seconds: 
     finally:
         session.close()
     _sh("sync", "-f", str(server.datadir))  # everything before the burst is on disk
-    copy = lab.workdir / f"powercut-copy-{level}.img"
-    with writeback_held():
+    copy = server.base.parent / f"copy-{level}.img"
+    with writeback_held(server.base.parent / "writeback.json"):
         writer = burst.WriteBurst(sock, table)
         lab.say(f"trx_commit={level}: writing for {seconds:.0f} s, then the power cut …")
         writer.start()
@@ -132,7 +164,7 @@ def cut_once(lab: Lab, server: PrivateServer, device: str, level: int, seconds: 
         lab.say(f"trx_commit={level}: copying {device} as it is on disk (direct I/O) …")
         _sh("dd", f"if={device}", f"of={copy}", "iflag=direct", "bs=1M", "status=none", timeout=300)
     try:
-        base = lab.workdir / f"powercut-after-{level}"
+        base = server.base.parent / f"after-{level}"
         with attached(copy, base / "data", "noatime"):
             after = PrivateServer(base, server_cnf=EXERCISE_CNF)
             lab.say(f"trx_commit={level}: starting a server on the copy (crash recovery) …")
@@ -172,7 +204,8 @@ def run(lab: Lab, *, seconds: float = 4.0, levels: Sequence[int] = (1, 2)) -> Ex
         result.recorded = f"{reason} {result.recorded or ''}".strip()
         return result
     work = lab.workdir / "powercut"
-    work.mkdir(parents=True, exist_ok=True)
+    clean_leftovers(work)
+    work.mkdir(parents=True)
     image = work / "disk.img"
     with open(image, "wb") as fh:
         fh.truncate(IMAGE_MB * 1024 * 1024)
