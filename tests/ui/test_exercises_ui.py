@@ -17,9 +17,10 @@ from PySide6.QtWidgets import QWizard
 from pytestqt.qtbot import QtBot
 
 from app.practice.binaries import find_binaries
-from app.practice.exercises.model import ExerciseResult, load_texts
+from app.practice.exercises.model import ExerciseCancelled, ExerciseResult, load_texts
 from app.practice.practice import PracticeServer
-from app.ui.exercises import ExercisesDialog
+from app.practice.server import PrivateServer
+from app.ui.exercises import ExercisesDialog, scratch_lab
 from app.ui.wizard import MainWizard
 from tests.hosts.util import need
 
@@ -78,3 +79,26 @@ def test_restart_exercise_runs_from_the_wizard_and_shows_its_result(
     assert not panel.recorded.isVisible()
     assert (practice_home / "data").is_dir()  # it ran on the practice server under the test's home
     dialog.close()
+
+
+def test_stop_ends_an_exercise_after_its_current_step(qtbot: QtBot) -> None:
+    """Stop during the first crash level: that level finishes, the next ones never start."""
+    need(find_binaries() is not None, "no MariaDB/MySQL server programs installed")
+    base = Path(tempfile.mkdtemp(prefix="itx-"))
+    try:
+        dialog = ExercisesDialog(
+            lab_factory=scratch_lab(base / "server", base), scale={"crash": {"seconds": 1.0}}
+        )
+        qtbot.addWidget(dialog)
+        panel = dialog.panels["crash"]
+        with qtbot.waitSignal(panel.finished, timeout=120_000) as finished:
+            panel.start_button.click()
+            qtbot.waitUntil(lambda: "writing for" in panel.progress.toPlainText(), timeout=60_000)
+            panel.stop_button.click()
+        assert isinstance(finished.args[0], ExerciseCancelled)
+        assert panel.happened.text().startswith("Stopped.")
+        assert "trx_commit=2" not in panel.progress.toPlainText()
+        qtbot.waitUntil(panel.start_button.isEnabled)
+    finally:
+        PrivateServer(base / "server").stop()
+        shutil.rmtree(base, ignore_errors=True)
