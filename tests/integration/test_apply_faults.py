@@ -7,6 +7,7 @@ reuses its helpers (and its fixture that removes only the jobs and snapshots mad
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import subprocess
 import time
@@ -17,10 +18,13 @@ from pathlib import Path
 import pytest
 
 from app.appliers import runner, sysctl, sysfs, udev
+from app.domain.target import ConnectOptions, parse_target
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
+from app.remote.ssh import SshTransport
 from tests.hosts.loopdev import LoopFs
-from tests.hosts.util import need_root
+from tests.hosts.sshd import SshServer, SshUsers
+from tests.hosts.util import need, need_root, wait_port
 from tests.integration.test_apply import (  # noqa: F401 - the autouse fixture cleans up
     WATCH,
     _remove_new_jobs_and_snapshots,
@@ -168,3 +172,125 @@ def test_a_job_killed_mid_apply_is_rolled_back_by_its_watchdog(
     assert any(s.step == "watchdog:restore" for s in status.steps)
     assert tree(server.base / "etc") == before  # byte-identical, no temp file left
     assert variable(server, "innodb_log_buffer_size") == "16777216"  # up, old settings
+
+
+class NetnsSshServer(SshServer):
+    """The test sshd, listening inside a network namespace reached over a veth pair."""
+
+    def __init__(self, workdir: Path, netns: str, address: str) -> None:
+        super().__init__(workdir, port=22)
+        self.netns = netns
+        self.host = address
+
+    def start(self) -> None:
+        """Start sshd in the namespace and wait for its port across the veth."""
+        self.prepare()
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+        with open(self.log, "ab") as log:
+            argv = ["ip", "netns", "exec", self.netns, "/usr/sbin/sshd", "-D", "-e"]
+            self._proc = subprocess.Popen(
+                [*argv, "-f", str(self.config)],
+                stdout=log,
+                stderr=log,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        wait_port(self.host, self.port)
+
+
+@contextmanager
+def veth_netns() -> Iterator[tuple[str, str, str]]:
+    """A namespace and a veth pair with a private /30 that exists only between the two.
+
+    Yields the namespace, the host side's interface and the namespace side's address.
+    """
+    tag = secrets.token_hex(3)
+    netns, outside, inside = f"innotune-{tag}", f"itv{tag}a", f"itv{tag}b"
+    net = f"169.254.{70 + int(tag[:2], 16) % 20}.{4 * (int(tag[2:], 16) % 60)}"
+    base = net.rsplit(".", 1)[0] + "."
+    last = int(net.rsplit(".", 1)[1])
+    host_ip, ns_ip = f"{base}{last + 1}", f"{base}{last + 2}"
+
+    def ip(*args: str) -> None:
+        subprocess.run(["ip", *args], check=True, capture_output=True)
+
+    try:
+        ip("netns", "add", netns)
+        ip("link", "add", outside, "type", "veth", "peer", "name", inside)
+        ip("link", "set", inside, "netns", netns)
+        ip("addr", "add", f"{host_ip}/30", "dev", outside)
+        ip("link", "set", outside, "up")
+        ip("-n", netns, "addr", "add", f"{ns_ip}/30", "dev", inside)
+        ip("-n", netns, "link", "set", inside, "up")
+        ip("-n", netns, "link", "set", "lo", "up")
+        yield netns, outside, ns_ip
+    finally:
+        subprocess.run(["ip", "link", "del", outside], capture_output=True)
+        subprocess.run(["ip", "netns", "del", netns], capture_output=True)
+
+
+def test_link_blackholed_mid_apply_the_job_finishes_and_a_reconnect_shows_it(
+    ssh_users: SshUsers,
+    private_server: PrivateServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    local: LocalTransport,
+) -> None:
+    """The veth into sshd's namespace goes down right after the launch: no FIN, no RST."""
+    need(Path("/usr/sbin/sshd").exists(), "openssh-server is not installed")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    server = private_server
+    mine = server.include_dir / "99-innotune.cnf"
+    text = "[mysqld]\ninnodb_log_buffer_size = 33554432\n"
+    with veth_netns() as (netns, outside, address):
+        sshd = NetnsSshServer(tmp_path / "sshd", netns, address)
+        try:
+            sshd.start()
+            known = tmp_path / "known_hosts"
+            # Port 22: known_hosts names the host without brackets.
+            known.write_text(sshd.known_hosts_line().replace(f"[{address}]:22", address))
+            target = parse_target(
+                f"root@{address}:{sshd.port}", ConnectOptions(identity=str(sshd.client_key))
+            )
+            transport = SshTransport(target, own_known_hosts=known, connect_timeout=3)
+            # Inspected from here: inside the namespace /proc/net/unix lists only that
+            # namespace's sockets, so the instance's socket would not be found from there.
+            facts = facts_for(local, str(server.socket_path))
+            assert facts.server is not None
+            prepared = runner.prepare(
+                transport,
+                [drop_in(server, text)],
+                facts.server,
+                target_label="test",
+                local_dir=None,
+                restart_argv=restart_argv(server),
+                watch_seconds=WATCH,
+                health_timeout=120.0,
+                expected={"innodb_log_buffer_size": "33554432"},
+            )
+            runner.launch(transport, prepared.job_id)
+            subprocess.run(["ip", "link", "set", "dev", outside, "down"], check=True)
+            began = time.monotonic()
+            with pytest.raises(runner.JobInterrupted):
+                runner.follow(transport, prepared.job_id, poll_timeout=3)
+            lost_after = time.monotonic() - began
+            print(f"connection reported lost {lost_after:.1f} s after the link went down")
+            assert lost_after < 30, lost_after
+            transport.close()
+            # The job goes on by itself (it runs on this same machine, inside the namespace).
+            done = runner.wait(local, prepared.job_id, timeout=180)
+            assert done.state == "applied", done.errors
+            subprocess.run(["ip", "link", "set", "dev", outside, "up"], check=True)
+            wait_port(address, sshd.port)
+            again = SshTransport(target, own_known_hosts=known, connect_timeout=10)
+            try:
+                status = runner.status(again, prepared.job_id)
+            finally:
+                again.close()
+        finally:
+            sshd.stop()
+    assert status.state == "applied", status.errors
+    assert [s.step for s in status.steps][-1] == "end"
+    assert mine.read_text() == text  # whole, never truncated
+    assert not list(server.include_dir.glob(".*innotune-tmp"))
+    assert variable(server, "innodb_log_buffer_size") == "33554432"
