@@ -380,6 +380,32 @@ def store_locally(snapshot: Snapshot, directory: Path) -> Path:
     return manifest
 
 
+def store_bench_locally(directory: Path, snapshot_id: str, label: str, report_json: str) -> Path:
+    """Keep a benchmark result beside the snapshot it belongs to (``bench-<label>.json``).
+
+    "before" is the server as the snapshot found it, "after" with the changes; a run after a
+    rollback is stored as "after-rollback", so each state can be compared later.
+    """
+    folder = Path(directory) / snapshot_id
+    if not (folder / "manifest.json").exists():
+        raise SnapshotError(f"Snapshot {snapshot_id} is not on this computer ({folder}).")
+    safe = "".join(ch for ch in label if ch.isalnum() or ch in "-_") or "run"
+    path = folder / f"bench-{safe}.json"
+    tmp = folder / f".bench-{safe}.json.tmp"
+    tmp.write_text(report_json)
+    tmp.chmod(0o600)
+    tmp.replace(path)
+    return path
+
+
+def load_bench_locally(directory: Path, snapshot_id: str) -> dict[str, str]:
+    """The benchmark results kept with a snapshot: label → JSON text."""
+    folder = Path(directory) / snapshot_id
+    return {
+        p.stem.removeprefix("bench-"): p.read_text() for p in sorted(folder.glob("bench-*.json"))
+    }
+
+
 def load_locally(directory: Path, snapshot_id: str) -> Snapshot:
     """Read and verify the local copy.
 

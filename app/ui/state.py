@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from app.access.doctor import DoctorResult, Secrets
 from app.appliers.preview import Preview
@@ -25,6 +26,10 @@ class WizardState:
     preview: Preview | None = None
     bench_before: BenchReport | None = None  # kept with the snapshot, to compare after
     bench_after: BenchReport | None = None
+    # The snapshot of the last apply, and where its local copy lives: benchmark results
+    # are kept beside it so a rollback can be measured against them later.
+    snapshot_id: str | None = None
+    snapshot_dir: Path | None = None
 
     @property
     def connected(self) -> bool:

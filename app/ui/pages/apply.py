@@ -9,6 +9,8 @@ at a job again after the connection dropped, and restore any earlier snapshot.
 
 from __future__ import annotations
 
+import contextlib
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtWidgets import (
@@ -25,9 +27,11 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
+from app.access.database import Credentials, open_session
 from app.appliers import runner
 from app.appliers import snapshot as snap
 from app.appliers.actions import ApplyError
+from app.domain.errors import InnoTuneError
 from app.ui.state import WizardState
 from app.ui.worker import Job, Progress
 
@@ -36,6 +40,18 @@ def _local_dir(label: str) -> Any:
     from app.commands.apply import local_snapshot_dir
 
     return local_snapshot_dir(label)
+
+
+def keep_bench(state: WizardState, label: str, report: object) -> None:
+    """Store a benchmark result beside the last apply's snapshot, when there is one."""
+    from app.domain.facts import to_json
+
+    if state.snapshot_id is None or state.snapshot_dir is None or report is None:
+        return
+    try:
+        snap.store_bench_locally(state.snapshot_dir, state.snapshot_id, label, to_json(report))
+    except (OSError, InnoTuneError):
+        pass  # the result stays on the Verify page; losing the copy must not stop the wizard
 
 
 class ApplyPage(QWizardPage):
@@ -180,13 +196,51 @@ class ApplyPage(QWizardPage):
         self.completeChanged.emit()
 
     # -- work done in the worker --------------------------------------------------------------
+    def _reconnect_after(self, progress: Progress, result: runner.JobStatus) -> runner.JobStatus:
+        """Log in to the database again when the job restarted the server.
+
+        The Connect page's session still points at the old server process, so the pages
+        after this one (Verify) would fail on it; this opens a new one the same way.
+        """
+        conn = self.state.connection
+        if not result.restarted or conn is None or conn.transport is None or conn.instance is None:
+            return result
+        target = self.state.target
+        creds = Credentials(
+            target.options.mysql_user if target is not None else None,
+            self.state.secrets.mysql_password,
+        )
+        old, conn.session = conn.session, None
+        if old is not None:
+            # The old server process is gone; closing its session may fail, and that is fine.
+            with contextlib.suppress(Exception):
+                old.close()
+        try:
+            conn.session = open_session(
+                conn.transport,
+                conn.instance,
+                creds,
+                use_sudo=target is None or target.kind != "practice",
+            )
+        except InnoTuneError as exc:
+            progress.post(
+                runner.JobStep(0, "", "reconnect", "warn", f"could not log in again: {exc.problem}")
+            )
+        else:
+            progress.post(
+                runner.JobStep(
+                    0, "", "reconnect", "ok", f"database session reopened via {conn.session.via}"
+                )
+            )
+        return result
+
     def _apply_work(self, progress: Progress) -> Any:
         preview, facts = self.state.preview, self.state.facts
         assert preview is not None and facts is not None and facts.server is not None
         transport = self._transport()
         plan = self.state.plan
         confirm = self.confirm_spin.value() or None
-        return runner.apply(
+        done = runner.apply(
             transport,
             preview.actions,
             facts.server,
@@ -198,6 +252,7 @@ class ApplyPage(QWizardPage):
             restart_argv=runner.restart_argv_from(self.restart_edit.text().strip() or None),
             confirm_within=float(confirm) if confirm else None,
         )
+        return self._reconnect_after(progress, done)
 
     # -- slots ------------------------------------------------------------------------------
     def _on_consent_toggled(self, _checked: bool) -> None:
@@ -214,7 +269,8 @@ class ApplyPage(QWizardPage):
         def work(progress: Progress) -> Any:
             transport = self._transport()
             runner.confirm(transport, job_id)
-            return runner.follow(transport, job_id, progress.post, stop_at_confirm=False)
+            done = runner.follow(transport, job_id, progress.post, stop_at_confirm=False)
+            return self._reconnect_after(progress, done)
 
         self.journal.clear()
         self._run(work, "Keeping the change…")
@@ -231,13 +287,14 @@ class ApplyPage(QWizardPage):
     def _restore(self, snapshot_id: str) -> None:
         def work(progress: Progress) -> Any:
             transport = self._transport()
-            return runner.rollback(
+            done = runner.rollback(
                 transport,
                 snapshot_id,
                 local_dir=_local_dir(transport.label),
                 on_step=progress.post,
                 restart_argv=runner.restart_argv_from(self.restart_edit.text().strip() or None),
             )
+            return self._reconnect_after(progress, done)
 
         self.journal.clear()
         self._run(work, f"Restoring snapshot {snapshot_id}…")
@@ -266,6 +323,14 @@ class ApplyPage(QWizardPage):
         if isinstance(item, runner.JobStep):
             self.journal.appendPlainText(item.line())
 
+    def _keep_bench_with_snapshot(self, result: runner.JobStatus) -> None:
+        if result.snapshot_id is None or self.state.target is None:
+            return
+        if self.state.snapshot_id != result.snapshot_id:
+            self.state.snapshot_id = result.snapshot_id
+            self.state.snapshot_dir = Path(_local_dir(self.state.target.label))
+            keep_bench(self.state, "before", self.state.bench_before)
+
     def _on_job_succeeded(self, result: object) -> None:
         if isinstance(result, list):
             self.snapshots.clear()
@@ -277,6 +342,7 @@ class ApplyPage(QWizardPage):
             return
         assert isinstance(result, runner.JobStatus)
         self.status = result
+        self._keep_bench_with_snapshot(result)
         lines = [f"Job {result.job_id}: {result.state}."]
         if result.state == "awaiting-confirm":
             lines.append("Check the server now; press Keep before the deadline or it rolls back.")

@@ -303,6 +303,9 @@ class VerifyPage(QWizardPage):
             self.state.bench_before = report
         else:
             self.state.bench_after = report
+        from app.ui.pages.apply import keep_bench
+
+        keep_bench(self.state, report.label, report)
         self.bar.setValue(1000 if not report.cancelled else self.bar.value())
         word = "cancelled; the scratch schema was dropped" if report.cancelled else "done"
         self.status.setText(f"“{report.label}” {word}.")
