@@ -127,16 +127,11 @@ def test_power_cut_without_root_shows_the_recorded_run_labelled_as_such(tmp_path
         "r = powercut.run(Lab(PrivateServer(Path('/nonexistent')), Path('/tmp'))); "
         "print(r.to_json())"
     )
+    as_nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", sys.executable]
+    probe = subprocess.run([*as_nobody, "-c", "import app"], cwd=REPO, capture_output=True)
+    need(probe.returncode == 0, "nobody cannot read this checkout or its Python")
     proc = subprocess.run(
-        [
-            "setpriv",
-            "--reuid=nobody",
-            "--regid=nogroup",
-            "--clear-groups",
-            sys.executable,
-            "-c",
-            code,
-        ],
+        [*as_nobody, "-c", code],
         cwd=REPO,
         capture_output=True,
         text=True,
