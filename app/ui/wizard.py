@@ -87,6 +87,10 @@ class MainWizard(QWizard):
             from app.ui.pages.verify import VerifyPage
 
             return VerifyPage(self.state)
+        if title == "Done":
+            from app.ui.pages.done import DonePage
+
+            return DonePage(self.state)
         return StepPage(title)
 
     def done(self, result: int) -> None:

@@ -1,0 +1,88 @@
+"""The Done page: what changed, how to undo it, what it measured, where the log is."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWizardPage
+
+from app.domain.bench import BenchReport
+from app.ui.state import WizardState
+
+
+def gains(before: BenchReport | None, after: BenchReport | None) -> list[str]:
+    """One line per workload run in both: commits/s before → after and the change."""
+    if before is None or after is None:
+        return []
+    lines = []
+    for b in before.results:
+        a = after.result(b.workload, b.threads)
+        if a is None or b.commits_per_s <= 0:
+            continue
+        change = (a.commits_per_s / b.commits_per_s - 1) * 100
+        lines.append(
+            f"{b.workload} × {b.threads} client(s): {b.commits_per_s:,.0f} → "
+            f"{a.commits_per_s:,.0f} commits/s ({change:+.0f}%)"
+        )
+    return lines
+
+
+def summary_html(state: WizardState, log_path: str) -> str:
+    """The page's text, from what the wizard did."""
+    parts: list[str] = []
+    target = state.target.label if state.target else "the server"
+    plan = state.plan
+    if plan is not None:
+        applied = [c for c in plan.changes if c.target != "advice"]
+        parts.append(f"<h3>{len(applied)} change(s) planned for {html.escape(target)}</h3>")
+        items = []
+        for c in applied:
+            where = f" ({c.device})" if c.device else ""
+            items.append(
+                f"<li>{html.escape(c.key + where)}: "
+                f"{html.escape(c.current or '?')} → {html.escape(c.proposed)}</li>"
+            )
+        parts.append("<ul>" + "".join(items) + "</ul>")
+    if state.snapshot_id:
+        parts.append(
+            f"<p>Snapshot <b>{html.escape(state.snapshot_id)}</b> holds everything as it was. "
+            "Undo at any time: the Apply page's snapshot list, or "
+            f"<code>innotune rollback {html.escape(target)} {html.escape(state.snapshot_id)}"
+            "</code>.</p>"
+        )
+    else:
+        parts.append("<p>Nothing was applied, so there is nothing to undo.</p>")
+    measured = gains(state.bench_before, state.bench_after)
+    if measured:
+        parts.append(
+            "<p><b>Measured on your server:</b><br>"
+            + "<br>".join(html.escape(m) for m in measured)
+            + "</p>"
+        )
+    parts.append(f"<p>InnoTune's log (secrets masked): <code>{html.escape(log_path)}</code></p>")
+    return "".join(parts)
+
+
+class DonePage(QWizardPage):
+    """The last page: a summary a person can keep."""
+
+    def __init__(self, state: WizardState) -> None:
+        super().__init__()
+        self.setTitle("Done")
+        self.setSubTitle("What InnoTune did, how to undo it, and what it measured.")
+        self.setObjectName("page_done")
+        self.state = state
+        self.text = QLabel()
+        self.text.setWordWrap(True)
+        self.text.setTextFormat(Qt.TextFormat.RichText)
+        self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.text.setAccessibleName("summary")
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.text)
+        layout.addStretch(1)
+
+    def initializePage(self) -> None:  # noqa: N802 - Qt's name
+        from app.ui.paths import app_data_dir
+
+        self.text.setText(summary_html(self.state, str(app_data_dir() / "logs" / "innotune.log")))

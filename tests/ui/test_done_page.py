@@ -1,0 +1,48 @@
+"""The Done page sums up from what the wizard did."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from pytestqt.qtbot import QtBot
+
+from app.domain.bench import BenchReport
+from app.domain.hostfacts import HostFacts
+from app.domain.target import parse_target
+from app.knobs import default_catalogue
+from app.planner import default_positions, make_plan
+from app.ui.pages.done import DonePage, gains
+from app.ui.state import WizardState
+
+FACTS = Path(__file__).parents[1] / "fixtures/hosts/practice-debian12/facts.json"
+
+
+def test_summary_names_changes_snapshot_and_log(qtbot: QtBot) -> None:
+    facts = HostFacts.from_json(FACTS.read_text())
+    pos = dataclasses.replace(default_positions(facts), crash_loss="os")
+    state = WizardState(target=parse_target("practice"), facts=facts)
+    state.plan = make_plan(facts, pos, default_catalogue())
+    state.snapshot_id = "20261122-120000-abcd"
+    page = DonePage(state)
+    qtbot.addWidget(page)
+    page.initializePage()
+    text = page.text.text()
+    assert "innodb_flush_log_at_trx_commit: 1 → 2" in text
+    assert "innotune rollback practice 20261122-120000-abcd" in text
+    assert "innotune.log" in text
+
+
+def test_gains_compare_the_same_workloads() -> None:
+    def report(label: str, rate: float) -> BenchReport:
+        from app.domain.bench import Counters, Latency, WorkloadResult
+
+        lat = Latency(p50_ms=1.0, p95_ms=2.0, p99_ms=3.0)
+        n = int(rate * 10)
+        result = WorkloadResult("autocommit", 1, 10.0, n, n, rate, rate, lat, Counters())
+        return BenchReport("t", "now", "innotune", 10.0, (result,), label=label)
+
+    assert gains(report("before", 100.0), report("after", 150.0)) == [
+        "autocommit × 1 client(s): 100 → 150 commits/s (+50%)"
+    ]
+    assert gains(None, report("after", 1.0)) == []
