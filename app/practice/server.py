@@ -312,7 +312,12 @@ class PrivateServer:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._started_pid is not None and not _pid_alive(self._started_pid):
-                raise ServerError("The server stopped while starting.", self.log_tail_hint())
+                replacement = self._pid_from_file()
+                if replacement and replacement != self._started_pid and _pid_alive(replacement):
+                    # Someone else restarted it since (an apply, an exercise): follow them.
+                    self._started_pid = None
+                else:
+                    raise ServerError("The server stopped while starting.", self.log_tail_hint())
             if self._greets():
                 return
             time.sleep(0.1)

@@ -136,3 +136,14 @@ def test_debian_mariadb_error_lines_land_in_syslog(debian_mariadb: DebianMariaDB
     # Debian's mysqld_safe sends the server's messages to syslog; rsyslog writes them here.
     text = Path("/var/log/syslog").read_text(errors="replace")
     assert "mysqld: " in text and "ready for connections" in text
+
+
+def test_private_server_follows_a_restart_by_another_process(
+    private_server: PrivateServer,
+) -> None:
+    first = private_server.running_pid()
+    other = PrivateServer(private_server.base)  # as another InnoTune process would
+    other.restart()
+    assert other.running_pid() not in (None, first)
+    private_server.wait_ready(30)  # must not blame the dead first process
+    assert private_server.running_pid() == other.running_pid()
