@@ -192,7 +192,9 @@ def _defaults(export: Export) -> str:
         f"innotune_server_version: {_q(export.version)}",
         f"innotune_sysctl_file: {_q(SYSCTL_FILE)}",
         f"innotune_udev_dir: {_q(UDEV_DIR)}",
-        'innotune_ram_bytes: "{{ (ansible_memtotal_mb | int) * 1048576 }}"',
+        "# MemTotal in bytes as the planner reads it; ansible_memtotal_mb (whole MiB) otherwise.",
+        "innotune_ram_bytes: >-",
+        "  {{ innotune_meminfo_bytes | default((ansible_memtotal_mb | int) * 1048576) }}",
         "# Settings with the same value on every host.",
         f"innotune_static_settings: {json.dumps(static)}",
         "# Settings that need a restart when they change; the others are set live.",
@@ -342,6 +344,17 @@ def _tasks(export: Export) -> str:
     settings = "{{ innotune_static_settings }}"
     if export.pool_rule is not None:
         parts += [
+            "- name: Read this host's RAM as the planner does (MemTotal in /proc/meminfo)",
+            "  ansible.builtin.slurp:",
+            "    src: /proc/meminfo",
+            "  register: innotune_meminfo",
+            "",
+            "- name: Take MemTotal in bytes",
+            "  ansible.builtin.set_fact:",
+            "    innotune_meminfo_bytes: >-",
+            "      {{ (innotune_meminfo.content | b64decode"
+            " | regex_findall('MemTotal: *([0-9]+)') | first | int) * 1024 }}",
+            "",
             "- name: Size this host's buffer pool from its own RAM (the plan's rule)",
             "  ansible.builtin.set_fact:",
             "    innotune_buffer_pool_size: \"{{ lookup('ansible.builtin.template', 'pool.j2')"

@@ -188,23 +188,23 @@ def test_playbook_over_ssh_checks_applies_restarts_and_then_changes_nothing(
     old_log_buffer = debian_mariadb.query("SELECT @@innodb_log_buffer_size").strip()
 
     out, (_, changed, _, _) = run_playbook(play, "--check", "--diff")
-    assert changed > 0
+    assert changed > 0, out
     assert "+innodb_log_buffer_size = 20971520" in out, out
     assert f"+innodb_buffer_pool_size = {pool.proposed}" in out, out
     assert "changed: [testdb] => (item={'key': 'vm.swappiness'" in out, out
-    assert f"changed: [testdb] => (item={{'device': '{loopfs.name}'" in out
-    assert "RUNNING HANDLER [innotune : Restart the database server" in out
+    assert f"changed: [testdb] => (item={{'device': '{loopfs.name}'" in out, out
+    assert "RUNNING HANDLER [innotune : Restart the database server" in out, out
     assert digest_tree(Path("/etc/mysql")) == etc, "--check wrote a file"
     assert debian_mariadb.query("SELECT @@innodb_log_buffer_size").strip() == old_log_buffer
     assert Path("/proc/sys/vm/swappiness").read_text().strip() == swappiness
 
     out, (_, changed, _, failed) = run_playbook(play)
-    assert changed > 0 and failed == 0
-    assert "RUNNING HANDLER [innotune : Restart the database server" in out
+    assert changed > 0 and failed == 0, out
+    assert "RUNNING HANDLER [innotune : Restart the database server" in out, out
     in_force = debian_mariadb.query(
         "SELECT @@innodb_log_buffer_size, @@innodb_buffer_pool_size"
     ).split()
-    assert in_force == ["20971520", pool.proposed]
+    assert in_force == ["20971520", pool.proposed], out
     assert Path("/proc/sys/vm/swappiness").read_text().strip() == plan.changes[2].proposed
     assert (loopfs.queue / "read_ahead_kb").read_text().strip() == plan.changes[3].proposed
     dropin = Path("/etc/mysql/mariadb.conf.d/99-innotune.cnf").read_text()
