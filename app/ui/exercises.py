@@ -2,7 +2,7 @@
 
 One tab per exercise: a plain introduction, Start (and Stop), live progress from a worker,
 the measured result as a table and a chart, and what just happened. The exercises
-themselves live in ``app.practice.exercises`` (no Qt); their words in
+themselves live in ``app.exercises`` (no Qt); their words in
 ``resources/exercises/*.toml``.
 """
 
@@ -31,8 +31,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.practice.exercises import run as run_exercise
-from app.practice.exercises.model import (
+from app.exercises import run as run_exercise
+from app.exercises.model import (
     Chart,
     ExerciseCancelled,
     ExerciseResult,

@@ -20,8 +20,8 @@ import pytest
 
 from app.appliers import runner
 from app.appliers import snapshot as snap
-from app.practice.exercises import badchange, bufferpool, crash, powercut, restart
-from app.practice.exercises.model import ExerciseResult, Lab
+from app.exercises import badchange, bufferpool, crash, powercut, restart
+from app.exercises.model import ExerciseResult, Lab
 from app.practice.server import PrivateServer
 from tests.hosts.util import need, need_root
 
@@ -121,8 +121,8 @@ def test_power_cut_without_root_shows_the_recorded_run_labelled_as_such(tmp_path
     need_root()  # to become another user
     code = (
         "import json; from pathlib import Path; "
-        "from app.practice.exercises import powercut; "
-        "from app.practice.exercises.model import Lab; "
+        "from app.exercises import powercut; "
+        "from app.exercises.model import Lab; "
         "from app.practice.server import PrivateServer; "
         "r = powercut.run(Lab(PrivateServer(Path('/nonexistent')), Path('/tmp'))); "
         "print(r.to_json())"

@@ -16,8 +16,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWizard
 from pytestqt.qtbot import QtBot
 
+from app.exercises.model import ExerciseCancelled, ExerciseResult, load_texts
 from app.practice.binaries import find_binaries
-from app.practice.exercises.model import ExerciseCancelled, ExerciseResult, load_texts
 from app.practice.practice import PracticeServer
 from app.practice.server import PrivateServer
 from app.ui.exercises import ExercisesDialog, scratch_lab

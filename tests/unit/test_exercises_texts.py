@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from app.practice.exercises import RUNNERS
-from app.practice.exercises.model import load_texts, unwrap
-from app.practice.exercises.powercut import recorded
+from app.exercises import RUNNERS
+from app.exercises.model import load_texts, unwrap
+from app.exercises.powercut import recorded
 
 
 def test_every_exercise_has_its_texts_and_every_text_an_exercise() -> None:

@@ -6,8 +6,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from app.exercises.model import Chart, ExerciseResult, Lab, text_for
 from app.mysql import burst
-from app.practice.exercises.model import Chart, ExerciseResult, Lab, text_for
 
 #: Seconds added to innodb_flush_log_at_timeout for the bound at 0: the background flush
 #: runs on a timer that can start late on a busy machine.

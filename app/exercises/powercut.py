@@ -19,8 +19,8 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.exercises.model import Chart, ExerciseResult, Lab, resource_dir, text_for
 from app.mysql import burst
-from app.practice.exercises.model import Chart, ExerciseResult, Lab, resource_dir, text_for
 from app.practice.server import SERVER_CNF, PrivateServer, ServerError
 
 #: Seconds added to innodb_flush_log_at_timeout for the bound at 2 (timer start-up jitter).

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from app.exercises.model import Chart, ExerciseResult, Lab, text_for
 from app.mysql import burst
-from app.practice.exercises.model import Chart, ExerciseResult, Lab, text_for
 from app.practice.server import PrivateServer
 
 DROP_IN = "90-innotune-exercise.cnf"

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from app.practice.exercises import badchange, bufferpool, crash, powercut, restart
-from app.practice.exercises.model import ExerciseResult, Lab
+from app.exercises import badchange, bufferpool, crash, powercut, restart
+from app.exercises.model import ExerciseResult, Lab
 
 RUNNERS: dict[str, Callable[..., ExerciseResult]] = {
     "crash": crash.run,

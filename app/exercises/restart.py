@@ -6,8 +6,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from app.exercises.model import Chart, ExerciseResult, Lab, text_for
 from app.mysql import burst
-from app.practice.exercises.model import Chart, ExerciseResult, Lab, text_for
 
 POLL = 0.02  # seconds between login attempts
 
