@@ -184,12 +184,17 @@ def test_playbook_over_ssh_checks_applies_restarts_and_then_changes_nothing(
         f"innotune_sysctl_file={persist}/sysctl.d/99-innotune.conf\n"
         f"innotune_udev_dir={persist}/udev\n"
     )
+    # A drop-in is there already: the run replaces it and keeps a backup beside it.
+    earlier = b"# an earlier drop-in\n[mysqld]\n"
+    dropin_path = Path("/etc/mysql/mariadb.conf.d/99-innotune.cnf")
+    dropin_path.write_bytes(earlier)
     etc = digest_tree(Path("/etc/mysql"))
     old_log_buffer = debian_mariadb.query("SELECT @@innodb_log_buffer_size").strip()
 
     out, (_, changed, _, _) = run_playbook(play, "--check", "--diff")
     assert changed > 0, out
     assert "+innodb_log_buffer_size = 20971520" in out, out
+    assert "-# an earlier drop-in" in out
     assert f"+innodb_buffer_pool_size = {pool.proposed}" in out, out
     assert "changed: [testdb] => (item={'key': 'vm.swappiness'" in out, out
     assert f"changed: [testdb] => (item={{'device': '{loopfs.name}'" in out, out
@@ -207,7 +212,9 @@ def test_playbook_over_ssh_checks_applies_restarts_and_then_changes_nothing(
     assert in_force == ["20971520", pool.proposed], out
     assert Path("/proc/sys/vm/swappiness").read_text().strip() == plan.changes[2].proposed
     assert (loopfs.queue / "read_ahead_kb").read_text().strip() == plan.changes[3].proposed
-    dropin = Path("/etc/mysql/mariadb.conf.d/99-innotune.cnf").read_text()
+    dropin = dropin_path.read_text()
+    backups = list(dropin_path.parent.glob("99-innotune.cnf.*~"))
+    assert [b.read_bytes() for b in backups] == [earlier]
     assert "Why: the export test sets innodb_log_buffer_size" in dropin
     rule = (persist / "udev" / f"99-innotune-{loopfs.name}.rules").read_text()
     assert f'ATTR{{queue/read_ahead_kb}}="{plan.changes[3].proposed}"' in rule

@@ -139,3 +139,26 @@ def test_a_saved_plan_round_trips_with_its_rules() -> None:
     assert again.pool_rules == plan.pool_rules and again == plan
     old = plan.to_json().replace('"pool_rules"', '"ignored"')
     assert Plan.from_json(old).pool_rules == ()  # plans saved before the rules still load
+
+
+def test_templates_name_the_changed_settings_and_the_live_statement() -> None:
+    """changed.j2 and set_global.j2 rendered with jinja2 alone, as the role's tasks use them."""
+    plan = plan_of(with_ram(PROFILES["mariadb1011-md-raid1-ssd"].facts, 32 * GIB))
+    files = playbook_files(plan)
+    env = jinja2.Environment()  # noqa: S701 - option-file text, not HTML
+    changed = env.from_string(files[f"{ROLE}/templates/changed.j2"])
+    settings = {"innodb_io_capacity": "3000", "innodb_buffer_pool_size": "1073741824"}
+    old = "[mysqld]\ninnodb_io_capacity = 3000\ninnodb_buffer_pool_size = 2147483648\n"
+    host = {"innotune_settings": settings, "innotune_old_text": old}
+    assert changed.render(host).split() == ["innodb_buffer_pool_size"]
+    assert changed.render({**host, "innotune_old_text": ""}).split() == list(settings)
+    no_pool = {**settings, "innodb_buffer_pool_size": ""}  # none fits: never "changed"
+    assert changed.render({**host, "innotune_settings": no_pool}).split() == []
+    statement = env.from_string(files[f"{ROLE}/templates/set_global.j2"]).render(
+        innotune_changed=["innodb_io_capacity", "innodb_buffer_pool_size"],
+        innotune_dynamic_keys=["innodb_buffer_pool_size", "innodb_io_capacity"],
+        innotune_settings=settings,
+    )
+    assert statement.strip() == (
+        "SET GLOBAL innodb_io_capacity = 3000, innodb_buffer_pool_size = 1073741824"
+    )
