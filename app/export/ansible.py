@@ -142,7 +142,9 @@ Any `ansible` package from PyPI (which bundles the community collections too) or
     ansible-playbook -i inventory.ini site.yml --check --diff   # what would change
     ansible-playbook -i inventory.ini site.yml                  # apply
 
-Hosts are the `innotune` group (override with `-e innotune_hosts=...`).
+Hosts are the `innotune` group (override with `-e innotune_hosts=...`). The play uses
+`become: true`: with a login that needs a sudo password add `--ask-become-pass`. Setting
+`ANSIBLE_PIPELINING=1` (where sudoers has no `requiretty`) halves the SSH round trips.
 Every replaced file is kept beside it as a timestamped `~` backup (`backup: true`).
 A run refuses a host whose server version is not `{export.version}` (the plan's).
 The server is restarted only when a setting that needs a restart changes ({restart});
