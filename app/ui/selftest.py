@@ -92,7 +92,7 @@ def _check_wizard() -> str:
         app.setApplicationName(APP_NAME)
         app.setOrganizationName(APP_NAME)
         app.setApplicationVersion(__version__)
-    register_gui_thread()
+        register_gui_thread()
     from app.ui.launch import window_icon
 
     icon = window_icon()

@@ -10,11 +10,13 @@ from PySide6.QtWidgets import QApplication
 
 import app.resources
 from app.cli import build_parser
+from app.domain import threads
 from app.ui.selftest import CHECKS, run_self_test
 
 
 def test_self_test_passes_and_says_what_it_checked(qapp: QApplication) -> None:
     before = {id(w) for w in qapp.topLevelWidgets() if w.isVisible()}
+    gui_thread = threads._gui_thread_id
     out = io.StringIO()
     assert run_self_test(out) == 0
     text = out.getvalue()
@@ -26,6 +28,7 @@ def test_self_test_passes_and_says_what_it_checked(qapp: QApplication) -> None:
     assert text.rstrip().endswith("self-test passed")
     after = {id(w) for w in qapp.topLevelWidgets() if w.isVisible()}
     assert after <= before  # the wizard it opened is gone again
+    assert threads._gui_thread_id == gui_thread  # the running application's set-up is kept
 
 
 def test_self_test_names_missing_data_files(
