@@ -69,9 +69,15 @@ _POLL = r"""
 dir=$1
 tail -c +"$2" "$dir/journal.jsonl" 2>/dev/null; printf '\000'
 cat "$dir/state.json" 2>/dev/null; printf '\000'
+# A zombie is dead: an init that is slow to reap (containers) must not keep a job "alive".
+alive() {
+    [ -n "$1" ] && kill -0 "$1" 2>/dev/null || return 1
+    s=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
+    [ "$s" != Z ] && [ "$s" != X ]
+}
 p=$(cat "$dir/pid" 2>/dev/null); w=$(cat "$dir/watchdog.pid" 2>/dev/null)
-if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then echo alive
-elif [ -n "$w" ] && kill -0 "$w" 2>/dev/null; then echo rescue
+if alive "$p"; then echo alive
+elif alive "$w"; then echo rescue
 elif [ -d "$dir" ]; then echo gone; else echo missing; fi
 """
 

@@ -57,6 +57,14 @@ def local() -> Iterator[LocalTransport]:
     transport.close()
 
 
+def running(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie waiting for init to reap it does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in "ZX"
+    except OSError:
+        return False
+
+
 @contextmanager
 def udevd(log: Path) -> Iterator[None]:
     """systemd-udevd in the foreground of a process of ours, stopped (by its pid) afterwards."""
@@ -291,6 +299,14 @@ def test_link_blackholed_mid_apply_the_job_finishes_and_a_reconnect_shows_it(
             sshd.stop()
     assert status.state == "applied", status.errors
     assert [s.step for s in status.steps][-1] == "end"
+    # The job ended by itself, so its watchdog leaves without restoring anything.
+    job = Path(runner.job_dir(prepared.job_id))
+    watchdog = int((job / "watchdog.pid").read_text())
+    deadline = time.monotonic() + 10
+    while running(watchdog) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not running(watchdog)
+    assert not Path(f"{job}-rescue").exists()
     assert mine.read_text() == text  # whole, never truncated
     assert not list(server.include_dir.glob(".*innotune-tmp"))
     assert variable(server, "innodb_log_buffer_size") == "33554432"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import shlex
 from pathlib import Path
 
@@ -10,12 +11,14 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from app.access.database import open_session
+from app.appliers import runner
 from app.practice.server import PrivateServer
 from app.ui.pages.apply import ApplyPage
 from app.ui.pages.preview import make_preview
 from app.ui.worker import Progress
 from tests.hosts.util import need_root
 from tests.integration.test_apply import (  # noqa: F401 - autouse cleanup of jobs
+    WATCH,
     _remove_new_jobs_and_snapshots,
     drop_in,
     restart_argv,
@@ -29,6 +32,8 @@ def test_the_page_reopens_its_database_session_after_a_restart(
 ) -> None:
     need_root()
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    # A short watch after the restart (the page uses the 15 s default): keeps the test short.
+    monkeypatch.setattr(runner, "apply", functools.partial(runner.apply, watch_seconds=WATCH))
     server = private_server
     before = tree(server.base / "etc")
     state = _state(server)
