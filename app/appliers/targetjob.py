@@ -996,6 +996,8 @@ def watchdog(directory: str, poll: float = 0.5, start_wait: float = 120.0) -> st
     dead_since: float | None = None
     pid: int | None = None
     while True:
+        if not os.path.isdir(directory):
+            return "ended"  # the job's record was removed: nothing left to watch over
         if _read_state(directory).get("state") in FINAL:
             return "ended"
         try:
