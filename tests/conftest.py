@@ -7,6 +7,7 @@ After the session, nothing of ours may still run, be mounted or be attached.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -135,13 +136,17 @@ def debian_mariadb(_debian_mariadb_session: DebianMariaDB) -> Iterator[DebianMar
 
 @pytest.fixture
 def private_servers(tmp_path: Path) -> Iterator[list[PrivateServer]]:
-    """A list to put private servers in; every one is stopped after the test."""
+    """A list to put private servers in; every one is stopped and deleted after the test.
+
+    Deleting matters on the shared loop filesystem: each server holds ~120 MiB.
+    """
     servers: list[PrivateServer] = []
     try:
         yield servers
     finally:
         for server in servers:
             server.stop()
+            shutil.rmtree(server.base, ignore_errors=True)
 
 
 @pytest.fixture
@@ -159,7 +164,8 @@ def loopfs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopFs]:
     need_root()
     need(Path("/dev/loop-control").exists(), "no loop device support (/dev/loop-control)")
     base = tmp_path_factory.mktemp("loop")
-    fs = LoopFs(image=base / "disk.img", mountpoint=base / "mnt")
+    # Sparse: only what the tests write takes disk space.
+    fs = LoopFs(image=base / "disk.img", mountpoint=base / "mnt", size_mb=2048)
     try:
         fs.attach()
         yield fs
