@@ -183,3 +183,26 @@ def loop_server(
     private_servers.append(server)
     server.start()
     return server
+
+
+@pytest.fixture
+def own_apply_jobs(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Record the ids of the apply jobs this test makes, and remove only those afterwards.
+
+    Other test sessions may be running jobs on this machine at the same time.
+    """
+    from app.appliers import runner
+    from app.appliers import snapshot as snap
+
+    made: list[str] = []
+    new_id = snap.new_id
+
+    def recording() -> str:
+        made.append(new_id())
+        return made[-1]
+
+    monkeypatch.setattr(snap, "new_id", recording)
+    yield made
+    for found in made + [f"{m}-restore" for m in made]:
+        for path in (runner.job_dir(found), snap.target_dir(found)):
+            shutil.rmtree(path, ignore_errors=True)

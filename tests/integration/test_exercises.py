@@ -10,16 +10,12 @@ restart's downtime is seen by a client; a bad change is rolled back.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from app.appliers import runner
-from app.appliers import snapshot as snap
 from app.exercises import badchange, bufferpool, crash, powercut, restart
 from app.exercises.model import ExerciseResult, Lab
 from app.practice.server import PrivateServer
@@ -170,19 +166,7 @@ def test_restart_downtime_is_seen_by_a_polling_client(
     assert private_server.running_pid() is not None
 
 
-@pytest.fixture
-def _no_new_jobs() -> Iterator[None]:
-    """Remove the jobs and snapshots this test's apply left in /var/lib/innotune."""
-    roots = [Path(runner.JOBS_ROOT), Path(snap.TARGET_ROOT)]
-    before = {p for root in roots if root.is_dir() for p in root.iterdir()}
-    yield
-    for root in roots:
-        for entry in sorted(root.iterdir()) if root.is_dir() else []:
-            if entry not in before:
-                shutil.rmtree(entry, ignore_errors=True)
-
-
-@pytest.mark.usefixtures("_no_new_jobs")
+@pytest.mark.usefixtures("own_apply_jobs")
 def test_a_change_that_stops_the_server_is_rolled_back_by_the_apply_job(
     private_server: PrivateServer, tmp_path: Path
 ) -> None:
