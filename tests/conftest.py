@@ -33,6 +33,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.longrepr = f"skipped under CI=true (a real part is missing): {report.longrepr}"
 
 
+def _started_after(pid: str, boot_ticks: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return int(stat.rsplit(")", 1)[1].split()[19]) >= boot_ticks
+
+
 def _leftovers(base: Path) -> list[str]:
     found = []
     marker = str(base)
@@ -45,6 +53,9 @@ def _leftovers(base: Path) -> list[str]:
             continue
         if marker in cmd and not cmd.startswith(("pytest", "python")):
             found.append(f"process {proc.name}: {cmd.strip()[:160]}")
+        elif cmd.startswith("sshd: ") and _started_after(proc.name, _SESSION_START_TICKS):
+            # A per-connection sshd of one of our servers, orphaned when its listener died.
+            found.append(f"process {proc.name}: {cmd.strip()[:160]}")
     for line in Path("/proc/self/mounts").read_text().splitlines():
         if marker in line:
             found.append(f"mount: {line}")
@@ -55,6 +66,15 @@ def _leftovers(base: Path) -> list[str]:
     ).stdout
     found += [f"loop device: {ln}" for ln in loops.splitlines() if marker in ln]
     return found
+
+
+def _now_ticks() -> int:
+    """This moment in /proc/PID/stat starttime units (clock ticks since boot)."""
+    uptime = float(Path("/proc/uptime").read_text().split()[0])
+    return int(uptime * os.sysconf("SC_CLK_TCK"))
+
+
+_SESSION_START_TICKS = _now_ticks()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -113,6 +113,27 @@ class SshUsers:
                 subprocess.run(["userdel", "--remove", user], capture_output=True)
 
 
+def descendants(root: int) -> list[int]:
+    """Every process below ``root`` (children, grandchildren…), from /proc."""
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        parents.setdefault(ppid, []).append(int(entry.name))
+    found: list[int] = []
+    todo = [root]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
 class SshServer:
     """One sshd process with its own config, host key and authorized keys."""
 
@@ -197,16 +218,24 @@ class SshServer:
             self.keys_dir.rmdir()
         if self._proc is None:
             return
-        # Sessions run in sshd's process group; take them down with it.
+        # Per-connection sshd processes leave the process group (setsid), so find every
+        # descendant first: once the listener dies they are re-parented and lost from view.
+        family = descendants(self._proc.pid)
         try:
             os.killpg(self._proc.pid, 15)
         except ProcessLookupError:
             pass
+        for pid in family:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, 15)
         try:
             self._proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             os.killpg(self._proc.pid, 9)
             self._proc.wait(timeout=10)
+        for pid in family:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, 9)
         self._proc = None
 
     @property
