@@ -78,7 +78,8 @@ class ApplyPage(QWizardPage):
         self.restart_edit.setObjectName("apply_restart_command")
         self.restart_edit.setPlaceholderText("restart command (only if no service manager runs it)")
         row.addWidget(self.restart_edit, 1)
-        row.addWidget(QLabel("Roll back unless kept within"))
+        self.confirm_label = QLabel("Roll back unless kept within")
+        row.addWidget(self.confirm_label)
         self.confirm_spin = QSpinBox()
         self.confirm_spin.setObjectName("apply_confirm_within")
         self.confirm_spin.setRange(0, 3600)
@@ -115,6 +116,8 @@ class ApplyPage(QWizardPage):
         layout.addWidget(QLabel("Snapshots on the server:"))
         self.snapshots = QListWidget()
         self.snapshots.setObjectName("apply_snapshots")
+        # Choosing a snapshot is what makes Restore possible.
+        self.snapshots.currentItemChanged.connect(lambda *_: self._sync_buttons())
         layout.addWidget(self.snapshots, 1)
         snap_row = QHBoxLayout()
         snap_row.addStretch(1)
@@ -136,8 +139,25 @@ class ApplyPage(QWizardPage):
     # -- state ------------------------------------------------------------------------------
     def initializePage(self) -> None:  # noqa: N802 - Qt's name
         preview = self.state.preview
+        # Without a preview (the wizard was started to restore a snapshot) only the
+        # snapshot list makes sense: the apply controls are hidden, the list is read at once.
+        for widget in (
+            self.confirm_label,
+            self.confirm_spin,
+            self.consent,
+            self.apply_button,
+            self.keep_button,
+        ):
+            widget.setVisible(preview is not None)
         if preview is None:
-            self.summary.setText("No preview yet: go back to Preview.")
+            self.summary.setText(
+                "Choose a snapshot and press Restore selected: its option files and values "
+                "come back, and the server restarts if they need it."
+                if self.state.mode == "restore"
+                else "No preview yet: go back to Preview, or restore a snapshot below."
+            )
+            if self.state.connected and not self._busy():
+                self._on_list_clicked()
         else:
             files = len(preview.option_files) + len(preview.persistence_files)
             text = f"{files} file(s), {len(preview.values)} value(s) to change. "

@@ -1,0 +1,153 @@
+"""The whole wizard against real hosts: SSH to the Debian server, tune, restart, roll back."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QCheckBox, QSlider, QWizard
+from pytestqt.qtbot import QtBot
+
+from app.ui.pages.apply import ApplyPage
+from app.ui.pages.connect import ConnectPage
+from app.ui.pages.inspect import InspectPage
+from app.ui.pages.preview import PreviewPage
+from app.ui.pages.tradeoffs import TradeoffsPage
+from app.ui.wizard import MainWizard
+from tests.hosts.debian_mariadb import ETC, DebianMariaDB
+from tests.hosts.sshd import SshServer
+from tests.hosts.util import need_root
+from tests.integration.test_apply import _remove_new_jobs_and_snapshots  # noqa: F401 - autouse
+
+
+def _etc() -> dict[str, str]:
+    return {
+        str(p): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(ETC.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
+
+
+def _trx(db: DebianMariaDB) -> str:
+    return db.query("SELECT @@innodb_flush_log_at_trx_commit").split()[-1]
+
+
+def _apply_job_done(qtbot: QtBot, page: ApplyPage) -> None:
+    qtbot.waitUntil(lambda: page.job is not None and not page.job.is_running(), timeout=180_000)
+
+
+def test_whole_flow_over_ssh_with_restart_and_rollback(
+    qtbot: QtBot,
+    tmp_path: Path,
+    sshd: SshServer,
+    debian_mariadb: DebianMariaDB,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    need_root()
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    before = _etc()
+    assert _trx(debian_mariadb) == "1"
+    wizard = MainWizard()
+    wizard.setOption(QWizard.WizardOption.NoCancelButton, False)
+    qtbot.addWidget(wizard)
+    wizard.show()
+
+    # Connect: SSH as root with the test key; trust the new host key in the dialog.
+    connect = wizard.currentPage()
+    assert isinstance(connect, ConnectPage) and connect.title() == "Connect"
+    connect.settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    connect.own_known_hosts = str(tmp_path / "known_hosts")
+    v = connect.view
+    v.ssh.setChecked(True)
+    v.host.setText(sshd.host)
+    v.user.setText("root")
+    v.port.setValue(sshd.port)
+    v.identity.setText(str(sshd.client_key))
+    v.instance.setText(debian_mariadb.socket)
+    qtbot.mouseClick(v.check, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(
+        lambda: connect.host_key_box is not None and connect.host_key_box.isVisible(),
+        timeout=60_000,
+    )
+    qtbot.mouseClick(connect.trust_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(connect.isComplete, timeout=120_000)
+    assert "Every step passed" in v.message.text()
+
+    # Inspect: a one-second sample.
+    inspect = wizard.pages["Inspect"]
+    assert isinstance(inspect, InspectPage)
+    inspect.sample.setValue(1)
+    wizard.next()
+    assert wizard.currentPage() is inspect and inspect.title() == "Inspect"
+    qtbot.waitUntil(lambda: wizard.state.facts is not None, timeout=120_000)
+    assert wizard.state.facts is not None and wizard.state.facts.server is not None
+
+    # Trade-offs: crash_loss to 1 (trx_commit=2), and a restart if any slider position needs
+    # one (on MariaDB 10.11 every knob the planner touches is dynamic, so none does).
+    wizard.next()
+    tradeoffs = wizard.currentPage()
+    assert isinstance(tradeoffs, TradeoffsPage) and tradeoffs.title() == "Trade-offs"
+    for shared in ("fit_os", "fit_disks"):  # this machine's kernel and disks serve other tests
+        box = tradeoffs.sections[shared].control
+        assert isinstance(box, QCheckBox)
+        box.setChecked(False)
+    crash = tradeoffs.sections["crash_loss"].control
+    assert isinstance(crash, QSlider)
+    crash.setValue(1)
+    redo = tradeoffs.sections["redo"].control
+    assert isinstance(redo, QSlider)
+    plan = wizard.state.plan
+    for value in range(redo.maximum(), redo.minimum() - 1, -1):
+        redo.setValue(value)
+        plan = wizard.state.plan
+        if plan is not None and any(c.restart_needed for c in plan.changes):
+            break
+    assert plan is not None
+    changes = {c.key: c for c in plan.changes}
+    assert changes["innodb_flush_log_at_trx_commit"].proposed == "2"
+    restart = any(c.restart_needed for c in plan.changes)
+
+    # Preview: the diff names the drop-in.
+    wizard.next()
+    preview = wizard.currentPage()
+    assert isinstance(preview, PreviewPage) and preview.title() == "Preview"
+    qtbot.waitUntil(lambda: wizard.state.preview is not None, timeout=120_000)
+    diff = preview.diffs.toPlainText()
+    assert "/etc/mysql/" in diff and "99-innotune.cnf" in diff, diff
+    assert "+innodb_flush_log_at_trx_commit = 2" in diff
+    assert wizard.state.preview is not None
+    assert wizard.state.preview.restart_needed == restart
+
+    # Apply, with a restart through Debian's init script when the plan needs one.
+    wizard.next()
+    apply = wizard.currentPage()
+    assert isinstance(apply, ApplyPage) and apply.title() == "Apply"
+    assert ("The server will restart." in apply.summary.text()) == restart
+    apply.consent.setChecked(True)
+    apply.apply_button.click()
+    _apply_job_done(qtbot, apply)
+    assert apply.status is not None and apply.status.state == "applied", apply.state_label.text()
+    assert apply.status.restarted == restart
+    assert _trx(debian_mariadb) == "2"  # in force, read through a new session
+    assert _etc() != before
+
+    # Roll back from the snapshot list.
+    apply.list_button.click()
+    _apply_job_done(qtbot, apply)
+    ids = [apply.snapshots.item(i).data(256) for i in range(apply.snapshots.count())]
+    assert apply.status.snapshot_id in ids  # other tests may add their own meanwhile
+    apply.snapshots.setCurrentRow(ids.index(apply.status.snapshot_id))
+    qtbot.waitUntil(apply.restore_button.isEnabled)
+    apply.restore_button.click()
+    _apply_job_done(qtbot, apply)
+    assert apply.status.state == "rolled-back", apply.state_label.text()
+    assert _trx(debian_mariadb) == "1"
+    assert _etc() == before  # byte-identical, checked before the fixture restores anything
+
+    wizard.next()
+    assert wizard.currentPage().title() == "Verify"
+    wizard.next()
+    assert wizard.currentPage().title() == "Done"
+    wizard.done(0)
