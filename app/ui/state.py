@@ -17,6 +17,9 @@ from app.domain.target import Target
 class WizardState:
     """The state every page reads; the Connect page fills the connection part."""
 
+    # "tune" (the whole flow), "restore" (straight to the snapshots) or "offline" (a saved
+    # facts file, reviewed without a connection).
+    mode: str = "tune"
     target: Target | None = None
     secrets: Secrets = field(default_factory=Secrets)
     connection: DoctorResult | None = None

@@ -93,6 +93,26 @@ class MainWizard(QWizard):
             return DonePage(self.state)
         return StepPage(title)
 
+    def nextId(self) -> int:  # noqa: N802 - Qt's name
+        """Skip the steps a mode does not need.
+
+        Restoring a snapshot needs only a connection and the snapshot list; a saved facts
+        file needs no connection, so it goes straight to the trade-offs and stops after the
+        preview (nothing can be applied without a server).
+        """
+        order = list(self.pages)
+        current = self.currentPage()
+        title = next((t for t, p in self.pages.items() if p is current), None)
+        skip_to = {
+            ("restore", "Connect"): "Apply",
+            ("restore", "Apply"): "Done",
+            ("offline", "Connect"): "Trade-offs",
+            ("offline", "Preview"): "Done",
+        }.get((self.state.mode, title or ""))
+        if skip_to is None:
+            return super().nextId()
+        return self.pageIds()[order.index(skip_to)]
+
     def done(self, result: int) -> None:
         """Remember the window's place; close the connection when the wizard closes."""
         QSettings().setValue("window/geometry", self.saveGeometry())

@@ -86,6 +86,25 @@ class ConnectView(QWidget):
         super().__init__()
         layout = QVBoxLayout(self)
 
+        # Rolling back is a task of its own: someone who only wants the old settings back
+        # goes from here straight to the snapshot list.
+        task_row = QHBoxLayout()
+        task_row.addWidget(QLabel("What do you want to do?"))
+        self.tune = QRadioButton("T&une this server")
+        self.restore = QRadioButton("&Restore an earlier snapshot")
+        self.tasks = QButtonGroup(self)
+        for i, button in enumerate((self.tune, self.restore)):
+            self.tasks.addButton(button, i)
+            task_row.addWidget(button)
+        self.tune.setChecked(True)
+        task_row.addStretch(1)
+        self.open_facts = QPushButton("Open a saved &facts file…")
+        self.open_facts.setToolTip(
+            "Review a facts file saved with `innotune inspect --out`, without connecting"
+        )
+        task_row.addWidget(self.open_facts)
+        layout.addLayout(task_row)
+
         self.practice = QRadioButton("&Practice server on this computer (safe to experiment)")
         self.local = QRadioButton("&This computer")
         self.ssh = QRadioButton("Another computer over &SSH")
@@ -218,6 +237,8 @@ class ConnectPage(QWizardPage):
         layout.addWidget(self.view)
         v = self.view
         v.kinds.idToggled.connect(self._on_kind_toggled)
+        v.tasks.idToggled.connect(self._on_task_toggled)
+        v.open_facts.clicked.connect(self._on_open_facts_clicked)
         v.check.clicked.connect(self._on_check_clicked)
         v.browse.clicked.connect(self._on_browse_clicked)
         v.save_profile.clicked.connect(self._on_save_profile_clicked)
@@ -283,6 +304,7 @@ class ConnectPage(QWizardPage):
         if self.state.connection is not None:
             self.state.connection.close()
             self.state.connection = None
+        self.state.mode = self.task()
         self.completeChanged.emit()
         secrets = self.build_secrets()
         self.state.target, self.state.secrets = target, secrets
@@ -326,6 +348,10 @@ class ConnectPage(QWizardPage):
         if result.host_key_question is not None:
             self.view.message.setText("The host's key is not known yet: check its fingerprint.")
             self.ask_host_key(result.host_key_question)
+        elif result.ok and self.state.mode == "restore":
+            self.view.message.setText(
+                "<b>Every step passed.</b> Press Next to choose the snapshot to restore."
+            )
         elif result.ok:
             self.view.message.setText("<b>Every step passed.</b> Press Next to inspect the server.")
         else:
@@ -398,7 +424,54 @@ class ConnectPage(QWizardPage):
 
     # -- page protocol --------------------------------------------------------------------
     def isComplete(self) -> bool:  # noqa: N802 - Qt's name
+        if self.state.mode == "offline":
+            return self.state.facts is not None
         return self.state.connected
+
+    # -- what to do -----------------------------------------------------------------------
+    def task(self) -> str:
+        """The chosen task: tune or restore."""
+        return "restore" if self.view.restore.isChecked() else "tune"
+
+    def _on_task_toggled(self, _id: int, checked: bool) -> None:
+        if checked and self.state.mode != "offline":
+            self.state.mode = self.task()
+            if self.state.connected:
+                self._on_job_succeeded(self.state.connection)  # the message names the next step
+
+    def open_facts_file(self, path: str | Path) -> None:
+        """Load facts saved by ``innotune inspect --out`` for review without a connection."""
+        from app.domain.hostfacts import HostFacts
+
+        try:
+            facts = HostFacts.from_json(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            self.view.message.setText(
+                f"<b>{Path(path).name} could not be read as a facts file:</b> {exc}. "
+                "Choose a file written by <code>innotune inspect --out FILE</code>."
+            )
+            return
+        if self.state.connection is not None:
+            self.state.connection.close()
+            self.state.connection = None
+        self.state.target = None
+        self.state.facts = facts
+        self.state.mode = "offline"
+        self.state.plan = self.state.preview = None
+        self.view.steps.clear()
+        server = facts.server.version if facts.server is not None else "no database server"
+        self.view.message.setText(
+            f"<b>Opened {Path(path).name}</b> ({server}), for review without a connection. "
+            "Press Next to choose the trade-offs; nothing can be applied from a file."
+        )
+        self.completeChanged.emit()
+
+    def _on_open_facts_clicked(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Saved facts file", str(Path.home()), "Facts (*.json);;All files (*)"
+        )
+        if path:
+            self.open_facts_file(path)
 
     # -- form behaviour -----------------------------------------------------------------
     def _on_kind_toggled(self, _id: int, checked: bool) -> None:
