@@ -6,9 +6,11 @@ After the session, nothing of ours may still run, be mounted or be attached.
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +23,11 @@ from tests.hosts.sshd import SshServer, SshUsers
 from tests.hosts.util import IN_CI, need, need_root
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Tests never touch the real user's InnoTune data (known hosts, snapshots, logs, practice server).
+_HOME_FOR_TESTS = tempfile.mkdtemp(prefix="innotune-tests-home-")
+os.environ["XDG_DATA_HOME"] = os.path.join(_HOME_FOR_TESTS, "data")
+os.environ["XDG_CONFIG_HOME"] = os.path.join(_HOME_FOR_TESTS, "config")
+atexit.register(shutil.rmtree, _HOME_FOR_TESTS, True)
 
 
 @pytest.hookimpl(hookwrapper=True)
