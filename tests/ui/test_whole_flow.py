@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QCheckBox, QSlider, QWizard
+from PySide6.QtWidgets import QCheckBox, QGroupBox, QLabel, QSlider, QWizard
 from pytestqt.qtbot import QtBot
 
 from app.ui.pages.apply import ApplyPage
@@ -82,7 +82,11 @@ def test_whole_flow_over_ssh_with_restart_and_rollback(
     wizard.next()
     assert wizard.currentPage() is inspect and inspect.title() == "Inspect"
     qtbot.waitUntil(lambda: wizard.state.facts is not None, timeout=120_000)
-    assert wizard.state.facts is not None and wizard.state.facts.server is not None
+    facts = wizard.state.facts
+    assert facts is not None and facts.server is not None
+    server_box = inspect.findChild(QGroupBox, "facts_server")
+    assert server_box is not None
+    assert facts.server.version in server_box.findChild(QLabel).text()  # type: ignore[union-attr]
 
     # Trade-offs: crash_loss to 1 (trx_commit=2), and a restart if any slider position needs
     # one (on MariaDB 10.11 every knob the planner touches is dynamic, so none does).
@@ -119,6 +123,12 @@ def test_whole_flow_over_ssh_with_restart_and_rollback(
     assert "+innodb_flush_log_at_trx_commit = 2" in diff
     assert wizard.state.preview is not None
     assert wizard.state.preview.restart_needed == restart
+    # Back keeps each step's state: the slider stays put and the preview is not rebuilt.
+    built = wizard.state.preview
+    wizard.back()
+    assert wizard.currentPage() is tradeoffs and crash.value() == 1
+    wizard.next()
+    assert wizard.state.preview is built
 
     # Apply, with a restart through Debian's init script when the plan needs one.
     wizard.next()
