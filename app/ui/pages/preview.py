@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtGui import QColor, QFont, QSyntaxHighlighter, QTextCharFormat, QTextDocument
+from PySide6.QtCore import QEvent
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QPalette,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextDocument,
+)
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -30,10 +38,23 @@ from app.domain.plan import Plan
 from app.ui.state import WizardState
 from app.ui.worker import Job, Progress
 
+# GitHub's diff colours, for a light and for a dark base: each keeps a contrast ratio of at
+# least 4.5:1 (WCAG AA) against the base it is chosen for.
+LIGHT_DIFF = {"added": "#1a7f37", "removed": "#cf222e", "hunk": "#0550ae"}
+DARK_DIFF = {"added": "#7ee787", "removed": "#ff7b72", "hunk": "#79c0ff"}
 
-def _format(color: str, bold: bool = False) -> QTextCharFormat:
+
+def diff_colours(palette: QPalette) -> dict[str, QColor]:
+    """The diff's colours for ``palette``: light or dark set by the base, header = text colour."""
+    dark = palette.color(QPalette.ColorRole.Base).lightness() < 128
+    colours = {k: QColor(v) for k, v in (DARK_DIFF if dark else LIGHT_DIFF).items()}
+    colours["header"] = palette.color(QPalette.ColorRole.Text)
+    return colours
+
+
+def _format(color: QColor, bold: bool = False) -> QTextCharFormat:
     fmt = QTextCharFormat()
-    fmt.setForeground(QColor(color))
+    fmt.setForeground(color)
     if bold:
         fmt.setFontWeight(QFont.Weight.Bold)
     return fmt
@@ -42,12 +63,18 @@ def _format(color: str, bold: bool = False) -> QTextCharFormat:
 class DiffHighlighter(QSyntaxHighlighter):
     """Colours a unified diff: added lines green, removed red, hunk headers blue."""
 
-    def __init__(self, document: QTextDocument) -> None:
+    def __init__(self, document: QTextDocument, palette: QPalette) -> None:
         super().__init__(document)
-        self.added = _format("#1a7f37")
-        self.removed = _format("#cf222e")
-        self.hunk = _format("#0550ae")
-        self.header = _format("#57606a", bold=True)
+        self.set_palette(palette)
+
+    def set_palette(self, palette: QPalette) -> None:
+        """Pick the colours for ``palette`` (light or dark) and colour the text again."""
+        colours = diff_colours(palette)
+        self.added = _format(colours["added"])
+        self.removed = _format(colours["removed"])
+        self.hunk = _format(colours["hunk"])
+        self.header = _format(colours["header"], bold=True)
+        self.rehighlight()
 
     def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt's name
         if text.startswith(("+++", "---")):
@@ -63,10 +90,11 @@ class DiffHighlighter(QSyntaxHighlighter):
         self.setFormat(0, len(text), fmt)
 
 
-def _text_view(name: str) -> QPlainTextEdit:
+def _text_view(name: str, accessible: str) -> QPlainTextEdit:
     view = QPlainTextEdit()
     view.setReadOnly(True)
     view.setObjectName(name)
+    view.setAccessibleName(accessible)
     view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
     font = QFont("monospace")
     font.setStyleHint(QFont.StyleHint.Monospace)
@@ -127,22 +155,23 @@ class PreviewPage(QWizardPage):
         self.restart_label.setObjectName("preview_restart")
         layout.addWidget(self.restart_label)
         self.tabs = QTabWidget()
-        self.diffs = _text_view("preview_diffs")
-        self.highlighter = DiffHighlighter(self.diffs.document())
-        self.tabs.addTab(self.diffs, "Option files")
+        self.diffs = _text_view("preview_diffs", "option-file diffs")
+        self.highlighter = DiffHighlighter(self.diffs.document(), self.diffs.palette())
+        self.tabs.addTab(self.diffs, "&Option files")
         self.values = QTableWidget(0, 6)
         self.values.setObjectName("preview_values")
+        self.values.setAccessibleName("disk, kernel and live values")
         self.values.setHorizontalHeaderLabels(
             ["Kind", "Setting", "Now", "New", "Takes effect", "Kept across restarts in"]
         )
         self.values.horizontalHeader().setStretchLastSection(True)
-        self.tabs.addTab(self.values, "Disk, kernel and live values")
-        self.files = _text_view("preview_files")
-        self.tabs.addTab(self.files, "Persistence files")
-        self.commands = _text_view("preview_commands")
-        self.tabs.addTab(self.commands, "Commands and SQL")
-        self.warnings = _text_view("preview_warnings")
-        self.tabs.addTab(self.warnings, "Warnings")
+        self.tabs.addTab(self.values, "&Disk, kernel and live values")
+        self.files = _text_view("preview_files", "persistence files")
+        self.tabs.addTab(self.files, "Pers&istence files")
+        self.commands = _text_view("preview_commands", "commands and SQL")
+        self.tabs.addTab(self.commands, "&Commands and SQL")
+        self.warnings = _text_view("preview_warnings", "warnings")
+        self.tabs.addTab(self.warnings, "&Warnings")
         layout.addWidget(self.tabs, 1)
         row = QHBoxLayout()
         row.addStretch(1)
@@ -151,7 +180,7 @@ class PreviewPage(QWizardPage):
         self.save_button.setEnabled(False)
         self.save_button.clicked.connect(self._on_save_clicked)
         row.addWidget(self.save_button)
-        self.export_button = QPushButton("&Export…")
+        self.export_button = QPushButton("E&xport…")
         self.export_button.setObjectName("preview_export")
         self.export_button.setToolTip(
             "Write this plan for other hosts: an Ansible playbook that sizes each host's "
@@ -318,6 +347,13 @@ class PreviewPage(QWizardPage):
         )
         if name:
             self.export_to("script", name)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        # The desktop switched between light and dark: the diff colours follow. The page's
+        # own palette, as the text view's is updated only after this event.
+        if event.type() == QEvent.Type.PaletteChange:
+            self.highlighter.set_palette(self.palette())
+        super().changeEvent(event)
 
     def isComplete(self) -> bool:  # noqa: N802 - Qt's name
         preview = self.state.preview

@@ -13,6 +13,7 @@ import html
 import threading
 from pathlib import Path
 
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QHideEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -112,14 +113,16 @@ class VerifyPage(QWizardPage):
         self.seconds.setValue(60)
         self.seconds.setSuffix(" s")
         self.seconds.setToolTip("The whole benchmark's time, shared by its six runs.")
+        self.seconds.setAccessibleName("benchmark duration")
         self.threads = QSpinBox()
         self.threads.setRange(1, 64)
         self.threads.setValue(4)
         self.threads.setToolTip("Clients of the second run of each workload (the first uses 1).")
-        self.use_sysbench = QCheckBox("Use sysbench if the server has it")
+        self.threads.setAccessibleName("benchmark clients")
+        self.use_sysbench = QCheckBox("Use s&ysbench if the server has it")
         self.use_sysbench.setChecked(True)
-        self.run_before = QPushButton("Run &before")
-        self.run_after = QPushButton("Run &after")
+        self.run_before = QPushButton("Run bef&ore")
+        self.run_after = QPushButton("Run a&fter")
         self.cancel = QPushButton("&Cancel benchmark")
         self.cancel.setEnabled(False)
         self.save = QPushButton("&Save results…")
@@ -153,11 +156,16 @@ class VerifyPage(QWizardPage):
             ]
         )
         self.table.setMaximumHeight(200)
+        self.table.setAccessibleName("benchmark results")
 
         options = QGridLayout()
-        options.addWidget(QLabel("Duration:"), 0, 0)
+        duration_label = QLabel("&Duration:")
+        duration_label.setBuddy(self.seconds)
+        clients_label = QLabel("C&lients:")
+        clients_label.setBuddy(self.threads)
+        options.addWidget(duration_label, 0, 0)
         options.addWidget(self.seconds, 0, 1)
-        options.addWidget(QLabel("Clients:"), 0, 2)
+        options.addWidget(clients_label, 0, 2)
         options.addWidget(self.threads, 0, 3)
         options.addWidget(self.use_sysbench, 0, 4)
         buttons = QHBoxLayout()
@@ -187,9 +195,19 @@ class VerifyPage(QWizardPage):
 
     def hideEvent(self, event: QHideEvent) -> None:  # noqa: N802 - Qt's name
         # Leaving the page or closing the wizard ends the benchmark (and drops its schema)
-        # rather than leaving it writing behind the user's back.
-        self.stop()
+        # rather than leaving it writing behind the user's back. QWizard also hides the page
+        # for a moment while it switches to it (after initializePage started the write-rate
+        # sample), so unless the window itself is going away, look again once the switch is
+        # over and stop only if the page really is out of sight.
+        if self.window().isHidden():
+            self.stop()
+        else:
+            QTimer.singleShot(0, self, self._stop_if_hidden)
         super().hideEvent(event)
+
+    def _stop_if_hidden(self) -> None:
+        if not self.isVisible():
+            self.stop()
 
     def running(self) -> bool:
         return self.job is not None and self.job.is_running()

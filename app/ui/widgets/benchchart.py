@@ -18,13 +18,19 @@ from PySide6.QtCharts import (
     QValueAxis,
 )
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QPainter
+from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from app.domain.bench import BenchReport
 
 #: Short names that fit under a bar.
 SHORT = {"autocommit": "1-row", "small_tx": "txn", "bulk": "bulk"}
+
+
+def chart_theme(palette: QPalette) -> QChart.ChartTheme:
+    """QtCharts' own theme matching the system palette: charts do not follow it by themselves."""
+    dark = palette.color(QPalette.ColorRole.Base).lightness() < 128
+    return QChart.ChartTheme.ChartThemeDark if dark else QChart.ChartTheme.ChartThemeLight
 
 
 def run_key(workload: str, threads: int) -> str:
@@ -56,12 +62,18 @@ class BenchChart(QWidget):
         for view in (self.throughput_view, self.latency_view):
             view.setRenderHint(QPainter.RenderHint.Antialiasing)
             view.setMinimumHeight(260)
+            view.chart().setTheme(chart_theme(self.palette()))
+        self.throughput_view.setAccessibleName("commits per second chart")
+        self.latency_view.setAccessibleName("commit latency chart")
         self.run_box = QComboBox()
         self.run_box.setObjectName("latency_run")
+        self.run_box.setAccessibleName("latency of which run")
         self.run_box.currentIndexChanged.connect(self._on_run_box_changed)
         right = QVBoxLayout()
         pick = QHBoxLayout()
-        pick.addWidget(QLabel("Latency of:"))
+        pick_label = QLabel("La&tency of:")
+        pick_label.setBuddy(self.run_box)
+        pick.addWidget(pick_label)
         pick.addWidget(self.run_box, 1)
         right.addLayout(pick)
         right.addWidget(self.latency_view, 1)
@@ -91,6 +103,7 @@ class BenchChart(QWidget):
         # A new chart each time: axes removed from a chart may still be drawn.
         old = view.chart()
         chart = QChart()
+        chart.setTheme(chart_theme(view.palette()))
         chart.setTitle(title)
         view.setChart(chart)
         old.deleteLater()
