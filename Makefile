@@ -13,7 +13,7 @@ APT_TEST := $(APT_RUN) openssh-server openssh-client sudo mariadb-server mariadb
 	util-linux xvfb xauth rsyslog socat udev iproute2 busybox fish tcsh sysbench
 
 .PHONY: run test lint sysdeps-run sysdeps-test venv venv-dev clean bench bench-plans bench-inspect \
-	dist test-dist sysdeps-dist icons
+	dist test-dist sysdeps-dist icons screenshots
 
 run: sysdeps-run $(VENV)/.run-stamp
 	@if [ -z "$${DISPLAY:-}" ] && [ -z "$${WAYLAND_DISPLAY:-}" ] && [ "$${QT_QPA_PLATFORM:-}" != "offscreen" ]; then \
@@ -89,6 +89,11 @@ $(VENV)/.dist-stamp: pyproject.toml | $(VENV)/bin/python
 # Redraw resources/icons/* from innotune.svg (the results are committed).
 icons: $(VENV)/.run-stamp
 	$(BIN)/python installers/make_icons.py
+
+# docs/screenshots/*.png: every wizard page, from a run against a throwaway practice server
+# under its own Xvfb (the results are committed; README.md shows them).
+screenshots: sysdeps-test $(VENV)/.run-stamp
+	$(BIN)/python installers/make_screenshots.py $(SHOTS_ARGS)
 
 lint: $(VENV)/.dev-stamp
 	$(BIN)/ruff check app tests && $(BIN)/ruff format --check app tests && $(BIN)/mypy
