@@ -83,6 +83,39 @@ def _now_ticks() -> int:
 
 _SESSION_START_TICKS = _now_ticks()
 
+# Kernel settings a test might change on this machine; they must be as found at the end.
+_WATCHED_SYSCTLS = ("vm/swappiness", "vm/dirty_ratio", "vm/dirty_background_ratio")
+
+
+def _sysctl_values() -> dict[str, str]:
+    values = {}
+    for key in _WATCHED_SYSCTLS:
+        try:
+            values[key] = (Path("/proc/sys") / key).read_text().strip()
+        except OSError:
+            continue
+    return values
+
+
+_SYSCTLS_AT_START = _sysctl_values()
+
+
+def _host_changes() -> list[str]:
+    """InnoTune's files left in this machine's system directories, and changed kernel values."""
+    found = [
+        f"file left on this machine: {path}"
+        for folder in ("/etc/sysctl.d", "/etc/udev/rules.d", "/etc/mysql")
+        for path in sorted(Path(folder).rglob("*innotune*"))
+        if Path(folder).is_dir()
+    ]
+    now = _sysctl_values()
+    found += [
+        f"kernel setting changed by the suite: {key} {_SYSCTLS_AT_START[key]} -> {now.get(key)}"
+        for key in _SYSCTLS_AT_START
+        if now.get(key) != _SYSCTLS_AT_START[key]
+    ]
+    return found
+
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Fail the run if any test host outlived the suite."""
@@ -90,7 +123,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if factory is None or os.geteuid() != 0:
         return
     base = factory.getbasetemp()
-    left = _leftovers(base)
+    left = _leftovers(base) + _host_changes()
     if left:
         print("\nLeft behind after the suite (this is a bug):\n  " + "\n  ".join(left))
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
