@@ -11,7 +11,6 @@ import base64
 import contextlib
 import fcntl
 import hashlib
-import json
 import os
 import shutil
 import stat
@@ -22,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.hosts.util import sh
+from tests.hosts.util import pid_alive, sh, shared_state
 
 ETC = Path("/etc/mysql")
 SOCKET = "/run/mysqld/mysqld.sock"
@@ -101,30 +100,6 @@ SHARED_STATE = Path("/var/lib/innotune-tests/debian-mariadb.json")
 
 
 @contextlib.contextmanager
-def _shared_state() -> Iterator[dict[str, Any]]:
-    SHARED_STATE.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    with open(SHARED_STATE.with_suffix(".lock"), "a+") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            state = json.loads(SHARED_STATE.read_text()) if SHARED_STATE.exists() else {}
-        except ValueError:
-            state = {}
-        yield state
-        if state:
-            SHARED_STATE.write_text(json.dumps(state))
-        else:
-            SHARED_STATE.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-@contextlib.contextmanager
 def exclusive_use() -> Iterator[None]:
     """Hold the one Debian server for one test: tests of concurrent sessions take turns."""
     SHARED_STATE.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -165,8 +140,8 @@ class DebianMariaDB:
         Concurrent test sessions share the server: whoever started it is recorded, and the
         last session using it stops what was started.
         """
-        with _shared_state() as state:
-            pids = [p for p in state.get("pids", []) if _alive(p)]
+        with shared_state(SHARED_STATE) as state:
+            pids = [p for p in state.get("pids", []) if pid_alive(p)]
             if pids and "original" in state:
                 # Another session is using the server: its record of /etc/mysql, taken
                 # before any test touched it, is the one to restore (not today's tree,
@@ -240,8 +215,8 @@ class DebianMariaDB:
 
     def stop(self) -> None:
         """Stop what this fixture started, and leave /etc/mysql as it found it."""
-        with _shared_state() as state:
-            pids = [p for p in state.get("pids", []) if _alive(p) and p != os.getpid()]
+        with shared_state(SHARED_STATE) as state:
+            pids = [p for p in state.get("pids", []) if pid_alive(p) and p != os.getpid()]
             if pids:
                 state["pids"] = pids  # the last session out restores and stops
                 return

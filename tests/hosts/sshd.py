@@ -8,18 +8,15 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import json
 import os
 import secrets
 import shlex
 import subprocess
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.practice.server import free_port
-from tests.hosts.util import sh, wait_port
+from tests.hosts.util import pid_alive, sh, shared_state, wait_port
 
 SUDO_PW_USER = "innotune-pw"
 SUDO_NP_USER = "innotune-np"
@@ -30,31 +27,6 @@ SUDOERS_FILE = Path("/etc/sudoers.d/innotune-tests")
 # the accounts: the first creates them, later ones reuse their passwords, the last removes
 # them. The state is root-only and outside the directories the leak scan reads.
 USERS_STATE = Path("/var/lib/innotune-tests/users.json")
-
-
-@contextlib.contextmanager
-def _users_lock() -> Iterator[dict[str, object]]:
-    USERS_STATE.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    with open(USERS_STATE.with_suffix(".lock"), "a+") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            state = json.loads(USERS_STATE.read_text()) if USERS_STATE.exists() else {}
-        except ValueError:
-            state = {}
-        yield state
-        if state:
-            USERS_STATE.write_text(json.dumps(state))
-            USERS_STATE.chmod(0o600)
-        else:
-            USERS_STATE.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def _exists(user: str) -> bool:
@@ -72,8 +44,8 @@ class SshUsers:
 
     def create(self) -> None:
         """Make sure both accounts and their sudo rules exist; join the sessions using them."""
-        with _users_lock() as state:
-            pids = [p for p in state.get("pids", []) if _alive(p)]  # type: ignore[attr-defined]
+        with shared_state(USERS_STATE) as state:
+            pids = [p for p in state.get("pids", []) if pid_alive(p)]  # type: ignore[attr-defined]
             shared = bool(pids) and all(_exists(u) for u in (self.pw_user, self.np_user))
             if shared and state.get("pw") and state.get("np"):
                 self.pw_password, self.np_password = str(state["pw"]), str(state["np"])
@@ -101,8 +73,8 @@ class SshUsers:
 
     def remove(self) -> None:
         """Leave; the last session using the accounts removes them and the sudo rules."""
-        with _users_lock() as state:
-            pids = [p for p in state.get("pids", []) if _alive(p) and p != os.getpid()]  # type: ignore[attr-defined]
+        with shared_state(USERS_STATE) as state:
+            pids = [p for p in state.get("pids", []) if pid_alive(p) and p != os.getpid()]  # type: ignore[attr-defined]
             if pids:
                 state["pids"] = pids
                 return

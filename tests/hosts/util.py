@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import json
 import os
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,3 +50,33 @@ def wait_port(host: str, port: int, timeout: float = 20.0) -> None:
         except OSError:
             time.sleep(0.05)
     raise TimeoutError(f"nothing listens on {host}:{port} after {timeout} s")
+
+
+@contextlib.contextmanager
+def shared_state(path: Path) -> Iterator[dict[str, Any]]:
+    """A JSON state file shared by concurrent test sessions, read and written under a lock.
+
+    Emptied state removes the file. The file is root-only: it may hold test secrets.
+    """
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            state = json.loads(path.read_text()) if path.exists() else {}
+        except ValueError:
+            state = {}
+        yield state
+        if state:
+            path.write_text(json.dumps(state))
+            path.chmod(0o600)
+        else:
+            path.unlink(missing_ok=True)
+
+
+def pid_alive(pid: int) -> bool:
+    """True while a process with this pid exists."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
