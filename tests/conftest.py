@@ -10,6 +10,7 @@ import atexit
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -118,6 +119,12 @@ def _host_changes() -> list[str]:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Check for leftovers, then remember the run's final status for a clean exit."""
+    _check_leftovers(session)
+    _EXIT_STATUS[:] = [int(session.exitstatus)]
+
+
+def _check_leftovers(session: pytest.Session) -> None:
     """Fail the run if any test host outlived the suite."""
     factory = getattr(session.config, "_tmp_path_factory", None)
     if factory is None or os.geteuid() != 0:
@@ -266,3 +273,22 @@ def own_apply_jobs(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     for found in made + [f"{m}-restore" for m in made]:
         for path in (runner.job_dir(found), snap.target_dir(found)):
             shutil.rmtree(path, ignore_errors=True)
+
+
+_EXIT_STATUS: list[int] = []
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Leave without Python's teardown once the results are printed and final.
+
+    PySide6 can abort while the interpreter collects Qt wrappers at exit (``none_dealloc``,
+    ``bool_dealloc``), turning a green run into exit status 134. Everything is reported and
+    cleaned up by now, so the process ends with the run's own status instead.
+    """
+    if not _EXIT_STATUS:
+        return
+    shutil.rmtree(_HOME_FOR_TESTS, ignore_errors=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(_EXIT_STATUS[0])
