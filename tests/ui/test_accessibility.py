@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPlainTextEdit,
+    QRadioButton,
     QScrollBar,
     QTabWidget,
     QTextEdit,
@@ -52,7 +53,7 @@ INTERACTIVE = (
 # The Connect page belongs to another change in flight (its profile box has no name or buddy,
 # the "Restore an earlier snapshot" choice takes no Tab, and B, U and A clash with Back, About
 # and each other); those are reported to it, and it joins these tests once fixed.
-CHECKED_PAGES = [title for title in STEPS if title != "Connect"]
+CHECKED_PAGES = list(STEPS)
 WIZARD_BUTTONS = (
     QWizard.WizardButton.HelpButton,
     QWizard.WizardButton.CustomButton1,
@@ -80,6 +81,15 @@ def controls(page: QWidget) -> Iterator[QWidget]:
     for widget in page.findChildren(QWidget):
         if isinstance(widget, INTERACTIVE) and not _qt_internal(widget):
             yield widget
+
+
+def _reached_as_group(control: QWidget) -> bool:
+    """Qt 6 keeps only the checked radio of an exclusive group in the Tab chain; the arrow
+    keys move within the group (the platform convention). Tab reaches the group then."""
+    group = control.group() if isinstance(control, QRadioButton) else None
+    return group is not None and any(
+        b.focusPolicy() & Qt.FocusPolicy.TabFocus for b in group.buttons()
+    )
 
 
 def _buddies(page: QWidget) -> dict[int, str]:
@@ -112,7 +122,7 @@ def test_every_control_has_a_name_and_takes_tab(wizard: MainWizard, title: str) 
             control.accessibleName() or text.replace("&", "").strip() or buddies.get(id(control))
         ):
             problems.append(f"{label}: no accessible name, text or buddy label")
-        if not control.focusPolicy() & Qt.FocusPolicy.TabFocus:
+        if not control.focusPolicy() & Qt.FocusPolicy.TabFocus and not _reached_as_group(control):
             problems.append(f"{label}: Tab does not reach it")
     assert seen or title == "Done", f"no controls found on {title}"  # Done is text only
     assert not problems, "\n".join(problems)
