@@ -90,7 +90,7 @@ $(VENV)/.dist-stamp: pyproject.toml | $(VENV)/bin/python
 icons: $(VENV)/.run-stamp
 	$(BIN)/python installers/make_icons.py
 
-# docs/screenshots/*.png: every wizard page, from a run against a throwaway practice server
+# installers/screenshots/*.png: every wizard page, from a run against a throwaway practice server
 # under its own Xvfb (the results are committed; README.md shows them).
 screenshots: sysdeps-test $(VENV)/.run-stamp
 	$(BIN)/python installers/make_screenshots.py $(SHOTS_ARGS)

@@ -1,6 +1,6 @@
 """Screenshots of every wizard page, from a real run against the practice server.
 
-Run from the checkout (``make screenshots``); the PNGs land in docs/screenshots/ and are
+Run from the checkout (``make screenshots``); the PNGs land in installers/screenshots/ and are
 committed, so README.md shows the current code. The script starts its own Xvfb (a real X
 server: Qt's xcb plug-in, real fonts and style, no window manager needed) and runs the wizard
 with XDG_DATA_HOME and XDG_CONFIG_HOME in a temporary directory, so the practice server it
@@ -10,7 +10,7 @@ server, Next inspects, plans and previews, Apply applies (with the restart), Ver
 two-second "before" benchmark. The practice server is stopped from a worker thread at the end
 (the transport layer refuses to run on the GUI thread).
 
-    python installers/make_screenshots.py [--out docs/screenshots] [--scale 2]
+    python installers/make_screenshots.py [--out installers/screenshots] [--scale 2]
 
 ``--scale 2`` sets QT_SCALE_FACTOR=2 (a HiDPI check; the window is then 2000×1520 pixels).
 """
@@ -230,7 +230,7 @@ def stop_practice(wizard: object, wait_for: Callable[..., None]) -> None:
 def main() -> int:
     """Outside: start Xvfb and re-run this script inside it; inside: take the screenshots."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument("--out", type=Path, default=ROOT / "installers" / "screenshots")
     parser.add_argument("--scale", type=float, default=1.0, help="QT_SCALE_FACTOR (HiDPI check)")
     args = parser.parse_args()
     args.out = args.out.resolve()
