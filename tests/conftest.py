@@ -41,12 +41,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.longrepr = f"skipped under CI=true (a real part is missing): {report.longrepr}"
 
 
-def _started_after(pid: str, boot_ticks: int) -> bool:
+def _orphan_started_after(pid: str, boot_ticks: int) -> bool:
+    """True for a process re-parented to init that started after ``boot_ticks``.
+
+    Orphans only: a live sshd of another test session running now has its own parent.
+    """
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return False
-    return int(stat.rsplit(")", 1)[1].split()[19]) >= boot_ticks
+    return fields[1] == "1" and int(fields[19]) >= boot_ticks
 
 
 def _leftovers(base: Path) -> list[str]:
@@ -61,7 +65,7 @@ def _leftovers(base: Path) -> list[str]:
             continue
         if marker in cmd and not cmd.startswith(("pytest", "python")):
             found.append(f"process {proc.name}: {cmd.strip()[:160]}")
-        elif cmd.startswith("sshd: ") and _started_after(proc.name, _SESSION_START_TICKS):
+        elif cmd.startswith("sshd: ") and _orphan_started_after(proc.name, _SESSION_START_TICKS):
             # A per-connection sshd of one of our servers, orphaned when its listener died.
             found.append(f"process {proc.name}: {cmd.strip()[:160]}")
     for line in Path("/proc/self/mounts").read_text().splitlines():
