@@ -6,7 +6,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.exercises.model import Chart, ExerciseResult, Lab, text_for
+from app.exercises.model import ExerciseResult, Lab, loss_result, text_for
 from app.mysql import burst
 
 #: Seconds added to innodb_flush_log_at_timeout for the bound at 0: the background flush
@@ -89,34 +89,11 @@ def run(lab: Lab, *, seconds: float = 4.0, levels: Sequence[int] = (1, 2, 0)) ->
         "window_seconds": runs[0].window_seconds if runs else MARGIN,
         "runs": [r.__dict__ | {"within_bound": r.within_bound} for r in runs],
     }
-    return ExerciseResult(
-        exercise="crash",
-        headers=[
-            "trx_commit",
-            "acknowledged",
-            "lost after kill -9",
-            f"acked in last {figures['window_seconds']:.0f} s",
-            "as expected",
-        ],
-        rows=[
-            [
-                str(r.level),
-                str(r.acked),
-                str(r.lost),
-                str(r.window),
-                "yes" if r.within_bound else "NO",
-            ]
-            for r in runs
-        ],
-        chart=Chart(
-            title="Acknowledged commits lost by a server crash",
-            categories=[f"trx_commit={r.level}" for r in runs],
-            series={
-                "lost": [float(r.lost) for r in runs],
-                "at risk (last window)": [float(r.window) for r in runs],
-            },
-            y_label="commits",
-        ),
-        explanation=text.explain(figures),
+    return loss_result(
+        "crash",
+        runs,
+        lost_header="lost after kill -9",
+        chart_title="Acknowledged commits lost by a server crash",
         figures=figures,
+        explanation=text.explain(figures),
     )

@@ -8,7 +8,7 @@ import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from app.practice.server import PrivateServer
 from app.resources import resource_path
@@ -145,3 +145,79 @@ class ExerciseResult:
         data = json.loads(text)
         chart = data.pop("chart", None)
         return cls(**data, chart=Chart(**chart) if chart else None)
+
+
+class LossRun(Protocol):
+    """One trx_commit level of a loss exercise: acknowledged commits and how many were lost."""
+
+    @property
+    def level(self) -> int:
+        """innodb_flush_log_at_trx_commit for this run."""
+        ...
+
+    @property
+    def acked(self) -> int:
+        """Commits the server acknowledged."""
+        ...
+
+    @property
+    def lost(self) -> int:
+        """Acknowledged commits missing afterwards."""
+        ...
+
+    @property
+    def window(self) -> int:
+        """Commits acknowledged in the last flush window before the cut."""
+        ...
+
+    @property
+    def within_bound(self) -> bool:
+        """Whether the loss stayed within what that level allows."""
+        ...
+
+
+def _yes(ok: bool) -> str:
+    return "yes" if ok else "NO"
+
+
+def loss_result(
+    exercise: str,
+    runs: Sequence[LossRun],
+    *,
+    lost_header: str,
+    chart_title: str,
+    figures: dict[str, Any],
+    explanation: str,
+) -> ExerciseResult:
+    """The table and chart of a loss exercise (server crash, power cut): one row per level."""
+    return ExerciseResult(
+        exercise=exercise,
+        headers=[
+            "trx_commit",
+            "acknowledged",
+            lost_header,
+            f"acked in last {figures['window_seconds']:.0f} s",
+            "as expected",
+        ],
+        rows=[
+            [
+                str(r.level),
+                str(r.acked),
+                str(r.lost),
+                str(r.window),
+                "yes" if r.within_bound else "NO",
+            ]
+            for r in runs
+        ],
+        chart=Chart(
+            title=chart_title,
+            categories=[f"trx_commit={r.level}" for r in runs],
+            series={
+                "lost": [float(r.lost) for r in runs],
+                "at risk (last window)": [float(r.window) for r in runs],
+            },
+            y_label="commits",
+        ),
+        explanation=explanation,
+        figures=figures,
+    )

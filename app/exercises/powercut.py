@@ -19,7 +19,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.exercises.model import Chart, ExerciseResult, Lab, resource_dir, text_for
+from app.exercises.model import ExerciseResult, Lab, loss_result, resource_dir, text_for
 from app.mysql import burst
 from app.practice.server import SERVER_CNF, PrivateServer, ServerError
 
@@ -237,34 +237,11 @@ def run(lab: Lab, *, seconds: float = 4.0, levels: Sequence[int] = (1, 2)) -> Ex
         "window_seconds": runs[0].window_seconds if runs else MARGIN,
         "runs": [r.__dict__ | {"within_bound": r.within_bound} for r in runs],
     }
-    return ExerciseResult(
-        exercise="powercut",
-        headers=[
-            "trx_commit",
-            "acknowledged",
-            "lost after the power cut",
-            f"acked in last {figures['window_seconds']:.0f} s",
-            "as expected",
-        ],
-        rows=[
-            [
-                str(r.level),
-                str(r.acked),
-                str(r.lost),
-                str(r.window),
-                "yes" if r.within_bound else "NO",
-            ]
-            for r in runs
-        ],
-        chart=Chart(
-            title="Acknowledged commits lost by a (simulated) power cut",
-            categories=[f"trx_commit={r.level}" for r in runs],
-            series={
-                "lost": [float(r.lost) for r in runs],
-                "at risk (last window)": [float(r.window) for r in runs],
-            },
-            y_label="commits",
-        ),
-        explanation=text.explain(figures),
+    return loss_result(
+        "powercut",
+        runs,
+        lost_header="lost after the power cut",
+        chart_title="Acknowledged commits lost by a (simulated) power cut",
         figures=figures,
+        explanation=text.explain(figures),
     )
