@@ -40,9 +40,14 @@ def _which(*names: str) -> str | None:
     return None
 
 
+def server_program() -> str | None:
+    """The server program's path, found without running it (safe for a quick UI check)."""
+    return _which("mariadbd", "mysqld")
+
+
 def find_binaries() -> ServerBinaries | None:
     """Return the server binaries found here, or None (see :data:`INSTALL_HINT`)."""
-    server = _which("mariadbd", "mysqld")
+    server = server_program()
     if server is None:
         return None
     out = subprocess.run(

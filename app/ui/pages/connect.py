@@ -487,9 +487,10 @@ class ConnectPage(QWizardPage):
         self.view.practice_note.setVisible(self.kind() == "practice")
 
     def _update_practice_note(self) -> None:
-        from app.practice.binaries import INSTALL_HINT, find_binaries
+        # A path lookup only: running the server program would block the GUI thread.
+        from app.practice.binaries import INSTALL_HINT, server_program
 
-        if find_binaries() is None:
+        if server_program() is None:
             self.view.practice_note.setText(INSTALL_HINT)
         else:
             self.view.practice_note.setText(
