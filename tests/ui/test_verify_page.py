@@ -82,7 +82,16 @@ def test_before_and_after_side_by_side(
     wait_idle(qtbot, page)
 
     page.run_before.click()
-    qtbot.waitUntil(lambda: page.state.bench_before is not None, timeout=60_000)
+
+    # The rate sample may find the fresh server still busy (purge, its first writes) and ask:
+    # answer Yes, as a person would.
+    def before_answered_or_done() -> bool:
+        box = page.findChild(QMessageBox, "busy_question")
+        if box is not None and box.isVisible():
+            box.button(QMessageBox.StandardButton.Yes).click()
+        return page.state.bench_before is not None
+
+    qtbot.waitUntil(before_answered_or_done, timeout=90_000)
     wait_idle(qtbot, page)
     before = page.state.bench_before
     assert before is not None and before.label == "before" and not before.cancelled
