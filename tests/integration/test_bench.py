@@ -50,7 +50,11 @@ def scratch_schemas(server: PrivateServer) -> list[str]:
     return server.query("SHOW DATABASES LIKE 'innotune_bench%'").split()[1:]
 
 
-def check_report(report: BenchReport, threads: tuple[int, ...]) -> None:
+def check_report(
+    report: BenchReport, threads: tuple[int, ...], *, flush_per_commit: bool = True
+) -> None:
+    """`flush_per_commit` False: at innodb_flush_log_at_trx_commit=0 the log is flushed about once a
+    second by a background thread, so a half-second run may see no fsync at all."""
     assert [(r.workload, r.threads) for r in report.results] == [
         (w, t) for w in WORKLOADS for t in threads
     ]
@@ -60,7 +64,8 @@ def check_report(report: BenchReport, threads: tuple[int, ...]) -> None:
         lat = r.latency
         assert 0 < lat.p50_ms <= lat.p95_ms <= lat.p99_ms <= lat.max_ms, r
         assert r.counters.redo_bytes and r.counters.redo_bytes > 0, r
-        assert r.counters.data_fsyncs is not None and r.counters.data_fsyncs > 0, r
+        assert r.counters.data_fsyncs is not None, r
+        assert r.counters.data_fsyncs > 0 or not flush_per_commit, r
         assert not r.counters.restarted
         assert r.stopped == "time"
 
@@ -81,7 +86,7 @@ def test_before_and_after_a_config_change(server: PrivateServer) -> None:
         after = Benchmark(
             lambda: opener(server), BenchOptions(seconds=3, threads=(1, 2), label="after")
         ).run()
-        check_report(after, (1, 2))
+        check_report(after, (1, 2), flush_per_commit=False)
         assert after.settings["innodb_flush_log_at_trx_commit"] == "0"
         assert scratch_schemas(server) == []
         # The counters see the change: a flush per commit before, none per commit after.
