@@ -11,7 +11,7 @@ The restart downtime is a rough estimate, documented in :func:`estimate_downtime
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from app.appliers import dynamic, optionfile, sysctl, sysfs, udev
@@ -89,6 +89,14 @@ class Preview:
     errors: tuple[str, ...]  # an applier refused: what and why (nothing would be written)
     notes: tuple[str, ...]
     advice_count: int
+    # A restart asked for although no change needs one (``apply --restart``, the Apply
+    # page's checkbox): it proves the server starts with the new option files.
+    restart_requested: bool = False
+
+    @property
+    def will_restart(self) -> bool:
+        """True when apply restarts the server (needed, or asked for)."""
+        return self.restart_needed or self.restart_requested
 
     @property
     def option_files(self) -> tuple[FileWrite, ...]:
@@ -186,6 +194,13 @@ class Preview:
             out.append("The server must restart for some changes to take effect.")
             if self.downtime:
                 out.append(f"Estimated downtime: {self.downtime.text()}.")
+        elif self.restart_requested:
+            out.append(
+                "Every change takes effect live, but a restart was asked for: the server "
+                "restarts afterwards to prove it starts with the new settings."
+            )
+            if self.downtime:
+                out.append(f"Estimated downtime: {self.downtime.text()}.")
         else:
             out.append("No restart needed.")
         if self.live:
@@ -281,6 +296,33 @@ def _refused(actions: list[Action]) -> set[str]:
     return {
         i for a in actions if a.unsupported and not a.files and not a.commands for i in a.change_ids
     }
+
+
+def with_requested_restart(
+    preview: Preview, facts: HostFacts, plan: Plan, restart_argv: Sequence[str] | None = None
+) -> Preview:
+    """The preview of an apply that restarts even though no change needs it.
+
+    The restart command is the one given, else the service manager's (None when the
+    server was started by hand: apply then refuses and asks for one), and the downtime is
+    estimated as for a needed restart.
+    """
+    if preview.restart_needed or preview.restart_requested:
+        return preview
+    argv = list(restart_argv) if restart_argv else None
+    if argv is None and facts.server is not None:
+        argv = facts.server.instance.restart_argv()
+    restart = (
+        Command(tuple(argv), "restart the server to prove it starts with the new settings")
+        if argv
+        else None
+    )
+    return dataclasses.replace(
+        preview,
+        restart_requested=True,
+        restart=restart,
+        downtime=estimate_downtime(facts, plan),
+    )
 
 
 def with_checksums(plan: Plan, preview: Preview) -> Plan:

@@ -15,12 +15,23 @@ change: the job finishes, or rolls back by itself. This side only prepares and w
 4. :func:`status` reads a running or interrupted job after a reconnect; :func:`rollback`
    restores any snapshot with the same job in restore mode; :func:`confirm` keeps a
    change made with ``confirm_within``.
+
+``restart_anyway`` restarts the server after the changes even when every one of them takes
+effect live: the restart proves that the server starts with the new option files, so the
+values survive the next restart; a later rollback of that snapshot restarts too.
+
+Cancelling (a ``threading.Event`` given to :func:`apply`) does the safe thing at every
+point: before the launch nothing on the host was changed, so the job and its snapshot are
+removed and :class:`ApplyCancelled` is raised; after it, the job on the target is asked to
+stop (``DIR/cancel``) and rolls back what it changed, waiting for a restart under way to
+finish first; a job that ended before it saw the request is rolled back by a restore job.
 """
 
 from __future__ import annotations
 
 import json
 import shlex
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -82,6 +93,10 @@ elif [ -d "$dir" ]; then echo gone; else echo missing; fi
 """
 
 
+class ApplyCancelled(ApplyError):
+    """Cancelled before the job was launched: nothing on the host was changed."""
+
+
 class JobInterrupted(InnoTuneError):
     """The connection dropped while following a job; the job goes on on the target."""
 
@@ -132,6 +147,7 @@ class JobStatus:
     restarted: bool = False
     downtime_seconds: float | None = None
     confirm_deadline: float | None = None
+    cancelled: bool = False
 
     @property
     def final(self) -> bool:
@@ -282,8 +298,14 @@ def build_bundle(
     expected: dict[str, str],
     confirm_within: float | None = None,
     watchdog_grace: float = DEFAULT_WATCHDOG_GRACE,
+    restart_anyway: bool = False,
 ) -> dict[str, Any]:
-    """What the job on the target does, as JSON-ready data."""
+    """What the job on the target does, as JSON-ready data.
+
+    With ``restart_anyway`` the job restarts the server even when no change needs it.
+    Whenever it restarts, the dynamic variables that the option files also carry
+    (``persisted_keys``) are not set live first: the restart applies them, once.
+    """
     import base64
 
     saved = {f.path: f for f in snapshot.files}
@@ -316,6 +338,17 @@ def build_bundle(
     ]
     pool = expected.get("innodb_buffer_pool_size")
     has_option_files = any(f["purpose"] == "option_file" for f in files)
+    needed = any(a.restart_needed for a in actions)
+    in_files = {i for a in actions if a.applier == "optionfile" for i in a.change_ids}
+    persisted = sorted(
+        {
+            v.key
+            for a in actions
+            if a.applier == "dynamic" and a.change_ids and set(a.change_ids) <= in_files
+            for v in a.values
+            if v.kind == "dynamic"
+        }
+    )
     return {
         "id": job_id,
         "mode": "apply",
@@ -327,7 +360,9 @@ def build_bundle(
         "commands": commands,
         "validate": validate if has_option_files else None,
         "buffer_pool_bytes": int(pool) if pool and pool.isdigit() else None,
-        "restart_needed": any(a.restart_needed for a in actions),
+        "restart_needed": needed or restart_anyway,
+        "restart_requested": restart_anyway and not needed,
+        "persisted_keys": persisted,
         "expected": expected,
         "confirm_within": confirm_within,
         "watchdog_grace": watchdog_grace,
@@ -427,6 +462,7 @@ def _status_from(job_id: str, steps: list[JobStep], state: dict[str, Any], alive
         restarted=bool(state.get("restarted")),
         downtime_seconds=state.get("downtime_seconds"),
         confirm_deadline=state.get("confirm_deadline"),
+        cancelled=bool(state.get("cancelled")),
     )
 
 
@@ -439,8 +475,12 @@ def follow(
     stop_at_confirm: bool = True,
     start_timeout: float = 20.0,
     poll_timeout: float = DEFAULT_POLL_TIMEOUT,
+    cancel: threading.Event | None = None,
 ) -> JobStatus:
     """Follow the job's journal until it ends (or waits for a confirmation).
+
+    Once ``cancel`` is set the job is asked to stop (:func:`request_cancel`) and is
+    followed to its end, through a confirmation wait too (it rolls back there).
 
     Raises:
         JobInterrupted: the connection dropped, or one poll got no answer within
@@ -449,8 +489,12 @@ def follow(
     offset = 0
     steps: list[JobStep] = []
     began = time.monotonic()
+    asked = False
     while True:
         try:
+            if cancel is not None and cancel.is_set() and not asked:
+                request_cancel(transport, job_id)
+                asked = True
             new, offset, state, alive = _poll(transport, job_id, offset, poll_timeout)
         except Exception as exc:  # noqa: BLE001 - any failure to poll is a lost contact
             raise JobInterrupted(job_id, str(exc) or type(exc).__name__) from exc
@@ -459,7 +503,7 @@ def follow(
             if on_step is not None:
                 on_step(step)
         status = _status_from(job_id, steps, state, alive)
-        if status.final or (stop_at_confirm and status.state == "awaiting-confirm"):
+        if status.final or (stop_at_confirm and status.state == "awaiting-confirm" and not asked):
             return status
         if status.state == "interrupted" or (
             status.state in ("starting", "missing") and time.monotonic() - began > start_timeout
@@ -505,6 +549,19 @@ def list_jobs(transport: Transport) -> list[str]:
         sudo=_sudo(transport),
     )
     return sorted(result.out.split())
+
+
+def request_cancel(transport: Transport, job_id: str) -> None:
+    """Ask a running job to stop and roll back what it changed (``DIR/cancel``).
+
+    The job reads it between steps; a restart under way is finished (and judged) first.
+    """
+    result = transport.run(
+        ["sh", "-c", 'test -d "$1" && : > "$1/cancel"', "sh", job_dir(job_id)],
+        sudo=_sudo(transport),
+    )
+    if not result.ok:
+        raise ApplyError(f"Could not cancel job {job_id}: {result.err.strip() or 'no such job'}.")
 
 
 def confirm(transport: Transport, job_id: str) -> None:
@@ -555,12 +612,21 @@ def prepare(
     health_timeout: float = DEFAULT_HEALTH_TIMEOUT,
     watch_seconds: float = DEFAULT_WATCH_SECONDS,
     watchdog_grace: float = DEFAULT_WATCHDOG_GRACE,
+    restart_anyway: bool = False,
+    cancel: threading.Event | None = None,
 ) -> Prepared:
     """Snapshot (local + target), then upload the job; nothing on the host is changed yet.
 
+    ``restart_anyway`` restarts after the changes even when none needs it (proving the
+    server starts with the new option files); a rollback of the snapshot restarts too.
+    A ``cancel`` set before the launch removes what was stored and raises
+    :class:`ApplyCancelled`.
+
     Raises:
-        ApplyError: a file is no longer what the plan saw, nothing to do, or the snapshot
-            or the job could not be stored.
+        ApplyError: a file is no longer what the plan saw, nothing to do, no known way to
+            restart when one is needed or asked for, or the snapshot or the job could not
+            be stored.
+        ApplyCancelled: ``cancel`` was set; nothing on the host was changed.
     """
     actions = [a for a in actions if not a.empty or a.values]
     if not actions:
@@ -574,13 +640,14 @@ def prepare(
         watch_seconds=watch_seconds,
     )
     needs_restart = any(a.restart_needed for a in actions)
-    # A later rollback restarts only when the apply needed one (dynamic-only: no restart).
-    how["restart_needed"] = needs_restart
-    if needs_restart and not how["restart"]:
+    # A later rollback restarts only when the apply restarted (dynamic-only: no restart);
+    # after an asked-for restart it restarts too, proving the restored files start.
+    how["restart_needed"] = needs_restart or restart_anyway
+    if how["restart_needed"] and not how["restart"]:
+        why = "These changes need a restart" if needs_restart else "A restart was asked for"
         raise ApplyError(
-            f"These changes need a restart and InnoTune does not know how to restart "
-            f"{server.instance.label}.",
-            "Give the command with --restart-command.",
+            f"{why} and InnoTune does not know how to restart {server.instance.label}.",
+            "Give the command with --restart-command (the restart command field).",
         )
     snapshot = snap.take(
         transport,
@@ -598,6 +665,8 @@ def prepare(
             f"Changed since the plan was made: {', '.join(changed)}. Nothing was written.",
             "Someone else edited the file; preview again to see the new diff.",
         )
+    if cancel is not None and cancel.is_set():
+        raise ApplyCancelled("Cancelled before anything was stored or changed on the host.")
     local_manifest = snap.store_locally(snapshot, local_dir) if local_dir is not None else None
     snap.store_on_target(transport, snapshot, sudo=sudo)
     want = expected_values(actions) | dict(expected or {})
@@ -609,9 +678,39 @@ def prepare(
         expected=want,
         confirm_within=confirm_within,
         watchdog_grace=watchdog_grace,
+        restart_anyway=restart_anyway,
     )
     _upload(transport, snapshot.id, bundle)
+    if cancel is not None and cancel.is_set():
+        discard(transport, snapshot.id, local_dir)
+        raise ApplyCancelled(
+            "Cancelled before the job started: nothing on the host was changed.",
+            "The snapshot taken for it was removed again.",
+        )
     return Prepared(snapshot.id, snapshot, bundle, local_manifest)
+
+
+def discard(transport: Transport, job_id: str, local_dir: Path | None) -> None:
+    """Remove a job that was never launched, and its snapshot (both copies).
+
+    Only for a job that never ran: its snapshot records nothing that was changed.
+    """
+    directory = job_dir(job_id)
+    transport.run(
+        [
+            "sh",
+            "-c",
+            'test -e "$1/pid" || rm -rf -- "$1" "$2"',
+            "sh",
+            directory,
+            snap.target_dir(job_id),
+        ],
+        sudo=_sudo(transport),
+    )
+    if local_dir is not None:
+        import shutil
+
+        shutil.rmtree(Path(local_dir) / job_id, ignore_errors=True)
 
 
 def apply(
@@ -622,21 +721,38 @@ def apply(
     target_label: str,
     local_dir: Path | None,
     on_step: OnStep | None = None,
+    cancel: threading.Event | None = None,
     **options: Any,
 ) -> JobStatus:
     """Snapshot, upload, launch and follow; the job's status at its end.
 
     With ``confirm_within`` it returns at the confirmation wait (``awaiting-confirm``).
+    With ``cancel`` set while it runs, the outcome is the rolled-back state with
+    ``cancelled`` true (see the module's notes).
 
     Raises:
         ApplyError: nothing was changed (see :func:`prepare`).
+        ApplyCancelled: cancelled before the launch; nothing on the host was changed.
         JobInterrupted: the connection dropped after the launch; use :func:`status`.
     """
     prepared = prepare(
-        transport, actions, server, target_label=target_label, local_dir=local_dir, **options
+        transport,
+        actions,
+        server,
+        target_label=target_label,
+        local_dir=local_dir,
+        cancel=cancel,
+        **options,
     )
     launch(transport, prepared.job_id)
-    return follow(transport, prepared.job_id, on_step)
+    done = follow(transport, prepared.job_id, on_step, cancel=cancel)
+    if cancel is not None and cancel.is_set() and done.state == "applied":
+        # The job finished before it read the request: undo it as asked.
+        back = rollback(transport, prepared.job_id, local_dir=local_dir, on_step=on_step)
+        back.cancelled = True
+        back.errors.insert(0, "cancelled by the user after the job had finished; rolled back")
+        return back
+    return done
 
 
 def rollback(
@@ -677,7 +793,7 @@ def rollback(
     how: dict[str, Any] = {}
     if restart_argv:
         how["restart"] = list(restart_argv)
-    bundle = {
+    bundle: dict[str, Any] = {
         "id": job_id,
         "mode": "restore",
         "snapshot_id": snapshot.id,

@@ -58,6 +58,10 @@ class JobFailed(Exception):
     """A step failed; the message says which and why."""
 
 
+class JobCancelled(JobFailed):
+    """The person asked (``DIR/cancel``) to stop; what was changed is rolled back."""
+
+
 def sha256(data: bytes) -> str:
     """Hex sha256 of ``data``."""
     return hashlib.sha256(data).hexdigest()
@@ -200,6 +204,10 @@ class Job:
         self.client_ok: bool | None = None
         self.healthy_pid: int | None = None
         self.restart_attempted = False
+        self.cancelled = False
+        # Dynamic variables this apply set live (SET GLOBAL): its own rollback sets back only
+        # these; None for a standalone rollback, which sets back every saved value.
+        self.live_set: set[str] | None = None
         self.journal = open(os.path.join(directory, "journal.jsonl"), "a", encoding="utf-8")  # noqa: SIM115
 
     # -- journal and state ------------------------------------------------------------------
@@ -229,6 +237,7 @@ class Job:
             "log_lines": self.log_lines,
             "restarted": self.restarted,
             "downtime_seconds": self.downtime,
+            "cancelled": self.cancelled,
             "updated": now_iso(),
         }
         doc.update(extra)
@@ -300,6 +309,23 @@ class Job:
             return False, "no client login"
         status, out = self.run(list(argv) + ["-N", "-B", "-e", sql], timeout=timeout)
         return status == 0, out.strip()
+
+    # -- cancelling ---------------------------------------------------------------------------
+    def cancel_requested(self) -> bool:
+        """True once the client asked to cancel (it creates ``DIR/cancel``)."""
+        return os.path.exists(os.path.join(self.dir, "cancel"))
+
+    def check_cancel(self, where: str) -> None:
+        """Stop here when a cancel was asked for: the caller rolls back what was changed.
+
+        Only called between steps, never while a restart is under way: a server being
+        restarted is waited for until it is healthy (or judged failed) first, so a cancel
+        never leaves it down.
+        """
+        if self.cancel_requested():
+            self.cancelled = True
+            self.step("cancel", "info", f"cancel asked for; stopping {where} and rolling back")
+            raise JobCancelled(f"cancelled by the user {where}; every change is rolled back")
 
     # -- server health ------------------------------------------------------------------------
     def server_pid(self) -> int | None:
@@ -516,6 +542,7 @@ class Job:
         self.step("watch", "start", f"watching the server for {seconds:.0f} s")
         end = time.monotonic() + seconds
         while time.monotonic() < end:
+            self.check_cancel("while watching the restarted server")
             if pid is not None and not self._is_server(pid, require_marker=False):
                 status, out = self.run(["dmesg"], timeout=10)
                 oom = [
@@ -593,6 +620,7 @@ class Job:
                 "ok",
                 "%s (%d bytes, sha256 %s)" % (item["path"], len(data), sha256(data)[:12]),
             )
+            self.check_cancel("after writing %s" % item["path"])
 
     def validate(self) -> None:
         """Ask the server binary about the new files, and check the memory fits."""
@@ -642,6 +670,8 @@ class Job:
                     ok, out = self.client(f"SET GLOBAL {key} = {sql_literal(new)}")
                     if not ok:
                         raise OSError(errno.EIO, out or "the client could not log in")
+                    if self.live_set is not None and not restoring:
+                        self.live_set.add(key)
                 elif kind in ("sysfs", "sysctl"):
                     path = str(value.get("path") or "") if kind == "sysfs" else sysctl_path(key)
                     if restoring and _reads(path) == new.split():
@@ -728,6 +758,10 @@ class Job:
             if os.path.exists(path):
                 self.step("confirm", "ok", "confirmed")
                 return True
+            if self.cancel_requested():
+                self.cancelled = True
+                self.step("cancel", "info", "cancel asked for while waiting for a confirmation")
+                return False
             time.sleep(0.2)
         self.step("confirm", "fail", f"no confirmation within {seconds:.0f} s")
         return False
@@ -809,6 +843,9 @@ class Job:
                     "(give one with --restart-command)"
                 )
         dynamic = [v for v in values if v["kind"] == "dynamic"]
+        if self.live_set is not None and not standalone:
+            # Values this apply never set live are still as saved: nothing to set back.
+            dynamic = [v for v in dynamic if v["key"] in self.live_set]
         if dynamic and not (restarted_before or self.restarted):
             failures += self.set_values(dynamic, "restore", True)
         elif dynamic:
@@ -829,19 +866,42 @@ class Job:
     def apply(self) -> str:
         """The apply order; the final state."""
         bundle = self.bundle
+        self.live_set = set()
+        if self.cancel_requested():
+            self.cancelled = True
+            self.errors.append("cancelled by the user before anything was changed")
+            self.step("cancel", "info", self.errors[-1])
+            return "refused"
         try:
             self.check_unchanged()
         except JobFailed as exc:
             self.errors.append(str(exc))
             self.step("check", "fail", str(exc))
             return "refused"
+        restarting = bool(bundle.get("restart_needed"))
         try:
             self.write_files()
             if bundle.get("validate") or bundle.get("buffer_pool_bytes"):
                 self.validate()
+            self.check_cancel("after validating")
             ok, out = self.client("SELECT 1") if self.how.get("client") else (False, "")
             self.client_ok = ok
             statements = bundle.get("statements") or []
+            if restarting:
+                # The restart reads these values from the option files: setting them live
+                # too would apply them twice (a buffer-pool or redo-log resize started
+                # right before a shutdown), and the check after the restart would then
+                # not prove that the files carry them.
+                persisted = set(bundle.get("persisted_keys") or [])
+                held = [sql for sql in statements if _set_key(sql) in persisted]
+                statements = [sql for sql in statements if _set_key(sql) not in persisted]
+                if held:
+                    self.step(
+                        "dynamic",
+                        "info",
+                        "not set live, the restart applies them from the option files: "
+                        + ", ".join(str(_set_key(sql)) for sql in held),
+                    )
             if statements and not ok:
                 note = (
                     f"SET GLOBAL skipped: the job cannot log in to the server ({out[-200:]}); "
@@ -855,26 +915,42 @@ class Job:
                     good, reply = self.client(sql)
                     if not good:
                         raise JobFailed(f"{sql} failed: {reply[-300:]}")
+                    self.live_set.add(str(_set_key(sql)))
                     self.step("dynamic", "ok", sql)
+                    self.check_cancel("after " + sql)
             self.set_values(
                 [v for v in bundle.get("values", []) if v["kind"] != "dynamic"], "live", False
             )
             self.run_commands(bundle.get("commands") or [], "commands")
-            if bundle.get("restart_needed"):
+            if restarting:
+                self.check_cancel("before the restart")
+                if bundle.get("restart_requested"):
+                    self.step(
+                        "restart",
+                        "info",
+                        "asked for: every change takes effect live, the restart proves the "
+                        "server starts with the new option files",
+                    )
                 self.restart("restart")
+                self.check_cancel("after the restart")
                 self.check_settings()
                 self.watch()
             elif ok:
                 self.check_settings()
+            self.check_cancel("after the changes were made")
         except (JobFailed, OSError, KeyError, ValueError) as exc:
             self.errors.append(str(exc))
-            self.step("apply", "fail", str(exc))
-            if not self.log_lines:
+            self.step("apply", "info" if isinstance(exc, JobCancelled) else "fail", str(exc))
+            if not self.log_lines and not isinstance(exc, JobCancelled):
                 self.explain()
             return "rolled-back" if self.restore(False) else "failed-rollback"
         if bundle.get("confirm_within"):
             if not self.wait_confirm():
-                self.errors.append("not confirmed within {} s".format(bundle["confirm_within"]))
+                self.errors.append(
+                    "cancelled by the user while waiting for a confirmation"
+                    if self.cancelled
+                    else "not confirmed within {} s".format(bundle["confirm_within"])
+                )
                 return "rolled-back" if self.restore(False) else "failed-rollback"
         self.step("apply", "ok", "applied")
         return "applied"
@@ -926,6 +1002,12 @@ class Job:
         self.step("end", "ok" if final in ("applied", "rolled-back") else "fail", final)
         self.state(final)
         return final
+
+
+def _set_key(sql: str) -> str | None:
+    """The variable a ``SET GLOBAL name = value`` statement sets."""
+    match = re.match(r"^\s*SET\s+GLOBAL\s+([A-Za-z0-9_]+)\s*=", sql, re.IGNORECASE)
+    return match.group(1).lower() if match else None
 
 
 def _reads(path: str) -> list[str] | None:

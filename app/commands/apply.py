@@ -9,8 +9,12 @@ the target; ``rollback`` restores one of them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +35,14 @@ atomically, validate with the server binary before any restart, set live values,
 only when needed, judge health by polling, check the settings in force, watch for a crash.
 On any failure the job restores the snapshot and restarts on the old configuration; it
 finishes even if the connection drops (`innotune snapshots TARGET` shows how it ended).
+
+With --restart the server is restarted afterwards even when every change takes effect
+live: it proves the server still starts with the new option files (so the values survive
+the next restart), and a later rollback of that snapshot restarts too.
+
+Ctrl-C while the job runs cancels it safely: before anything was written nothing is
+changed; after that the job rolls back to the snapshot (a restart under way is finished
+first, so the server is never left down).
 """
 
 
@@ -55,6 +67,12 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
         help="sample status counters this long for the redo slider (default 10; 0 with --plan)",
     )
     parser.add_argument("--yes", action="store_true", help="apply without asking")
+    parser.add_argument(
+        "--restart",
+        action="store_true",
+        help="restart the server afterwards even when every change takes effect live, to "
+        "prove it starts with the new settings (a rollback of it restarts too)",
+    )
     parser.add_argument(
         "--restart-command",
         metavar="CMD",
@@ -129,7 +147,7 @@ def _consent(question: str, yes: bool) -> bool:
 
 
 def _print_status(status: Any) -> None:
-    print(f"Job {status.job_id}: {status.state}")
+    print(f"Job {status.job_id}: {status.state}" + (" (cancelled)" if status.cancelled else ""))
     if status.snapshot_id:
         print(f"  snapshot  {status.snapshot_id}")
     if status.downtime_seconds is not None:
@@ -207,7 +225,7 @@ def run_apply(args: argparse.Namespace) -> int:
     """Preview, consent, then the detached job; follow it to its end."""
     from app.appliers import runner
     from app.appliers.actions import Host
-    from app.appliers.preview import build_preview
+    from app.appliers.preview import build_preview, with_requested_restart
     from app.commands.common import connect
 
     if args.confirm_within is not None and not 5 <= args.confirm_within <= 3600:
@@ -223,6 +241,9 @@ def run_apply(args: argparse.Namespace) -> int:
             sudo=conn.sudo_mode in ("root", "nopasswd", "password-ok"),
         )
         preview = build_preview(plan, host)
+        restart_argv = runner.restart_argv_from(args.restart_command)
+        if args.restart:
+            preview = with_requested_restart(preview, facts, plan, restart_argv)
         print(preview.text(), end="")
         if preview.errors:
             _say("innotune apply: an applier refused (see above); nothing was changed.")
@@ -252,21 +273,28 @@ def run_apply(args: argparse.Namespace) -> int:
         if conn.session is not None:
             conn.session.close()
             conn.session = None
+        cancel = threading.Event()
         try:
-            status = runner.apply(
-                transport,
-                preview.actions,
-                facts.server,
-                target_label=label,
-                local_dir=local_snapshot_dir(label),
-                on_step=lambda step: _say(step.line()),
-                plan_json=plan.to_json(),
-                expected=runner.expected_values(preview.actions, plan.changes),
-                restart_argv=runner.restart_argv_from(args.restart_command),
-                confirm_within=args.confirm_within,
-                health_timeout=args.health_timeout,
-                watch_seconds=args.watch,
-            )
+            with _ctrl_c_cancels(cancel):
+                status = runner.apply(
+                    transport,
+                    preview.actions,
+                    facts.server,
+                    target_label=label,
+                    local_dir=local_snapshot_dir(label),
+                    on_step=lambda step: _say(step.line()),
+                    plan_json=plan.to_json(),
+                    expected=runner.expected_values(preview.actions, plan.changes),
+                    restart_argv=restart_argv,
+                    confirm_within=args.confirm_within,
+                    health_timeout=args.health_timeout,
+                    watch_seconds=args.watch,
+                    restart_anyway=args.restart,
+                    cancel=cancel,
+                )
+        except runner.ApplyCancelled as stopped:
+            _say(f"innotune apply: {stopped.problem} {stopped.fix}".rstrip())
+            return 130
         except runner.JobInterrupted as lost:
             _say(f"innotune apply: {lost.problem}\n{lost.fix}")
             return 3
@@ -275,7 +303,28 @@ def run_apply(args: argparse.Namespace) -> int:
     finally:
         conn.close()
     _print_status(status)
+    if status.cancelled:
+        return 130
     return 0 if status.state == "applied" else 1
+
+
+@contextlib.contextmanager
+def _ctrl_c_cancels(cancel: threading.Event) -> Iterator[None]:
+    """While the job runs, Ctrl-C asks it to stop safely instead of abandoning it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_interrupt(_signum: int, _frame: object) -> None:
+        if not cancel.is_set():
+            _say("… cancelling: the job stops at its next step and rolls back what it changed")
+        cancel.set()
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _confirm(args: argparse.Namespace, transport: Any, status: Any) -> Any:

@@ -5,6 +5,10 @@ stored (on the target and on this computer) before the first change, the job on 
 does the rest and rolls back by itself on failure. The page shows each journal step as it
 arrives, lets the person keep a change made with a confirmation deadline, roll back, look
 at a job again after the connection dropped, and restore any earlier snapshot.
+
+"Restart the server afterwards" asks for a restart even when every change is live (it
+proves the server starts with the new files). While an apply runs, Cancel does the safe
+thing: before the job starts nothing is changed; after, the job rolls back to the snapshot.
 """
 
 from __future__ import annotations
@@ -31,9 +35,15 @@ from app.access.database import Credentials, open_session
 from app.appliers import runner
 from app.appliers import snapshot as snap
 from app.appliers.actions import ApplyError
+from app.appliers.preview import Preview, with_requested_restart
 from app.domain.errors import InnoTuneError
 from app.ui.state import WizardState
 from app.ui.worker import Job, Progress
+
+_CANCEL_TEXT = "&Cancel and roll back"
+_CANCEL_BEFORE_TEXT = "&Cancel (nothing changed yet)"
+# Journal steps that change the host: from the first one on, cancelling rolls back.
+_CHANGING_STEPS = ("write", "dynamic", "live", "commands", "restart")
 
 
 def _local_dir(label: str) -> Any:
@@ -78,6 +88,7 @@ class ApplyPage(QWizardPage):
         self.restart_edit.setObjectName("apply_restart_command")
         self.restart_edit.setPlaceholderText("restart command (only if no service manager runs it)")
         self.restart_edit.setAccessibleName("restart command")
+        self.restart_edit.textChanged.connect(lambda _text: self._show_summary())
         row.addWidget(self.restart_edit, 1)
         self.confirm_label = QLabel("Roll back &unless kept within")
         row.addWidget(self.confirm_label)
@@ -90,6 +101,20 @@ class ApplyPage(QWizardPage):
         self.confirm_label.setBuddy(self.confirm_spin)
         row.addWidget(self.confirm_spin)
         layout.addLayout(row)
+        self.restart_box = QCheckBox(
+            "Restart the ser&ver afterwards to prove it starts with the new settings"
+        )
+        self.restart_box.setObjectName("apply_restart_anyway")
+        self.restart_box.setAccessibleName(
+            "restart the server afterwards to prove it starts with the new settings"
+        )
+        self.restart_box.setToolTip(
+            "Every change here takes effect live. Ticked, the server is also restarted: the "
+            "values then come from the new option files, proving they survive a restart. "
+            "Rolling this change back restarts the server too."
+        )
+        self.restart_box.toggled.connect(self._on_restart_box_toggled)
+        layout.addWidget(self.restart_box)
         self.consent = QCheckBox("I have read the preview; apply these changes to the &server")
         self.consent.setObjectName("apply_consent")
         self.consent.toggled.connect(self._on_consent_toggled)
@@ -103,7 +128,22 @@ class ApplyPage(QWizardPage):
         self.refresh_button = self._button(
             "&Where is it?", "apply_refresh", self._on_refresh_clicked
         )
-        for button in (self.apply_button, self.keep_button, self.rollback_button):
+        self.cancel_button = self._button(_CANCEL_TEXT, "apply_cancel", self._on_cancel_clicked)
+        self.cancel_button.setToolTip(
+            "Stop the apply safely: before anything is written nothing changes; after, the "
+            "job on the server rolls back to the snapshot (a restart under way finishes first)."
+        )
+        self._written = False
+        self._cancelling = False
+        self._applying = False
+        self._box_forced = False
+        self._restart_anyway = False
+        for button in (
+            self.apply_button,
+            self.cancel_button,
+            self.keep_button,
+            self.rollback_button,
+        ):
             buttons.addWidget(button)
         buttons.addStretch(1)
         buttons.addWidget(self.refresh_button)
@@ -151,8 +191,10 @@ class ApplyPage(QWizardPage):
         for widget in (
             self.confirm_label,
             self.confirm_spin,
+            self.restart_box,
             self.consent,
             self.apply_button,
+            self.cancel_button,
             self.keep_button,
         ):
             widget.setVisible(preview is not None)
@@ -166,13 +208,49 @@ class ApplyPage(QWizardPage):
             if self.state.connected and not self._busy():
                 self._on_list_clicked()
         else:
-            files = len(preview.option_files) + len(preview.persistence_files)
-            text = f"{files} file(s), {len(preview.values)} value(s) to change. "
-            text += "The server will restart." if preview.restart_needed else "No restart needed."
-            if preview.errors:
-                text += " An applier refused; nothing can be applied: " + "; ".join(preview.errors)
-            self.summary.setText(text)
+            if preview.restart_needed:
+                # The changes restart it anyway: the box shows that and cannot be cleared.
+                self.restart_box.setChecked(True)
+                self._box_forced = True
+            elif self._box_forced:
+                # A new preview needs no restart: the person decides again.
+                self.restart_box.setChecked(False)
+                self._box_forced = False
+            self._show_summary()
         self._sync_buttons()
+
+    def effective_preview(self) -> Preview | None:
+        """The preview of what Apply will do now: with the asked-for restart, if ticked."""
+        preview, facts, plan = self.state.preview, self.state.facts, self.state.plan
+        if preview is None or not self.restart_box.isChecked() or preview.restart_needed:
+            return preview
+        if facts is None or plan is None:
+            return preview
+        argv = runner.restart_argv_from(self.restart_edit.text().strip() or None)
+        return with_requested_restart(preview, facts, plan, argv)
+
+    def _show_summary(self) -> None:
+        preview = self.effective_preview()
+        if preview is None:
+            return
+        files = len(preview.option_files) + len(preview.persistence_files)
+        text = f"{files} file(s), {len(preview.values)} value(s) to change. "
+        if preview.will_restart:
+            text += "The server will restart."
+            if preview.restart_requested:
+                text += " (asked for: every change is live, the restart proves the new files)"
+            if preview.downtime is not None:
+                text += f" Estimated downtime: {preview.downtime.text()}."
+            if preview.restart is None and not self.restart_edit.text().strip():
+                text += (
+                    " InnoTune does not know how this server is restarted: give the "
+                    "restart command above."
+                )
+        else:
+            text += "No restart needed."
+        if preview.errors:
+            text += " An applier refused; nothing can be applied: " + "; ".join(preview.errors)
+        self.summary.setText(text)
 
     def _busy(self) -> bool:
         return self.job is not None and self.job.is_running()
@@ -187,6 +265,10 @@ class ApplyPage(QWizardPage):
             and (self.status is None or self.status.final)
         )
         self.apply_button.setEnabled(can_apply)
+        self.cancel_button.setEnabled(self._applying and self._busy() and not self._cancelling)
+        self.restart_box.setEnabled(
+            preview is not None and not preview.restart_needed and not self._busy()
+        )
         waiting = self.status is not None and self.status.state == "awaiting-confirm"
         self.keep_button.setEnabled(waiting and not self._busy())
         self.rollback_button.setEnabled(
@@ -278,6 +360,8 @@ class ApplyPage(QWizardPage):
             expected=runner.expected_values(preview.actions, plan.changes if plan else ()),
             restart_argv=runner.restart_argv_from(self.restart_edit.text().strip() or None),
             confirm_within=float(confirm) if confirm else None,
+            restart_anyway=self._restart_anyway,
+            cancel=progress.cancelled,
         )
         return self._reconnect_after(progress, done)
 
@@ -285,9 +369,33 @@ class ApplyPage(QWizardPage):
     def _on_consent_toggled(self, _checked: bool) -> None:
         self._sync_buttons()
 
+    def _on_restart_box_toggled(self, _checked: bool) -> None:
+        self._show_summary()
+
     def _on_apply_clicked(self) -> None:
         self.journal.clear()
+        self._written = False
+        self._cancelling = False
+        self._applying = True
+        preview = self.state.preview
+        self._restart_anyway = (
+            self.restart_box.isChecked() and preview is not None and not preview.restart_needed
+        )
+        self.cancel_button.setText(_CANCEL_BEFORE_TEXT)
         self._run(self._apply_work, "Taking the snapshot, then applying on the server…")
+
+    def _on_cancel_clicked(self) -> None:
+        if self.job is None or not self._busy() or not self._applying:
+            return
+        self._cancelling = True
+        self.job.cancel()
+        self.state_label.setText(
+            "Cancelling: the job on the server stops at its next step and rolls back what it "
+            "changed (a restart under way finishes first)…"
+            if self._written
+            else "Cancelling before anything on the server is changed…"
+        )
+        self._sync_buttons()
 
     def _on_keep_clicked(self) -> None:
         assert self.status is not None
@@ -349,6 +457,10 @@ class ApplyPage(QWizardPage):
     def _on_job_partial(self, item: object) -> None:
         if isinstance(item, runner.JobStep):
             self.journal.appendPlainText(item.line())
+            if self._applying and not self._written and item.step in _CHANGING_STEPS:
+                # From the first write on, Cancel means rolling back to the snapshot.
+                self._written = True
+                self.cancel_button.setText(_CANCEL_TEXT)
 
     def _keep_bench_with_snapshot(self, result: runner.JobStatus) -> None:
         if result.snapshot_id is None or self.state.target is None:
@@ -371,6 +483,14 @@ class ApplyPage(QWizardPage):
         self.status = result
         self._keep_bench_with_snapshot(result)
         lines = [f"Job {result.job_id}: {result.state}."]
+        if result.cancelled:
+            lines.append(
+                "Cancelled: nothing on the server was changed."
+                if result.state == "refused"
+                else "Cancelled: every change was rolled back to the snapshot."
+                if result.state == "rolled-back"
+                else "Cancelled, but the rollback did not complete: see the errors."
+            )
         if result.state == "awaiting-confirm":
             lines.append("Check the server now; press Keep before the deadline or it rolls back.")
         lines += [f"Error: {e}" for e in result.errors]
@@ -379,6 +499,9 @@ class ApplyPage(QWizardPage):
         self.state_label.setText("\n".join(lines))
 
     def _on_job_failed(self, exc: object) -> None:
+        if isinstance(exc, runner.ApplyCancelled):
+            self.state_label.setText(f"{exc.problem} {exc.fix}".strip())
+            return
         if isinstance(exc, runner.JobInterrupted):
             self.status = runner.JobStatus(job_id=exc.job_id, state="interrupted")
         problem = getattr(exc, "problem", None) or str(exc)
@@ -386,5 +509,8 @@ class ApplyPage(QWizardPage):
         self.state_label.setText(f"{problem} {fix}".strip())
 
     def _on_job_finished(self) -> None:
+        self._applying = False
+        self._cancelling = False
+        self.cancel_button.setText(_CANCEL_TEXT)
         self._sync_buttons()
         self.completeChanged.emit()

@@ -1,0 +1,100 @@
+"""The Apply page's restart option and its Cancel button, against a real private server."""
+
+from __future__ import annotations
+
+import functools
+import shlex
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from app.appliers import runner
+from app.practice.server import PrivateServer
+from app.ui.pages.apply import ApplyPage
+from app.ui.pages.preview import make_preview
+from app.ui.worker import Progress
+from tests.hosts.util import need_root
+from tests.integration.test_apply import (  # noqa: F401 - autouse cleanup of jobs
+    WATCH,
+    _remove_new_jobs_and_snapshots,
+    restart_argv,
+    tree,
+)
+from tests.ui.test_preview_page import _state
+
+TRX = "SELECT @@innodb_flush_log_at_trx_commit"
+
+
+def _page(qtbot: QtBot, server: PrivateServer) -> ApplyPage:
+    state = _state(server)
+    assert state.plan is not None
+    state.preview = make_preview(state, state.plan, Progress(lambda _t: None, lambda _o: None))
+    page = ApplyPage(state)
+    qtbot.addWidget(page)
+    page.show()
+    page.initializePage()
+    return page
+
+
+def test_restart_box_changes_the_summary_and_needs_a_way_to_restart(
+    qtbot: QtBot, private_server: PrivateServer
+) -> None:
+    need_root()
+    page = _page(qtbot, private_server)
+    assert "No restart needed" in page.summary.text()
+    assert page.restart_box.isEnabled() and not page.restart_box.isChecked()
+    assert page.restart_box.accessibleName()
+    assert not page.cancel_button.isEnabled()  # nothing runs yet
+    page.restart_box.setChecked(True)
+    text = page.summary.text()
+    assert "The server will restart." in text and "Estimated downtime: about" in text
+    # A private server is started by hand: the page asks for the restart command.
+    assert "give the restart command" in text
+    page.restart_edit.setText(shlex.join(restart_argv(private_server)))
+    assert "give the restart command" not in page.summary.text()
+    effective = page.effective_preview()
+    assert effective is not None and effective.restart_requested and effective.will_restart
+    assert effective.restart is not None and "Restart" in effective.text()
+    page.restart_box.setChecked(False)
+    assert "No restart needed" in page.summary.text()
+
+
+def test_cancel_after_the_snapshot_rolls_back_and_leaves_the_server_up(
+    qtbot: QtBot, private_server: PrivateServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    need_root()
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(runner, "apply", functools.partial(runner.apply, watch_seconds=WATCH))
+    server = private_server
+    before = tree(server.base / "etc")
+    page = _page(qtbot, server)
+    page.restart_edit.setText(shlex.join(restart_argv(server)))
+    page.restart_box.setChecked(True)
+    page.consent.setChecked(True)
+    page.apply_button.click()
+    assert page.job is not None and page.cancel_button.isEnabled()
+    assert page.cancel_button.text() == "&Cancel (nothing changed yet)"
+    pressed: list[str] = []
+
+    def on_step(item: object) -> None:
+        # Cancel as soon as the job reports its first file written (after the snapshot).
+        if isinstance(item, runner.JobStep) and item.step == "write" and not pressed:
+            pressed.append(page.cancel_button.text())
+            page.cancel_button.click()
+
+    page.job.partial.connect(on_step)
+    qtbot.waitUntil(lambda: page.job is not None and not page.job.is_running(), timeout=180_000)
+    assert pressed == ["&Cancel and roll back"]
+    status = page.status
+    assert status is not None and status.cancelled, page.state_label.text()
+    assert status.state == "rolled-back", page.state_label.text()
+    assert "every change was rolled back" in page.state_label.text()
+    # The job saw the request (a cancel step), or had ended first and a restore undid it.
+    assert "cancel" in page.journal.toPlainText() or status.mode == "restore"
+    assert tree(server.base / "etc") == before  # byte-identical
+    assert server.running_pid() is not None
+    assert server.query(TRX).split()[-1] == "1"
+    qtbot.waitUntil(page.apply_button.isEnabled)  # once the worker's thread has ended
+    assert not page.cancel_button.isEnabled()
+    assert page.cancel_button.text() == "&Cancel and roll back"
