@@ -23,7 +23,7 @@ ALLOWED = {
     "export": {"domain", "appliers", "optionfiles", "planner", "knobs"},
 }
 # Third-party libraries each confined to one package.
-CONFINED = {"PySide6": "ui", "paramiko": "remote", "pymysql": "mysql"}
+CONFINED = {"PySide6": "ui", "paramiko": "remote", "pymysql": "mysql", "keyring": "access"}
 
 
 def _imports(path: Path) -> set[str]:
