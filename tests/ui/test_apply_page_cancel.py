@@ -98,3 +98,28 @@ def test_cancel_after_the_snapshot_rolls_back_and_leaves_the_server_up(
     qtbot.waitUntil(page.apply_button.isEnabled)  # once the worker's thread has ended
     assert not page.cancel_button.isEnabled()
     assert page.cancel_button.text() == "&Cancel and roll back"
+
+
+def test_cancel_while_waiting_for_a_confirmation_rolls_back_at_once(
+    qtbot: QtBot, private_server: PrivateServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    need_root()
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    server = private_server
+    before = tree(server.base / "etc")
+    page = _page(qtbot, server)
+    page.confirm_spin.setValue(600)  # a deadline far away: only the cancel can end the wait
+    page.consent.setChecked(True)
+    page.apply_button.click()
+    qtbot.waitUntil(
+        lambda: page.status is not None and page.status.state == "awaiting-confirm",
+        timeout=120_000,
+    )
+    assert server.query(TRX).split()[-1] == "2"
+    qtbot.waitUntil(page.cancel_button.isEnabled)
+    assert page.cancel_button.text() == "&Cancel and roll back"
+    page.cancel_button.click()
+    qtbot.waitUntil(lambda: page.status is not None and page.status.final, timeout=120_000)
+    assert page.status.state == "rolled-back" and page.status.cancelled, page.state_label.text()
+    assert server.query(TRX).split()[-1] == "1"
+    assert tree(server.base / "etc") == before

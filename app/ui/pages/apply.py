@@ -265,7 +265,11 @@ class ApplyPage(QWizardPage):
             and (self.status is None or self.status.final)
         )
         self.apply_button.setEnabled(can_apply)
-        self.cancel_button.setEnabled(self._applying and self._busy() and not self._cancelling)
+        awaiting = self.status is not None and self.status.state == "awaiting-confirm"
+        self.cancel_button.setEnabled(
+            (self._applying and self._busy() and not self._cancelling)
+            or (awaiting and not self._busy())
+        )
         self.restart_box.setEnabled(
             preview is not None and not preview.restart_needed and not self._busy()
         )
@@ -385,6 +389,9 @@ class ApplyPage(QWizardPage):
         self._run(self._apply_work, "Taking the snapshot, then applying on the server…")
 
     def _on_cancel_clicked(self) -> None:
+        if not self._busy() and self.status is not None and self.status.state == "awaiting-confirm":
+            self._cancel_waiting(self.status.job_id)
+            return
         if self.job is None or not self._busy() or not self._applying:
             return
         self._cancelling = True
@@ -396,6 +403,18 @@ class ApplyPage(QWizardPage):
             else "Cancelling before anything on the server is changed…"
         )
         self._sync_buttons()
+
+    def _cancel_waiting(self, job_id: str) -> None:
+        """Cancel a change that waits for its confirmation: the job rolls back at once."""
+
+        def work(progress: Progress) -> Any:
+            transport = self._transport()
+            runner.request_cancel(transport, job_id)
+            done = runner.follow(transport, job_id, progress.post, stop_at_confirm=False)
+            return self._reconnect_after(progress, done)
+
+        self.journal.clear()
+        self._run(work, "Cancelling: rolling the change back on the server…")
 
     def _on_keep_clicked(self) -> None:
         assert self.status is not None
