@@ -123,3 +123,25 @@ def test_cancel_while_waiting_for_a_confirmation_rolls_back_at_once(
     assert page.status.state == "rolled-back" and page.status.cancelled, page.state_label.text()
     assert server.query(TRX).split()[-1] == "1"
     assert tree(server.base / "etc") == before
+
+
+def test_cancel_at_once_changes_nothing(
+    qtbot: QtBot, private_server: PrivateServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    need_root()
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    server = private_server
+    before, pid = tree(server.base / "etc"), server.running_pid()
+    page = _page(qtbot, server)
+    page.consent.setChecked(True)
+    page.apply_button.click()
+    page.cancel_button.click()  # before the job can start on the server, almost always
+    assert not page.cancel_button.isEnabled()
+    qtbot.waitUntil(page.apply_button.isEnabled, timeout=120_000)
+    text = page.state_label.text()
+    if page.status is None:  # stopped before the launch: the job and its snapshot are gone
+        assert text.startswith("Cancelled before"), text
+    else:  # the job had started: it stopped at its first step, or undid what it did
+        assert page.status.cancelled and page.status.state in ("refused", "rolled-back"), text
+    assert tree(server.base / "etc") == before
+    assert server.running_pid() == pid and server.query(TRX).split()[-1] == "1"
