@@ -117,7 +117,7 @@ def test_cancel_stops_promptly_and_drops_the_schema(server: PrivateServer) -> No
     cancelled_at = time.monotonic()
     worker.join(30)
     assert not worker.is_alive()
-    assert time.monotonic() - cancelled_at < 5
+    assert time.monotonic() - cancelled_at < 20  # promptly: the run would last 120 s
     report = out[0]
     assert report.cancelled
     assert [r.stopped for r in report.results] == ["cancelled"]
@@ -209,7 +209,7 @@ def test_sysbench_cancel_kills_its_clients(server: PrivateServer) -> None:
     bench.cancel.set()
     cancelled_at = time.monotonic()
     worker.join(30)
-    assert time.monotonic() - cancelled_at < 5
+    assert time.monotonic() - cancelled_at < 20  # promptly: the run would last 120 s
     assert out[0].cancelled and out[0].results[0].stopped == "cancelled"
     assert scratch_schemas(server) == []
 

@@ -304,7 +304,8 @@ def test_disk_probe_on_the_loop_filesystem(loopfs: LoopFs, method: str) -> None:
     assert probe.method == method
     assert probe.sync_writes_per_s is not None and probe.sync_writes_per_s > 0
     assert probe.seq_write_mb_s is not None and probe.seq_write_mb_s > 0
-    assert 8 * 2**20 <= probe.bytes_written and probe.seconds < 3
+    # Bounded, not timed: 0.5 s of sync writes plus 8 MiB; a loaded machine may take longer.
+    assert 8 * 2**20 <= probe.bytes_written and probe.seconds < 30
     assert probe.unknown == ()
     assert _leftovers(loopfs.mountpoint) == []
 
