@@ -22,9 +22,11 @@ export LC_ALL
 dir=$1 secs=$2 mib=$3 method=$4
 # The name is known and the traps are set before the file exists, so a signal at any
 # moment leaves nothing behind; noclobber makes the creation fail rather than reuse a file.
+# PIPE too: when the connection is closed under the probe (a cancel), the next echo into the
+# gone channel would otherwise kill the shell before its EXIT trap runs.
 tmp="$dir/.innotune-probe-$$"
 trap 'rm -f -- "$tmp"' EXIT
-trap 'rm -f -- "$tmp"; exit 130' INT TERM HUP
+trap 'rm -f -- "$tmp"; exit 130' INT TERM HUP PIPE
 if ! (set -C; : > "$tmp") 2>/dev/null; then
     tmp=""
     echo "error=cannot create a file in $dir"

@@ -60,8 +60,13 @@ def inspect(
     disk_probe: bool = False,
     use_sudo: bool = True,
     say: Callable[[str], None] = lambda _t: None,
+    wait: Callable[[float], None] = time.sleep,
 ) -> HostFacts:
-    """Gather every fact about the host and the chosen server."""
+    """Gather every fact about the host and the chosen server.
+
+    ``wait`` spends what is left of the sampling window; the wizard passes one that
+    returns (or raises) at once when the person cancels.
+    """
     directories = write_directories(session)
     gathered: list[OsFacts] = []
 
@@ -74,7 +79,7 @@ def inspect(
         os_facts()
         left = seconds - (time.monotonic() - started)
         if left > 0:
-            time.sleep(left)
+            wait(left)
 
     server: ServerFacts = gather_server_facts(
         session,

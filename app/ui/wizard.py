@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QMessageBox, QVBoxLayout, QWidget, QWizard, QWizardPage
 
 from app import APP_NAME, __version__
@@ -50,6 +51,18 @@ class MainWizard(QWizard):
         self.setOption(QWizard.WizardOption.HaveCustomButton2, True)
         self.setButtonText(QWizard.WizardButton.CustomButton2, "&Exercises")
         self.exercises_dialog: QWidget | None = None
+        # The log, from every page: no letter is free on every page, so a shortcut instead.
+        from app.ui.logview import session_offset
+
+        self.log_offset = session_offset()
+        self.log_dialog: QWidget | None = None
+        self.setOption(QWizard.WizardOption.HaveCustomButton3, True)
+        self.setButtonText(QWizard.WizardButton.CustomButton3, "Log…")
+        log_button = self.button(QWizard.WizardButton.CustomButton3)
+        log_button.setObjectName("log_button")
+        log_button.setAccessibleName("show the log of this session")
+        log_button.setToolTip("The full log of this session, passwords masked (Ctrl+L)")
+        QShortcut(QKeySequence("Ctrl+L"), self, self.show_log)
         self.customButtonClicked.connect(self._on_custom_button_clicked)
         self.glossary_dialog: QWidget | None = None
         self.pages: dict[str, QWizardPage] = {}
@@ -144,6 +157,19 @@ class MainWizard(QWizard):
                 self.exercises_dialog = ExercisesDialog(self)
             self.exercises_dialog.show()
             self.exercises_dialog.raise_()
+        elif which == QWizard.WizardButton.CustomButton3.value:
+            self.show_log()
+
+    def show_log(self) -> None:
+        """Open (or bring up, re-read) the dialog with this session's log."""
+        from app.ui.logview import LogDialog
+
+        if self.log_dialog is None:
+            self.log_dialog = LogDialog(self, self.log_offset)
+        else:
+            self.log_dialog.load()  # type: ignore[attr-defined]
+        self.log_dialog.show()
+        self.log_dialog.raise_()
 
     def _on_help_requested(self) -> None:
         box = QMessageBox(self)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import (
     QButtonGroup,
+    QCheckBox,
     QComboBox,
     QFileDialog,
     QFormLayout,
@@ -29,6 +32,8 @@ from PySide6.QtWidgets import (
 from app.access.doctor import DoctorResult, Secrets, Step, run_doctor
 from app.domain.errors import HostKeyUnknown, InnoTuneError
 from app.domain.target import ConnectOptions, Target, parse_target
+from app.ui.logview import DETAILS_LINK, open_log
+from app.ui.profile_keyring import ProfileKeyring
 from app.ui.state import WizardState
 from app.ui.worker import Job, Progress
 
@@ -46,14 +51,27 @@ STEP_TITLES = {
 PROFILE_KEYS = ("kind", "host", "user", "port", "identity", "mysql_user", "instance")
 
 
+class CheckCancelled(InnoTuneError):
+    """The person cancelled the check; whatever it had opened is closed."""
+
+    def __init__(self) -> None:
+        super().__init__("Cancelled: nothing is connected.", "Press Check connection to try again.")
+
+
 def check_connection(
     target: Target,
     secrets: Secrets,
     progress: Progress,
     own_known_hosts: str | None,
     practice_dir: Path | None,
+    result: DoctorResult | None = None,
 ) -> DoctorResult:
-    """Runs in a worker: start the practice server if chosen, then every doctor step."""
+    """Runs in a worker: start the practice server if chosen, then every doctor step.
+
+    ``result`` is filled as the steps pass, so the page can close what it holds when the
+    person cancels: a blocked call on a closed connection returns at once. A cancel seen
+    between steps closes it here, and the check ends with :class:`CheckCancelled`.
+    """
     from app.remote.connect import open_transport
 
     instance_spec = target.options.instance
@@ -65,18 +83,52 @@ def check_connection(
         practice = PracticeServer(practice_dir or default_practice_dir())
         practice.start()
         instance_spec = str(practice.endpoint().socket)
-    result = DoctorResult()
-    for step in run_doctor(
-        target,
-        secrets,
-        result,
-        opener=open_transport,
-        instance_spec=instance_spec,
-        own_known_hosts=own_known_hosts,
-    ):
-        progress.say(f"{STEP_TITLES.get(step.name, step.name)}: {STATUS_TEXT[step.status]}")
-        progress.post(step)
+    result = result if result is not None else DoctorResult()
+    try:
+        for step in run_doctor(
+            target,
+            secrets,
+            result,
+            opener=open_transport,
+            instance_spec=instance_spec,
+            own_known_hosts=own_known_hosts,
+        ):
+            if progress.cancelled.is_set():
+                break
+            progress.say(f"{STEP_TITLES.get(step.name, step.name)}: {STATUS_TEXT[step.status]}")
+            progress.post(step)
+    except Exception:
+        if progress.cancelled.is_set():  # the page closed the connection under it
+            close_quietly(result)
+            raise CheckCancelled() from None
+        raise
+    if progress.cancelled.is_set():
+        close_quietly(result)
+        raise CheckCancelled()
     return result
+
+
+def close_quietly(result: DoctorResult) -> None:
+    """Close a check's session and connection; a connection already gone is fine.
+
+    Closing ends the relay on the target too: it stops when its stdin (the SSH channel)
+    closes, and a local relay when its socket does.
+    """
+    import contextlib
+
+    with contextlib.suppress(Exception):
+        result.close()
+    result.session = None
+    result.transport = None
+
+
+def close_in_background(result: DoctorResult) -> threading.Thread:
+    """Close ``result`` from a thread of its own: SSH waits for its reader thread to end."""
+    closer = threading.Thread(
+        target=close_quietly, args=(result,), name="innotune-close", daemon=True
+    )
+    closer.start()
+    return closer
 
 
 class ConnectView(QWidget):
@@ -179,10 +231,19 @@ class ConnectView(QWidget):
         profile_row.addWidget(self.save_profile)
         profile_row.addWidget(self.delete_profile)
         layout.addLayout(profile_row)
+        self.remember = QCheckBox("Remember passwords in the s&ystem keyring")
+        layout.addWidget(self.remember)
 
         self.check = QPushButton("&Check connection")
         self.check.setDefault(True)
-        layout.addWidget(self.check, 0, Qt.AlignmentFlag.AlignLeft)
+        self.cancel_check = QPushButton("Cance&l check")
+        self.cancel_check.setToolTip("Stop the check and close what it opened on the server")
+        self.cancel_check.setEnabled(False)
+        check_row = QHBoxLayout()
+        check_row.addWidget(self.check)
+        check_row.addWidget(self.cancel_check)
+        check_row.addStretch(1)
+        layout.addLayout(check_row)
         self.steps = QTreeWidget()
         self.steps.setHeaderLabels(["Step", "Result", "Details"])
         self.steps.setRootIsDecorated(False)
@@ -201,7 +262,13 @@ class ConnectView(QWidget):
             w.setVisible(False)
         self.message = QLabel()
         self.message.setWordWrap(True)
-        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message.setObjectName("connect_message")
+        # An error's "Details…" link opens the log: reachable by mouse and by keyboard.
+        self.message.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+            | Qt.TextInteractionFlag.LinksAccessibleByMouse
+            | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
+        )
         layout.addWidget(self.message)
 
         for widget, name in (
@@ -235,6 +302,8 @@ class ConnectPage(QWizardPage):
         self.own_known_hosts: str | None = None  # None: InnoTune's default file
         self.practice_dir: Path | None = None  # None: the default practice directory
         self.job: Job | None = None
+        self._checking: DoctorResult | None = None  # what the running check has opened
+        self._winding_down: list[Job] = []  # cancelled checks still ending
         self.host_key_box: QMessageBox | None = None
         self._accepted_fingerprint: str | None = None
         self.view = ConnectView()
@@ -245,12 +314,15 @@ class ConnectPage(QWizardPage):
         v.tasks.idToggled.connect(self._on_task_toggled)
         v.open_facts.clicked.connect(self._on_open_facts_clicked)
         v.check.clicked.connect(self._on_check_clicked)
+        v.cancel_check.clicked.connect(self.cancel_check)
+        v.message.linkActivated.connect(lambda _link: open_log(self))
         v.browse.clicked.connect(self._on_browse_clicked)
         v.save_profile.clicked.connect(self._on_save_profile_clicked)
         v.delete_profile.clicked.connect(self._on_delete_profile_clicked)
         v.profiles.activated.connect(self._on_profile_activated)
         v.chooser.activated.connect(self._on_chooser_activated)
         self._load_profile_names()
+        self.keyring = ProfileKeyring(self, v, self.settings)
         self._update_practice_note()
         self._on_kind_toggled(0, True)
 
@@ -307,7 +379,7 @@ class ConnectPage(QWizardPage):
             self.job.finished.connect(self.start_check, Qt.ConnectionType.SingleShotConnection)
             return
         if self.state.connection is not None:
-            self.state.connection.close()
+            close_in_background(self.state.connection)
             self.state.connection = None
         self.state.mode = self.task()
         self.completeChanged.emit()
@@ -316,18 +388,67 @@ class ConnectPage(QWizardPage):
         v.steps.clear()
         v.message.setText(f"Checking {target.label}…")
         v.check.setEnabled(False)
-        self.job = Job(
+        result = DoctorResult()
+        self._checking = result
+        job = Job(
             lambda progress: check_connection(
-                target, secrets, progress, self.own_known_hosts, self.practice_dir
+                target, secrets, progress, self.own_known_hosts, self.practice_dir, result
             ),
             self,
         )
-        self.job.partial.connect(self._on_job_partial)
-        self.job.progress.connect(self._on_job_progress)
-        self.job.succeeded.connect(self._on_job_succeeded)
-        self.job.failed.connect(self._on_job_failed)
-        self.job.finished.connect(self._on_job_finished)
-        self.job.start()
+        self.job = job
+        # Each slot first asks whether this job is still the page's: a cancelled one winds
+        # down on its own and only its connection is closed.
+        job.partial.connect(self._while_current(job, "_on_job_partial"))
+        job.progress.connect(self._while_current(job, "_on_job_progress"))
+        job.succeeded.connect(lambda res: self._on_check_succeeded(job, res))
+        job.failed.connect(self._while_current(job, "_on_job_failed"))
+        job.finished.connect(lambda: self._on_check_finished(job))
+        v.cancel_check.setEnabled(True)
+        job.start()
+
+    def _while_current(self, job: Job, slot: str) -> Callable[[object], None]:
+        """The page's slot ``slot``, called only while ``job`` is the page's running check."""
+
+        def call(arg: object) -> None:
+            if job is self.job:
+                getattr(self, slot)(arg)
+
+        return call
+
+    def cancel_check(self) -> Job | None:
+        """Stop the running check: close what it opened so a blocked call returns.
+
+        The page is usable again at once; the worker ends by itself a moment later (the
+        returned job, whose ``finished`` says when) and closes anything it still opens.
+        """
+        job, result = self.job, self._checking
+        if job is None or not job.is_running():
+            return None
+        job.cancel()
+        self.job, self._checking = None, None
+        self._winding_down.append(job)
+        if result is not None:
+            close_in_background(result)
+        v = self.view
+        v.cancel_check.setEnabled(False)
+        v.check.setEnabled(True)
+        v.message.setText("Cancelled: the check was stopped and its connection closed.")
+        self.completeChanged.emit()
+        return job
+
+    def _on_check_succeeded(self, job: Job, result: object) -> None:
+        if job is self.job:
+            self._on_job_succeeded(result)
+        elif isinstance(result, DoctorResult):
+            close_in_background(result)  # cancelled just as it finished
+
+    def _on_check_finished(self, job: Job) -> None:
+        if job in self._winding_down:
+            self._winding_down.remove(job)
+        if job is self.job:
+            self._checking = None
+            self._on_job_finished()
 
     def _on_check_clicked(self) -> None:
         self._accepted_fingerprint = None
@@ -361,7 +482,7 @@ class ConnectPage(QWizardPage):
             self.view.message.setText("<b>Every step passed.</b> Press Next to inspect the server.")
         else:
             failed = next(s for s in result.steps if s.status == "fail")
-            self.view.message.setText(f"<b>{failed.detail}.</b> {failed.fix}")
+            self.view.message.setText(f"<b>{failed.detail}.</b> {failed.fix}{DETAILS_LINK}")
             if failed.name == "instance" and len(result.instances) > 1:
                 self.offer_instances(result)
         self.completeChanged.emit()
@@ -388,12 +509,13 @@ class ConnectPage(QWizardPage):
 
     def _on_job_failed(self, exc: object) -> None:
         if isinstance(exc, InnoTuneError):
-            self.view.message.setText(f"<b>{exc.problem}</b> {exc.fix}")
+            self.view.message.setText(f"<b>{exc.problem}</b> {exc.fix}{DETAILS_LINK}")
         else:
-            self.view.message.setText(f"<b>Unexpected error:</b> {exc}")
+            self.view.message.setText(f"<b>Unexpected error:</b> {exc}{DETAILS_LINK}")
 
     def _on_job_finished(self) -> None:
         self.view.check.setEnabled(True)
+        self.view.cancel_check.setEnabled(False)
 
     # -- host keys ------------------------------------------------------------------------
     def ask_host_key(self, question: HostKeyUnknown) -> None:
@@ -505,7 +627,7 @@ class ConnectPage(QWizardPage):
         if path:
             self.view.identity.setText(path)
 
-    # -- profiles (never with passwords) --------------------------------------------------
+    # -- profiles (passwords only in the keyring) ------------------------------------------
     def _load_profile_names(self) -> None:
         self.settings.beginGroup("profiles")
         names = sorted(self.settings.childGroups())
@@ -527,12 +649,13 @@ class ConnectPage(QWizardPage):
         }
 
     def save_profile(self, name: str) -> None:
-        """Store the form (without secrets) under ``name``."""
+        """Store the form under ``name``; passwords only in the system keyring, if opted in."""
         for key, value in self.profile_values().items():
             self.settings.setValue(f"profiles/{name}/{key}", value)
         self.settings.sync()
         self._load_profile_names()
         self.view.profiles.setCurrentText(name)
+        self.keyring.profile_saved(name)
 
     def load_profile(self, name: str) -> None:
         """Fill the form from a saved profile."""
@@ -546,17 +669,17 @@ class ConnectPage(QWizardPage):
         v.identity.setText(values["identity"])
         v.mysql_user.setText(values["mysql_user"])
         v.instance.setText(values["instance"])
+        self.keyring.profile_loaded(name)
 
     def _on_save_profile_clicked(self) -> None:
-        name, ok = QInputDialog.getText(
-            self, "Save profile", "Profile name (passwords are not saved):"
-        )
+        name, ok = QInputDialog.getText(self, "Save profile", self.keyring.save_prompt())
         if ok and name.strip():
             self.save_profile(name.strip().replace("/", "-"))
 
     def _on_delete_profile_clicked(self) -> None:
         name = self.view.profiles.currentText()
         if name:
+            self.keyring.profile_removed(name)
             self.settings.remove(f"profiles/{name}")
             self._load_profile_names()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QCheckBox,
     QGroupBox,
@@ -21,28 +22,62 @@ from PySide6.QtWidgets import (
 from app.domain.errors import InnoTuneError
 from app.domain.hostfacts import HostFacts
 from app.inspect.report import machine_lines, path_lines, server_lines
+from app.ui.logview import DETAILS_LINK, open_log
 from app.ui.state import WizardState
 from app.ui.widgets.writepath import WritePathView
 from app.ui.worker import Job, Progress
 
+# How long a cancelled inspection may take to end by itself before its connection is
+# closed under it (a long remote command, such as the disk probe, returns only then).
+CANCEL_GRACE_MS = 3000
+
+
+class InspectionCancelled(InnoTuneError):
+    """The person cancelled the inspection."""
+
+    def __init__(self) -> None:
+        super().__init__("Inspection cancelled.", "Press Inspect again when you are ready.")
+
 
 def run_inspection(state: WizardState, sample: float, probe: bool, progress: Progress) -> HostFacts:
-    """Runs in a worker: the whole inspection through the open connection."""
+    """Runs in a worker: the whole inspection through the open connection.
+
+    A cancel ends the status sample at once and stops before the next step.
+    """
     from app.inspect.inspection import inspect
 
     conn = state.connection
     if conn is None or conn.transport is None or conn.session is None or conn.instance is None:
         raise InnoTuneError("Not connected.", "Go back to Connect and check the connection.")
-    return inspect(
-        conn.transport,
-        conn.instances,
-        conn.instance,
-        conn.session,
-        sample_seconds=sample,
-        disk_probe=probe,
-        use_sudo=conn.sudo_mode in ("root", "nopasswd", "password-ok"),
-        say=progress.say,
-    )
+
+    def wait(seconds: float) -> None:
+        if progress.cancelled.wait(seconds):
+            raise InspectionCancelled()
+
+    def say(text: str) -> None:
+        if progress.cancelled.is_set():
+            raise InspectionCancelled()
+        progress.say(text)
+
+    try:
+        facts = inspect(
+            conn.transport,
+            conn.instances,
+            conn.instance,
+            conn.session,
+            sample_seconds=sample,
+            disk_probe=probe,
+            use_sudo=conn.sudo_mode in ("root", "nopasswd", "password-ok"),
+            say=say,
+            wait=wait,
+        )
+    except Exception:
+        if progress.cancelled.is_set():  # the page closed the connection under it
+            raise InspectionCancelled() from None
+        raise
+    if progress.cancelled.is_set():
+        raise InspectionCancelled()
+    return facts
 
 
 def _section(title: str, lines: list[str]) -> QGroupBox:
@@ -86,9 +121,24 @@ class InspectPage(QWizardPage):
         self.again = QPushButton("&Inspect again")
         self.again.clicked.connect(self.start)
         controls.addWidget(self.again)
+        self.cancel = QPushButton("&Cancel inspection")
+        self.cancel.setObjectName("inspect_cancel")
+        self.cancel.setEnabled(False)
+        self.cancel.clicked.connect(self.cancel_inspection)
+        controls.addWidget(self.cancel)
+        self._grace = QTimer(self)
+        self._grace.setSingleShot(True)
+        self._grace.timeout.connect(self._on_grace_timeout)
 
         self.status = QLabel()
         self.status.setWordWrap(True)
+        self.status.setObjectName("inspect_status")
+        self.status.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+            | Qt.TextInteractionFlag.LinksAccessibleByMouse
+            | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
+        )
+        self.status.linkActivated.connect(lambda _link: open_log(self))
         self.busy = QProgressBar()
         self.busy.setRange(0, 0)
         self.busy.setVisible(False)
@@ -135,11 +185,38 @@ class InspectPage(QWizardPage):
         self.job.finished.connect(self._on_job_finished)
         self.busy.setVisible(True)
         self.again.setEnabled(False)
+        self.cancel.setEnabled(True)
         self.status.setText("Inspecting…")
         self.job.start()
 
+    def cancel_inspection(self) -> None:
+        """Stop the inspection: the sample ends at once; a long remote call is cut off.
+
+        The connection stays open for Inspect again, unless the work does not end within
+        :data:`CANCEL_GRACE_MS`: then the connection is closed so the blocked call returns.
+        """
+        if self.job is None or not self.job.is_running():
+            return
+        self.job.cancel()
+        self.cancel.setEnabled(False)
+        self.status.setText("Cancelling…")
+        self._grace.start(CANCEL_GRACE_MS)
+
+    def _on_grace_timeout(self) -> None:
+        from app.ui.pages.connect import close_in_background
+
+        conn = self.state.connection
+        if self.job is None or not self.job.is_running() or conn is None:
+            return
+        close_in_background(conn)
+        self.state.connection = None
+        self.status.setText(
+            "Cancelling: the connection was closed to stop a long command on the server."
+        )
+
     def _on_job_progress(self, text: str) -> None:
-        self.status.setText(f"{text}…")
+        if self.cancel.isEnabled():  # "Cancelling…" stays until the work ends
+            self.status.setText(f"{text}…")
 
     def _on_job_succeeded(self, facts: object) -> None:
         assert isinstance(facts, HostFacts)
@@ -149,14 +226,25 @@ class InspectPage(QWizardPage):
         self.completeChanged.emit()
 
     def _on_job_failed(self, exc: object) -> None:
-        if isinstance(exc, InnoTuneError):
-            self.status.setText(f"<b>{html.escape(exc.problem)}</b> {html.escape(exc.fix)}")
+        if isinstance(exc, InspectionCancelled) and self.state.connection is None:
+            self.status.setText(
+                "<b>Inspection cancelled.</b> Its connection was closed to stop it: go Back "
+                "to Connect and check the connection again."
+            )
+        elif isinstance(exc, InspectionCancelled):
+            self.status.setText(f"<b>{exc.problem}</b> {exc.fix}")
+        elif isinstance(exc, InnoTuneError):
+            self.status.setText(
+                f"<b>{html.escape(exc.problem)}</b> {html.escape(exc.fix)}{DETAILS_LINK}"
+            )
         else:
-            self.status.setText(f"<b>Inspection failed:</b> {html.escape(str(exc))}")
+            self.status.setText(f"<b>Inspection failed:</b> {html.escape(str(exc))}{DETAILS_LINK}")
 
     def _on_job_finished(self) -> None:
+        self._grace.stop()
         self.busy.setVisible(False)
         self.again.setEnabled(True)
+        self.cancel.setEnabled(False)
 
     def show_facts(self, facts: HostFacts) -> None:
         """Lay out the facts: machine, write-path picture and text, server, unknowns."""

@@ -1,0 +1,139 @@
+"""The session's log, one click away: a dialog with the log file, scrolled to its end.
+
+The file is the one :func:`app.logsetup.setup_logging` writes: every record was masked by
+:mod:`app.domain.redact` before it reached the file, and the text is masked once more on
+its way to the dialog, so a line logged by someone else's handler cannot show a secret.
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QDesktopServices, QFont, QGuiApplication
+from PySide6.QtWidgets import (
+    QDialog,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.domain.redact import redact
+
+# What an error area links to: the page's label sends it to :func:`open_log`.
+LOG_LINK = "innotune:log"
+DETAILS_LINK = f' <a href="{LOG_LINK}">Details…</a>'
+# The most the dialog reads: the rotating file stays under 1 MiB anyway.
+MAX_BYTES = 2 << 20
+
+
+def current_log_file() -> Path:
+    """The log file this process writes (the default place when logging is not set up)."""
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.FileHandler) and handler.baseFilename.endswith(
+            "innotune.log"
+        ):
+            return Path(handler.baseFilename)
+    from app.ui.paths import app_data_dir
+
+    return app_data_dir() / "logs" / "innotune.log"
+
+
+def session_offset(path: Path | None = None) -> int:
+    """Where this session's lines start in the log file (its size now)."""
+    try:
+        return (path or current_log_file()).stat().st_size
+    except OSError:
+        return 0
+
+
+def read_session_log(path: Path, offset: int = 0) -> str:
+    """The log from ``offset`` on (all of it if the file was rotated since), secrets masked."""
+    try:
+        with path.open("rb") as fh:
+            size = fh.seek(0, 2)
+            start = offset if offset <= size else 0  # rotated: the new file is all this session
+            start = max(start, size - MAX_BYTES)
+            fh.seek(start)
+            data = fh.read()
+    except FileNotFoundError:
+        return f"No log file yet ({path})."
+    except OSError as exc:
+        return f"The log file {path} cannot be read: {exc.strerror or exc}."
+    return redact(data.decode("utf-8", "replace")) or "Nothing was logged in this session yet."
+
+
+class LogDialog(QDialog):
+    """The log of this session, with Copy and Open log folder."""
+
+    def __init__(self, parent: QWidget | None = None, offset: int = 0) -> None:
+        super().__init__(parent)
+        self.setObjectName("log_dialog")
+        self.setWindowTitle("InnoTune log")
+        self.resize(820, 520)
+        self.offset = offset
+        self.path = current_log_file()
+        layout = QVBoxLayout(self)
+        self.where = QLabel()
+        self.where.setWordWrap(True)
+        layout.addWidget(self.where)
+        self.text = QPlainTextEdit()
+        self.text.setObjectName("log_text")
+        self.text.setReadOnly(True)
+        self.text.setAccessibleName("log of this session")
+        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        font = QFont("monospace")
+        font.setStyleHint(QFont.StyleHint.Monospace)
+        self.text.setFont(font)
+        layout.addWidget(self.text, 1)
+        row = QHBoxLayout()
+        self.copy = QPushButton("&Copy")
+        self.copy.setToolTip("Copy the whole log (secrets are already masked)")
+        self.copy.clicked.connect(self._on_copy_clicked)
+        self.open_folder = QPushButton("&Open log folder")
+        self.open_folder.clicked.connect(self._on_open_folder_clicked)
+        self.reload = QPushButton("&Reload")
+        self.reload.clicked.connect(self.load)
+        self.close_button = QPushButton("C&lose")
+        self.close_button.setDefault(True)
+        self.close_button.clicked.connect(self.accept)
+        for button in (self.copy, self.open_folder, self.reload):
+            row.addWidget(button)
+        row.addStretch(1)
+        row.addWidget(self.close_button)
+        layout.addLayout(row)
+        self.load()
+
+    def load(self) -> None:
+        """Read the file again and scroll to its end (the newest lines are what matter)."""
+        self.path = current_log_file()
+        self.where.setText(
+            f"This session's log, from {self.path}. Passwords are masked as ****; "
+            "attach it to a bug report as it is."
+        )
+        self.text.setPlainText(read_session_log(self.path, self.offset))
+        bar = self.text.verticalScrollBar()
+        bar.setValue(bar.maximum())
+
+    def _on_copy_clicked(self) -> None:
+        QGuiApplication.clipboard().setText(self.text.toPlainText())
+
+    def _on_open_folder_clicked(self) -> None:
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.path.parent)))
+
+
+def open_log(widget: QWidget) -> None:
+    """Show the log from ``widget``'s window (the wizard's own dialog when there is one)."""
+    window = widget.window()
+    show = getattr(window, "show_log", None)
+    if callable(show):
+        show()
+        return
+    dialog = LogDialog(window)
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.open()
