@@ -5,10 +5,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+from typing import Any
 
-from app.domain.facts import to_jsonable
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import SLIDERS, Change, FactsSummary, Plan, SliderPositions
 from app.knobs import Catalogue
@@ -33,12 +34,42 @@ __all__ = [
 _last_checksum: tuple[HostFacts, str] | None = None
 
 
+# Each dataclass's field names (None: not a dataclass), looked up once per class.
+_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
+def _jsonable(value: Any) -> Any:
+    """Exactly :func:`app.domain.facts.to_jsonable`, about twice as fast.
+
+    The generic version asks ``dataclasses.fields`` again for each of the facts' thousands
+    of values; the first plan of new facts on the Trade-offs page waits for this.
+    """
+    if value is None or isinstance(value, str | int | float):
+        return value
+    cls = type(value)
+    try:
+        names = _FIELDS[cls]
+    except KeyError:
+        names = _FIELDS[cls] = (
+            tuple(f.name for f in dataclasses.fields(cls))
+            if dataclasses.is_dataclass(cls)
+            else None
+        )
+    if names is not None:
+        return {name: _jsonable(getattr(value, name)) for name in names}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return value
+
+
 def facts_checksum(facts: HostFacts) -> str:
     """sha256 of the facts' JSON: the same facts always give the same checksum."""
     global _last_checksum
     if _last_checksum is not None and _last_checksum[0] is facts:
         return _last_checksum[1]
-    compact = json.dumps(to_jsonable(facts), separators=(",", ":"))  # the C encoder: fast
+    compact = json.dumps(_jsonable(facts), separators=(",", ":"))  # the C encoder: fast
     digest = hashlib.sha256(compact.encode()).hexdigest()
     _last_checksum = (facts, digest)
     return digest

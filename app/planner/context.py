@@ -24,6 +24,27 @@ class PlanError(InnoTuneError):
     """The facts cannot be planned for (no server in them)."""
 
 
+# The last server's variables by name. The rules ask for dozens of a server's ~650
+# variables, and a scan per question was a third of a plan's time (the Trade-offs page
+# plans on every slider move). Facts are frozen, so the same object has the same variables.
+_last_variables: tuple[ServerFacts, dict[str, str | None]] | None = None
+
+
+def server_variable(server: ServerFacts, name: str) -> str | None:
+    """``server.variable(name)``, through an index built once per facts object."""
+    global _last_variables
+    if _last_variables is None or _last_variables[0] is not server:
+        index: dict[str, str | None] = {}
+        for var in server.variables:
+            index.setdefault(var.name, var.value)  # the first one wins, as in variable()
+        _last_variables = (server, index)
+    return _last_variables[1].get(name)
+
+
+# The catalogue's answers for the last server version: the same on every plan for it.
+_last_facts: tuple[Catalogue, ServerVersion, dict[str, VersionFacts | None]] | None = None
+
+
 def datadir_path(facts: HostFacts) -> WritePath | None:
     """The datadir's write path (the first one gathered when the datadir is unknown)."""
     paths = facts.os.write_paths
@@ -156,7 +177,7 @@ class Ctx:
 
     def var(self, name: str) -> str | None:
         """A global variable's value as the server reported it."""
-        return self.server.variable(name)
+        return server_variable(self.server, name)
 
     def num(self, name: str) -> int | None:
         """A numeric global variable."""
@@ -164,7 +185,17 @@ class Ctx:
 
     def facts_for(self, name: str) -> VersionFacts | None:
         """The catalogue's facts for this server version (None: the version lacks it)."""
-        return self.catalogue.facts_for(name, self.version.family, self.version)
+        global _last_facts
+        if (
+            _last_facts is None
+            or _last_facts[0] is not self.catalogue
+            or _last_facts[1] != self.version
+        ):
+            _last_facts = (self.catalogue, self.version, {})
+        known = _last_facts[2]
+        if name not in known:
+            known[name] = self.catalogue.facts_for(name, self.version.family, self.version)
+        return known[name]
 
     def knob(self, name: str) -> Knob:
         """A catalogue knob."""

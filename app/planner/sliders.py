@@ -11,7 +11,7 @@ from app.domain.hostfacts import HostFacts
 from app.domain.plan import REDO_PRESETS, SliderPositions
 from app.domain.server import Flavour, ServerVersion
 from app.domain.serverfacts import ServerFacts
-from app.planner.context import reports_rotational
+from app.planner.context import reports_rotational, server_variable
 from app.planner.values import GIB, MIB, duration_text, parse_bool, parse_int, size_text
 
 #: The three crash-cost sentences, word for word as issue 6 states them.
@@ -50,7 +50,7 @@ def _version(server: ServerFacts) -> ServerVersion:
 
 
 def _var_int(server: ServerFacts, name: str, default: int = 0) -> int:
-    value = parse_int(server.variable(name))
+    value = parse_int(server_variable(server, name))
     return default if value is None else value
 
 
@@ -140,7 +140,11 @@ def memory_budget(facts: HostFacts, key_buffer: int | None = None) -> MemoryBudg
 def current_share(facts: HostFacts) -> int | None:
     """The buffer pool's share of RAM now, in whole percent (1-90)."""
     ram = facts.os.machine.mem_total_bytes
-    pool = parse_int(facts.server.variable("innodb_buffer_pool_size")) if facts.server else None
+    pool = (
+        parse_int(server_variable(facts.server, "innodb_buffer_pool_size"))
+        if facts.server
+        else None
+    )
     if not ram or pool is None:
         return None
     return min(90, max(1, round(pool * 100 / ram)))
@@ -158,8 +162,8 @@ def redo_total(server: ServerFacts) -> int | None:
     """The redo log's whole size now (all files)."""
     version = _version(server)
     if uses_capacity(version):
-        return parse_int(server.variable("innodb_redo_log_capacity"))
-    size = parse_int(server.variable("innodb_log_file_size"))
+        return parse_int(server_variable(server, "innodb_redo_log_capacity"))
+    size = parse_int(server_variable(server, "innodb_log_file_size"))
     if size is None:
         return None
     files = 1
@@ -204,7 +208,7 @@ def crash_position(server: ServerFacts) -> str:
     with sync_binlog other than 1 does not change: the slider then starts at "none" and
     the plan makes that true with sync_binlog=1 (never at a lossier position).
     """
-    trx = parse_int(server.variable("innodb_flush_log_at_trx_commit"))
+    trx = parse_int(server_variable(server, "innodb_flush_log_at_trx_commit"))
     if trx == 0:
         return "any"
     if trx == 2:
@@ -236,7 +240,7 @@ def default_positions(facts: HostFacts) -> SliderPositions:
         crash_loss=crash_position(server),
         memory_share=share if share is not None else 50,
         redo_minutes=None,
-        doublewrite=doublewrite_on(server.variable("innodb_doublewrite")),
+        doublewrite=doublewrite_on(server_variable(server, "innodb_doublewrite")),
         fit_disks=True,
         fit_os=True,
         myisam=False,
@@ -317,7 +321,11 @@ def _describe_memory(share: int, facts: HostFacts) -> str:
             f"The buffer pool may take {share}% of RAM; the host's RAM is unknown, so the fit "
             "cannot be checked."
         )
-    current = parse_int(facts.server.variable("innodb_buffer_pool_size")) if facts.server else None
+    current = (
+        parse_int(server_variable(facts.server, "innodb_buffer_pool_size"))
+        if facts.server
+        else None
+    )
     if current is not None and share == current_share(facts) and current <= budget.fits:
         return (
             f"The buffer pool stays at {size_text(current)} (about {share}% of RAM); with every "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QCheckBox, QSlider
+from PySide6.QtWidgets import QApplication, QCheckBox, QSlider
 from pytestqt.qtbot import QtBot
 
 from app.domain.hostfacts import HostFacts
@@ -140,3 +140,82 @@ def test_practice_server_leaves_this_computers_kernel_and_disks_alone(qtbot: QtB
     assert "does not retune your desktop" in page.summary.text()
     fit_os.setChecked(True)  # the person may still choose them
     assert [c for c in state.plan.changes if c.target == "sysctl"]
+
+
+def test_ticking_a_change_back_updates_the_same_row(page: TradeoffsPage) -> None:
+    """Turning a change down and back on only flips its tick: the row is never rebuilt
+    from inside the tree's own itemChanged (that deleted the item being delivered)."""
+    from PySide6.QtCore import Qt
+
+    control = page.sections["crash_loss"].control
+    assert isinstance(control, QSlider)
+    control.setValue(1)
+    tree = page.sections["crash_loss"].changes
+    item = tree.topLevelItem(0)
+    assert item is not None and item.text(0) == "innodb_flush_log_at_trx_commit"
+    for state, planned in ((Qt.CheckState.Unchecked, False), (Qt.CheckState.Checked, True)):
+        item.setCheckState(0, state)
+        assert tree.topLevelItem(0) is item
+        assert ("innodb_flush_log_at_trx_commit" in _planned(page)) is planned
+    assert all(item.child(i).isFirstColumnSpanned() for i in range(item.childCount()))
+
+
+def test_left_alone_lists_every_knob_with_why(page: TradeoffsPage) -> None:
+    plan = page.state.plan
+    assert plan is not None and plan.left_alone
+    text = page.left_alone.toPlainText()
+    for knob in plan.left_alone:
+        assert f"{knob.knob}" in text and knob.why[:40] in text
+
+
+def test_page_is_filled_before_it_opens(qtbot: QtBot, tmp_path: Path) -> None:
+    """Once the facts arrive, the page plans and fills itself while still hidden, so
+    pressing Next finds it ready: the same plan, nothing left to do."""
+    from PySide6.QtCore import QSettings
+
+    from app.ui.pages.connect import ConnectPage
+    from app.ui.wizard import MainWizard
+
+    wizard = MainWizard()
+    qtbot.addWidget(wizard)
+    wizard.show()
+    connect = wizard.currentPage()
+    assert isinstance(connect, ConnectPage)
+    connect.settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    page = wizard.pages["Trade-offs"]
+    assert isinstance(page, TradeoffsPage)
+    connect.open_facts_file(FACTS)  # the Connect page says so with completeChanged
+    assert wizard.state.plan is None
+    qtbot.waitUntil(lambda: wizard.state.plan is not None and not page._steps, timeout=30_000)
+    assert not page.isVisible()
+    plan = wizard.state.plan
+    assert page.sections["crash_loss"].sentence.text().startswith("<b>Risk:</b>")
+    assert "change(s)" in page.summary.text()
+    wizard.next()
+    assert wizard.currentPage() is page and wizard.state.plan is plan
+    wizard.done(0)
+
+
+def test_opening_the_page_at_once_still_fills_it(qtbot: QtBot, tmp_path: Path) -> None:
+    """Next pressed before the page could fill itself: initializePage finishes the job."""
+    from PySide6.QtCore import QSettings
+
+    from app.ui.pages.connect import ConnectPage
+    from app.ui.wizard import MainWizard
+
+    wizard = MainWizard()
+    qtbot.addWidget(wizard)
+    wizard.show()
+    connect = wizard.currentPage()
+    assert isinstance(connect, ConnectPage)
+    connect.settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    connect.open_facts_file(FACTS)
+    wizard.next()  # no event-loop turn in between
+    page = wizard.currentPage()
+    assert isinstance(page, TradeoffsPage) and not page._steps
+    assert wizard.state.plan is not None and wizard.state.positions is not None
+    assert page.sections["memory"].value_label.text().endswith("GiB)")
+    for _ in range(3):  # a stale step, had one survived, would run now (0 ms timers)
+        QApplication.processEvents()
+    assert page.positions_from_controls() == wizard.state.positions
+    wizard.done(0)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import dataclasses
 import html
 import tomllib
+from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QGroupBox,
@@ -15,19 +16,22 @@ from PySide6.QtWidgets import (
     QLabel,
     QScrollArea,
     QSlider,
+    QTextBrowser,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
+    QWizard,
     QWizardPage,
 )
 
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import REDO_PRESETS, SLIDERS, Change, Plan, SliderPositions
 from app.knobs import default_catalogue
-from app.planner import default_positions, make_plan, sentences
+from app.planner import default_positions, facts_checksum, make_plan, sentences
 from app.resources import resource_path
 from app.ui.state import WizardState
+from app.ui.widgets.wraplabel import WrapLabel
 
 SLIDER_TEXTS = resource_path("sliders.toml")
 REDO_STEPS: tuple[int | None, ...] = (None, *sorted(REDO_PRESETS.values()))
@@ -51,6 +55,10 @@ def change_label(change: Change) -> str:
     return f"{change.key} ({change.device})" if change.device else change.key
 
 
+def _tick(checked: bool) -> Qt.CheckState:
+    return Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked
+
+
 class SliderSection(QGroupBox):
     """A slider's explanation, its control, its one-sentence risk and the changes it makes."""
 
@@ -63,8 +71,7 @@ class SliderSection(QGroupBox):
         self.setObjectName(f"slider_{slider}")
         self.positions: list[str] = list(texts.get("positions", []))
         layout = QVBoxLayout(self)
-        explanation = QLabel(texts["explanation"])
-        explanation.setWordWrap(True)
+        explanation = WrapLabel(texts["explanation"])
         layout.addWidget(explanation)
         row = QHBoxLayout()
         self.control: QSlider | QCheckBox
@@ -96,8 +103,7 @@ class SliderSection(QGroupBox):
             row.addWidget(self.value_label, 1)
         self.control.setAccessibleName(texts["title"])
         layout.addLayout(row)
-        self.sentence = QLabel()
-        self.sentence.setWordWrap(True)
+        self.sentence = WrapLabel()
         self.sentence.setObjectName(f"sentence_{slider}")
         layout.addWidget(self.sentence)
         self.changes = QTreeWidget()
@@ -109,6 +115,7 @@ class SliderSection(QGroupBox):
         self._filling = False
         self.locked = False
         self._shown: tuple[object, ...] = ()
+        self._checkable: dict[str, QTreeWidgetItem] = {}  # tickable rows by change id
 
     def _on_control_changed(self, *_args: object) -> None:
         if not self._filling:
@@ -124,14 +131,11 @@ class SliderSection(QGroupBox):
         self, value: object, sentence: str, changes: list[Change], rejected: set[str], note: str
     ) -> None:
         """Put the control at ``value``; show the sentence and the changes."""
-        shown = (
-            value,
-            sentence,
-            note,
-            tuple((c.id, c.current, c.proposed, c.reason, c.id in rejected) for c in changes),
-        )
+        rows = tuple(changes)
+        shown = (value, sentence, note, rows, frozenset(c.id for c in changes if c.id in rejected))
         if shown == self._shown:
             return  # unchanged: relaying out the section is most of a move's cost
+        same_rows = bool(self._shown) and self._shown[3] == rows
         self._shown = shown
         self._filling = True
         try:
@@ -141,43 +145,50 @@ class SliderSection(QGroupBox):
                 self.control.setChecked(bool(value))
             self.value_label.setText(note)
             self.sentence.setText(f"<b>Risk:</b> {html.escape(sentence)}")
-            self.changes.clear()
-            for change in changes:
-                item = QTreeWidgetItem(
-                    [
-                        change_label(change),
-                        change.current if change.current is not None else "(unknown)",
-                        change.proposed,
-                        TARGET_WORDS.get(change.target, change.target),
-                    ]
-                )
-                item.setData(0, Qt.ItemDataRole.UserRole, change.id)
-                if change.target != "advice":
-                    checked = change.id not in rejected
-                    item.setCheckState(
-                        0, Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked
-                    )
-                details = [
-                    f"Why: {change.reason}",
-                    f"Risk: {change.risk}",
-                    *change.advice_lines,
-                    f"Manual: {change.link}",
-                ]
-                for line in details:
-                    child = QTreeWidgetItem([line])
-                    child.setFirstColumnSpanned(True)
-                    child.setToolTip(0, line)
-                    item.addChild(child)
-                item.setToolTip(0, change.reason)
-                self.changes.addTopLevelItem(item)
-                child_count = item.childCount()
-                for i in range(child_count):
-                    self.changes.setFirstColumnSpanned(i, self.changes.indexFromItem(item), True)
-            rows = max(1, len(changes))
-            self.changes.setVisible(bool(changes))
-            self.changes.setFixedHeight(min(8, rows) * 24 + 30)
+            if same_rows:
+                # Only ticks changed (a change turned down or back on, maybe from inside this
+                # tree's own itemChanged): update them in place. Clearing the tree there
+                # would delete the item whose signal is being delivered.
+                for change_id, item in self._checkable.items():
+                    item.setCheckState(0, _tick(change_id not in rejected))
+            else:
+                self._fill_changes(changes, rejected)
         finally:
             self._filling = False
+
+    def _fill_changes(self, changes: list[Change], rejected: set[str]) -> None:
+        self.changes.clear()
+        self._checkable = {}
+        for change in changes:
+            item = QTreeWidgetItem(
+                [
+                    change_label(change),
+                    change.current if change.current is not None else "(unknown)",
+                    change.proposed,
+                    TARGET_WORDS.get(change.target, change.target),
+                ]
+            )
+            item.setData(0, Qt.ItemDataRole.UserRole, change.id)
+            if change.target != "advice":
+                item.setCheckState(0, _tick(change.id not in rejected))
+                self._checkable[change.id] = item
+            details = [
+                f"Why: {change.reason}",
+                f"Risk: {change.risk}",
+                *change.advice_lines,
+                f"Manual: {change.link}",
+            ]
+            children = [QTreeWidgetItem([line]) for line in details]
+            for child, line in zip(children, details, strict=True):
+                child.setToolTip(0, line)
+                item.addChild(child)
+            item.setToolTip(0, change.reason)
+            self.changes.addTopLevelItem(item)
+            for child in children:  # spanning takes effect only once the item is in the tree
+                child.setFirstColumnSpanned(True)
+        rows = max(1, len(changes))
+        self.changes.setVisible(bool(changes))
+        self.changes.setFixedHeight(min(8, rows) * 24 + 30)
 
     def value(self) -> object:
         """The control's position: an int for sliders, a bool for checkboxes."""
@@ -201,13 +212,25 @@ class TradeoffsPage(QWizardPage):
         self.catalogue = default_catalogue()
         self._facts: HostFacts | None = None
         self._rejected: set[str] = set()
+        # Plans of the current facts by slider positions: a slider dragged back and forth
+        # asks for the same few plans again (the planner is pure, its plans immutable).
+        self._plans: dict[SliderPositions, Plan] = {}
+        # What the last plan shows: facts, positions, the plan without rejections, sentences.
+        self._view: tuple[HostFacts, SliderPositions, Plan, dict[str, str]] | None = None
         self.summary_note = ""
+        # Filling ahead (see event()): the wizard, the pages watched, the facts being
+        # prepared and the steps left.
+        self._wizard: QWizard | None = None
+        self._watched: set[int] = set()
+        self._preparing: HostFacts | None = None
+        self._steps: list[Callable[[], object]] = []
+        self._step_timer = QTimer(self)
+        self._step_timer.setSingleShot(True)
+        self._step_timer.timeout.connect(self._on_step_timer_timeout)
         texts = slider_texts()
-        self.warnings = QLabel()
-        self.warnings.setWordWrap(True)
+        self.warnings = WrapLabel()
         self.warnings.setObjectName("plan_warnings")
-        self.summary = QLabel()
-        self.summary.setWordWrap(True)
+        self.summary = WrapLabel()
         self.sections: dict[str, SliderSection] = {}
         body = QWidget()
         body_layout = QVBoxLayout(body)
@@ -224,9 +247,22 @@ class TradeoffsPage(QWizardPage):
             section.rejected_changed.connect(self._on_rejected_changed)
             self.sections[slider] = section
             body_layout.addWidget(section)
-        self.left_alone = QLabel()
-        self.left_alone.setWordWrap(True)
+        # A text view of its own, not a word-wrapped label: its height never depends on its
+        # text, so a slider move that changes the list does not relay out the whole page (as
+        # a label, its 4 KB of rich text was laid out a dozen times per move: most of a
+        # move's time). It scrolls inside, like the lists of changes.
+        left_title = QLabel("Left alone, and &why")
+        bold = left_title.font()
+        bold.setBold(True)
+        left_title.setFont(bold)
+        body_layout.addWidget(left_title)
+        self.left_alone = QTextBrowser()
         self.left_alone.setObjectName("left_alone")
+        self.left_alone.setAccessibleName("settings left alone, and why")
+        self.left_alone.setOpenLinks(False)
+        self.left_alone.setFixedHeight(self.left_alone.fontMetrics().lineSpacing() * 12 + 12)
+        left_title.setBuddy(self.left_alone)
+        self._left_alone_html = ""
         body_layout.addWidget(self.left_alone)
         body_layout.addStretch(1)
         scroll = QScrollArea()
@@ -236,20 +272,102 @@ class TradeoffsPage(QWizardPage):
         layout.addWidget(self.summary)
         layout.addWidget(scroll, 1)
 
+    # -- filling the page ahead of time ----------------------------------------------------
+    # Opening the page used to do everything at once: four plans (the first one checksums
+    # the facts), seven sections, the summary and the first layout of a long page, in one
+    # event-loop turn of 300+ ms on a busy 2-core machine. Now the page fills itself while
+    # the person still reads the page before it: as soon as the facts arrive (that page
+    # says so with completeChanged), the facts are checksummed, the first plans made, each
+    # part filled and the hidden page laid out, one short turn at a time. initializePage
+    # finishes whatever is left at once, so calling it directly still leaves the page whole.
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ParentChange:
+            wizard = self.parentWidget()
+            while wizard is not None and not isinstance(wizard, QWizard):
+                wizard = wizard.parentWidget()
+            if wizard is not None and wizard is not self._wizard:
+                self._wizard = wizard
+                wizard.currentIdChanged.connect(self._on_wizard_current_id_changed)
+        return super().event(event)
+
+    def _on_wizard_current_id_changed(self, page_id: int) -> None:
+        wizard = self._wizard
+        page = wizard.page(page_id) if wizard is not None else None
+        if page is None or page is self:
+            return
+        if page_id not in self._watched:
+            self._watched.add(page_id)
+            page.completeChanged.connect(self._on_other_page_complete_changed)
+        self._on_other_page_complete_changed()
+
+    def _on_other_page_complete_changed(self) -> None:
+        facts = self.state.facts
+        if facts is None or facts is self._facts or facts is self._preparing:
+            return
+        if self.isVisible():
+            return  # this page is open: initializePage decides
+        self._prepare(facts)
+
+    def _prepare(self, facts: HostFacts) -> None:
+        """Fill the page for ``facts`` in short steps, one per event-loop turn."""
+        self._preparing = facts
+        self._steps = [
+            lambda: facts_checksum(facts),  # the planner keeps it for the plans to come
+            lambda: self._adopt(facts),
+            *(lambda s=slider: self._show_section(s) for slider in self.sections),
+            self._show_rest,
+            self._lay_out_hidden,
+        ]
+        self._step_timer.start(0)
+
+    def _on_step_timer_timeout(self) -> None:
+        if self._steps:
+            self._steps.pop(0)()
+        if self._steps:
+            self._step_timer.start(0)
+        else:
+            self._preparing = None
+
+    def _finish_preparing(self) -> None:
+        """Stop filling ahead; initializePage does the rest at once."""
+        self._step_timer.stop()
+        self._preparing = None
+        self._steps = []
+
+    def _lay_out_hidden(self) -> None:
+        """Lay the hidden page out at the size it will have, so showing it needs no layout."""
+        wizard = self._wizard
+        current = wizard.currentPage() if wizard is not None else None
+        if self.isVisible() or current is None or current is self:
+            return
+        self.resize(current.size())
+        layout = self.layout()
+        if layout is not None:
+            layout.activate()
+
     # -- positions <-> controls -----------------------------------------------------------
     def initializePage(self) -> None:  # noqa: N802 - Qt's name
+        self._finish_preparing()
         facts = self.state.facts
         if facts is None:
             return
         if facts is not self._facts:
-            self._facts = facts
-            self._rejected = set()
-            positions = default_positions(facts)
-            if self.state.target is not None and self.state.target.kind == "practice":
-                positions = self._spare_this_computer(facts, positions)
-            self.state.positions = positions
-            self._lock_doublewrite(facts, self.state.positions)
-        self.refresh()
+            self._adopt(facts)
+        self.refresh()  # cheap when filled ahead: the same plans, no text changes
+
+    def _adopt(self, facts: HostFacts) -> None:
+        """Start over for new facts: the server's current positions, nothing turned down."""
+        self._facts = facts
+        self._plans = {}
+        self._rejected = set()
+        self.summary_note = ""
+        positions = default_positions(facts)
+        if self.state.target is not None and self.state.target.kind == "practice":
+            positions = self._spare_this_computer(facts, positions)
+        self.state.positions = positions
+        self._lock_doublewrite(facts, positions)
+        self._update_plan()
 
     def _spare_this_computer(self, facts: HostFacts, pos: SliderPositions) -> SliderPositions:
         """The practice server shares this computer's kernel and disks: leave them alone.
@@ -257,7 +375,7 @@ class TradeoffsPage(QWizardPage):
         Its kernel settings and disk queues belong to the whole desktop, so they start
         unticked; the person can still tick them to try them.
         """
-        plan = make_plan(facts, pos, self.catalogue)
+        plan = self._plan(facts, pos)
         device_changes = {c.id for c in plan.changes if c.target == "sysfs"}
         self._rejected |= device_changes
         self.summary_note = (
@@ -268,7 +386,7 @@ class TradeoffsPage(QWizardPage):
 
     def _lock_doublewrite(self, facts: HostFacts, pos: SliderPositions) -> None:
         """Torn-page protection can be turned off only where the planner would allow it."""
-        off = make_plan(facts, dataclasses.replace(pos, doublewrite=False), self.catalogue)
+        off = self._plan(facts, dataclasses.replace(pos, doublewrite=False))
         allowed = any(c.key == "innodb_doublewrite" for c in off.changes) or not pos.doublewrite
         section = self.sections["doublewrite"]
         section.control.setEnabled(allowed)
@@ -304,44 +422,63 @@ class TradeoffsPage(QWizardPage):
         self.refresh()
 
     # -- the plan ---------------------------------------------------------------------------
+    def _plan(self, facts: HostFacts, pos: SliderPositions) -> Plan:
+        plan = self._plans.get(pos)
+        if plan is None:
+            if len(self._plans) >= 64:  # each holds ~50 objects the garbage collector visits
+                self._plans.clear()
+            plan = self._plans[pos] = make_plan(facts, pos, self.catalogue)
+        return plan
+
     def refresh(self) -> None:
         """Recompute the plan for the current positions and show it."""
+        if self._update_plan():
+            for slider in self.sections:
+                self._show_section(slider)
+            self._show_rest()
+
+    def _update_plan(self) -> bool:
+        """Plan for the current positions (state.plan); False when there is nothing to plan."""
         facts, pos = self.state.facts, self.state.positions
         if facts is None or pos is None:
-            return
+            return False
         # Rejected changes stay listed (unticked): plan without rejections to show them all.
-        shown = make_plan(facts, dataclasses.replace(pos, rejected=()), self.catalogue)
-        plan = make_plan(facts, pos, self.catalogue)
-        self.state.plan = plan
-        said = dict(sentences(facts, pos))
-        ram = facts.os.machine.mem_total_bytes or 0
-        redo_index = REDO_STEPS.index(pos.redo_minutes) if pos.redo_minutes in REDO_STEPS else 0
-        values: dict[str, tuple[object, str]] = {
-            "crash_loss": (
-                ("none", "os", "any").index(pos.crash_loss),
-                self.sections["crash_loss"].positions[("none", "os", "any").index(pos.crash_loss)],
-            ),
-            "memory": (
-                pos.memory_share,
-                f"{pos.memory_share}% of RAM"
-                + (f" ({ram * pos.memory_share / 100 / 2**30:.1f} GiB)" if ram else ""),
-            ),
-            "redo": (redo_index, self.sections["redo"].positions[redo_index]),
-            "doublewrite": (
-                pos.doublewrite,
-                "locked: this storage can tear pages"
-                if self.sections["doublewrite"].locked
-                else "",
-            ),
-            "fit_disks": (pos.fit_disks, ""),
-            "fit_os": (pos.fit_os, ""),
-            "myisam": (pos.myisam, ""),
-        }
-        for slider, section in self.sections.items():
-            value, note = values[slider]
-            changes = [c for c in shown.changes if c.slider == slider]
-            section.show_state(value, said.get(slider, ""), changes, self._rejected, note)
-        self._show_summary(plan)
+        shown = self._plan(facts, dataclasses.replace(pos, rejected=()))
+        self.state.plan = self._plan(facts, pos)
+        self._view = (facts, pos, shown, dict(sentences(facts, pos)))
+        return True
+
+    def _show_section(self, slider: str) -> None:
+        """Show one slider's position, sentence and changes for the last plan."""
+        if self._view is None:
+            return
+        facts, pos, shown, said = self._view
+        section = self.sections[slider]
+        value: object
+        note = ""
+        if slider == "crash_loss":
+            index = ("none", "os", "any").index(pos.crash_loss)
+            value, note = index, section.positions[index]
+        elif slider == "memory":
+            ram = facts.os.machine.mem_total_bytes or 0
+            value = pos.memory_share
+            note = f"{pos.memory_share}% of RAM" + (
+                f" ({ram * pos.memory_share / 100 / 2**30:.1f} GiB)" if ram else ""
+            )
+        elif slider == "redo":
+            index = REDO_STEPS.index(pos.redo_minutes) if pos.redo_minutes in REDO_STEPS else 0
+            value, note = index, section.positions[index]
+        elif slider == "doublewrite":
+            value = pos.doublewrite
+            note = "locked: this storage can tear pages" if section.locked else ""
+        else:
+            value = {"fit_disks": pos.fit_disks, "fit_os": pos.fit_os, "myisam": pos.myisam}[slider]
+        changes = [c for c in shown.changes if c.slider == slider]
+        section.show_state(value, said.get(slider, ""), changes, self._rejected, note)
+
+    def _show_rest(self) -> None:
+        if self.state.plan is not None:
+            self._show_summary(self.state.plan)
 
     def _show_summary(self, plan: Plan) -> None:
         applied = [c for c in plan.changes if c.target != "advice"]
@@ -358,14 +495,16 @@ class TradeoffsPage(QWizardPage):
         )
         self.warnings.setVisible(bool(plan.warnings))
         self.warnings.setText("".join(f"<p>⚠ {html.escape(w)}</p>" for w in plan.warnings))
-        alone = [
-            f"{html.escape(a.knob)}{' (' + html.escape(a.device) + ')' if a.device else ''}: "
-            f"{html.escape(a.why)}"
+        alone = "".join(
+            f"<p><b>{html.escape(a.knob)}</b>"
+            f"{' (' + html.escape(a.device) + ')' if a.device else ''}: {html.escape(a.why)}</p>"
             for a in plan.left_alone
-        ]
-        self.left_alone.setText(
-            "<b>Left alone, and why</b><br>" + "<br>".join(alone) if alone else ""
         )
+        if alone != self._left_alone_html:  # setHtml lays the text out again and scrolls up
+            self._left_alone_html = alone
+            self.left_alone.setHtml(
+                alone or "<p>Nothing: every setting InnoTune knows changes.</p>"
+            )
 
     def isComplete(self) -> bool:  # noqa: N802 - Qt's name
         return self.state.plan is not None
