@@ -1,0 +1,54 @@
+"""Restart anyway: the preview says so, and the bundle sets each value once."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from app.appliers import runner, targetjob
+from app.appliers import snapshot as snap
+from app.appliers.actions import Action, Host, ValueChange
+from app.appliers.preview import build_preview, with_requested_restart
+from tests.unit.test_appliers_units import _practice_plan
+
+
+def test_the_preview_of_a_requested_restart_names_it_and_its_downtime() -> None:
+    facts, plan = _practice_plan()
+    live_only = dataclasses.replace(plan, changes=tuple(c for c in plan.changes if c.live))
+    preview = build_preview(live_only, Host(facts))
+    assert not preview.restart_needed and not preview.will_restart
+    asked = with_requested_restart(preview, facts, live_only, ["/etc/init.d/mariadb", "restart"])
+    assert asked.restart_requested and asked.will_restart and asked.downtime is not None
+    text = asked.text()
+    assert "a restart was asked for" in text and "Estimated downtime: about" in text
+    assert "/etc/init.d/mariadb restart" in text.split("== Commands, in order ==")[1]
+    assert with_requested_restart(asked, facts, live_only) is asked
+
+
+def _action(applier: str, ids: tuple[str, ...], **kw: object) -> Action:
+    return Action(applier=applier, change_ids=ids, summary="test", **kw)  # type: ignore[arg-type]
+
+
+def test_the_bundle_holds_back_only_values_the_option_files_carry() -> None:
+    def dyn(key: str) -> Action:
+        value = ValueChange("dynamic", key, "1", "2", True, "drop-in")
+        return _action("dynamic", (key,), statements=(f"SET GLOBAL {key} = 2",), values=(value,))
+
+    actions = [
+        _action("optionfile", ("innodb_io_capacity",)),
+        dyn("innodb_io_capacity"),
+        dyn("sync_binlog"),  # not in any option file: the restart would not keep it
+    ]
+    saved = snap.Snapshot("id", "now", "test", {}, (), ())
+    bundle = runner.build_bundle(
+        "id", saved, actions, validate=None, expected={}, restart_anyway=True
+    )
+    assert bundle["restart_needed"] and bundle["restart_requested"]
+    assert bundle["persisted_keys"] == ["innodb_io_capacity"]
+    plain = runner.build_bundle("id", saved, actions, validate=None, expected={})
+    assert not plain["restart_needed"] and not plain["restart_requested"]
+
+
+def test_the_job_reads_the_variable_of_a_set_statement() -> None:
+    assert targetjob._set_key("SET GLOBAL innodb_io_capacity = 345") == "innodb_io_capacity"
+    assert targetjob._set_key("set global Sync_Binlog='1'") == "sync_binlog"
+    assert targetjob._set_key("SELECT 1") is None
