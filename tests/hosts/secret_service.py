@@ -147,6 +147,7 @@ def secret_service(base: Path) -> Iterator[SecretService]:
     )
     # A short directory for the bus socket: a unix socket path is limited to 108 bytes.
     rundir = Path(tempfile.mkdtemp(prefix="innotune-bus-"))
+    base.mkdir(parents=True, exist_ok=True)
     service = SecretService(base=base, rundir=rundir)
     try:
         service.start_bus()
