@@ -162,8 +162,8 @@ class ProfileKeyring(QObject):
         account = self._account(name)
 
         def fill(found: object) -> None:
-            if self.profile != name or not isinstance(found, Secrets):
-                return  # another profile was chosen meanwhile
+            if self.profile != name or not self.opted_in(name) or not isinstance(found, Secrets):
+                return  # another profile was chosen, or the box unticked, meanwhile
             v = self.view
             v.login_password.setText(found.login_password or "")
             v.sudo_password.setText(found.sudo_password or "")
