@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import threading
@@ -249,3 +250,47 @@ def test_cli_apply_restart_then_rollback_restarts_again(
     assert server.running_pid() not in (None, restarted_pid)
     assert variable(server, TRX) == "1"
     assert tree(server.base / "etc") == before
+
+
+def test_ctrl_c_during_a_cli_apply_rolls_back(
+    private_server: PrivateServer, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    need_root()
+    server = private_server
+    before = tree(server.base / "etc")
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "xdg"))
+    out_path = tmp_path / "out.txt"
+    argv = [sys.executable, "-m", "app", "apply", "local", "--instance", str(server.socket_path)]
+    argv += ["--sample", "0", "--crash-loss", "os", "--fit-os", "off", "--fit-disks", "off"]
+    argv += ["--yes", "--restart", "--restart-command", shlex.join(restart_argv(server))]
+    argv += ["--watch", "1"]
+    seen: list[str] = []
+    with (
+        open(out_path, "w") as out,
+        subprocess.Popen(
+            argv,
+            stdout=out,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=env,
+            cwd=REPO,
+        ) as proc,
+    ):
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            seen.append(line)
+            if line.startswith("✓ write:") and proc.poll() is None:
+                proc.send_signal(signal.SIGINT)  # the person presses Ctrl-C
+        proc.wait(timeout=300)
+    text = out_path.read_text()
+    request.addfinalizer(
+        lambda: remove_jobs_and_snapshots(
+            re.findall(r"\b\d{8}T\d{6}Z-[0-9a-f]{6}(?:-restore)?\b", text + "".join(seen))
+        )
+    )
+    assert proc.returncode == 130, text + "".join(seen)
+    assert "cancelling" in "".join(seen)
+    assert "rolled-back (cancelled)" in text
+    assert tree(server.base / "etc") == before
+    assert server.running_pid() is not None and variable(server, TRX) == "1"
