@@ -7,7 +7,7 @@ from pathlib import Path
 from app.domain.errors import SudoError
 from app.domain.target import Target
 from app.remote.local import LocalTransport
-from app.remote.ssh import SshTransport
+from app.remote.ssh import PromptAnswerer, SshTransport
 from app.remote.transport import SudoState, Transport, raise_for_sudo
 
 
@@ -19,10 +19,13 @@ def open_transport(
     key_passphrase: str | None = None,
     accept_fingerprint: str | None = None,
     own_known_hosts: str | Path | None = None,
+    prompt: PromptAnswerer | None = None,
 ) -> Transport:
     """Connect to ``target``: this computer for ``local``/``practice``, else over SSH.
 
     ``accept_fingerprint`` (or ``--accept-host-key``) trusts exactly that unknown host key.
+    ``prompt`` answers keyboard-interactive login questions (one-time codes, PAM prompts);
+    without it, such a login is not tried.
     When a sudo password is given but sudo turns out not to need one, the password is
     dropped at once: with NOPASSWD, ``sudo -S`` would pass it on to the command's stdin.
 
@@ -42,6 +45,7 @@ def open_transport(
             key_passphrase=key_passphrase,
             accept_fingerprint=accept_fingerprint,
             own_known_hosts=own_known_hosts,
+            prompt=prompt,
         )
     if sudo_password is not None and not transport.is_root:
         try:

@@ -92,7 +92,7 @@ class LocalTransport:
         self, path: str, data: bytes, *, sudo: bool = False, mode: str = "0644", owner: str = ""
     ) -> None:
         """Replace ``path`` atomically (temp file, fsync, rename, fsync of the directory)."""
-        self.run(atomic_write_argv(path, mode, owner), sudo=sudo, input=data).check()
+        self.run(atomic_write_argv(path, mode, owner, len(data)), sudo=sudo, input=data).check()
 
     def open_stream(self, argv: Sequence[str], *, sudo: bool = False) -> socket.socket:
         """Run ``argv`` with a socket as its stdin/stdout (see :func:`open_local_stream`)."""

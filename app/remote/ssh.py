@@ -23,7 +23,7 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,6 +60,19 @@ if logging.getLogger("paramiko").level == logging.NOTSET:
 CONNECT_TIMEOUT = 15.0
 BANNER_TIMEOUT = 15.0
 AUTH_TIMEOUT = 30.0
+# A person typing a one-time code: as long as OpenSSH's default LoginGraceTime allows.
+INTERACTIVE_AUTH_TIMEOUT = 120.0
+# Liveness: a keepalive that wants a reply every KEEPALIVE_INTERVAL seconds; no reply within
+# KEEPALIVE_TIMEOUT means the peer is gone (OpenSSH's ServerAliveInterval/CountMax idea).
+KEEPALIVE_INTERVAL = 10.0
+KEEPALIVE_TIMEOUT = 20.0
+
+PromptAnswerer = Callable[[str, bool], str]
+"""Answers one keyboard-interactive prompt: (prompt text, echo the answer?) -> answer.
+
+Called for each question the server asks during login (a one-time code, a PAM
+"Password:"). It runs on paramiko's thread and may block while a person answers; raising
+aborts the login, and the exception reaches the caller of :class:`SshTransport`."""
 
 # Prints "<marker> <pid>" on stdout and "<marker>" on stderr, then becomes the command, so
 # output before the markers (a noisy .bashrc) can be dropped and a stuck command killed.
@@ -268,12 +281,67 @@ class _Stderr:
         return b"".join(self._tail).decode("utf-8", "replace")
 
 
+class _Liveness:
+    """Notices a peer that stopped answering, and closes the connection when it does.
+
+    paramiko's own ``set_keepalive`` sends a request that wants no reply, so it keeps a NAT
+    mapping open but can never tell that the other side is gone: a host that hangs, or a
+    link that drops packets without a reset, would leave every command waiting for its
+    whole deadline. So every ``interval`` seconds a ``keepalive@openssh.com`` request that
+    wants a reply goes out (any reply, even "unsupported", proves the peer is there), from
+    a thread of its own, so a send stuck on a full socket buffer cannot stall the judge.
+    Without a reply within ``timeout`` the transport is closed: every channel read returns
+    at once, and :attr:`cause` says why.
+    """
+
+    def __init__(self, t: paramiko.Transport, interval: float, timeout: float) -> None:
+        self._t = t
+        self.interval = interval
+        self.timeout = timeout
+        self.cause = ""
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="ssh-liveness", daemon=True)
+        self._thread.start()
+
+    def _probe(self, answered: threading.Event) -> None:
+        try:
+            self._t.global_request("keepalive@openssh.com", wait=True)
+        except (paramiko.SSHException, EOFError, OSError):
+            pass  # the transport closed; _watch sees that
+        answered.set()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.interval):
+            if not self._t.is_active():
+                return
+            answered = threading.Event()
+            threading.Thread(
+                target=self._probe, args=(answered,), name="ssh-keepalive", daemon=True
+            ).start()
+            if answered.wait(self.timeout) or self._stop.is_set() or not self._t.is_active():
+                continue
+            self.cause = (
+                f"no reply to SSH keepalives for {self.timeout:.0f} s: the network link "
+                "dropped or the host stopped responding"
+            )
+            log.warning("closing the SSH connection: %s", self.cause)
+            self._t.close()
+            return
+
+    def stop(self) -> None:
+        """Stop watching (the transport is being closed on purpose)."""
+        self._stop.set()
+
+
 class SshTransport:
     """A Transport for a host reached over SSH (paramiko).
 
     Connecting checks the host key against every known-hosts source before any credential
     is sent, authenticates (one picked identity, or the agent and default keys, or a
-    password), and checks that the host runs Linux.
+    password, or keyboard-interactive questions answered by ``prompt``), and checks that
+    the host runs Linux. A keepalive that wants a reply notices a dead peer within
+    ``keepalive_interval + keepalive_timeout`` seconds; commands then fail with a
+    :class:`ConnectError` saying so instead of waiting for their deadline.
     """
 
     def __init__(
@@ -287,6 +355,9 @@ class SshTransport:
         own_known_hosts: str | Path | None = None,
         ssh_config: Path | None = None,
         connect_timeout: float = CONNECT_TIMEOUT,
+        prompt: PromptAnswerer | None = None,
+        keepalive_interval: float = KEEPALIVE_INTERVAL,
+        keepalive_timeout: float = KEEPALIVE_TIMEOUT,
     ) -> None:
         assert_not_gui_thread("an SSH connection")
         if target.kind != "ssh":
@@ -305,9 +376,12 @@ class SshTransport:
         self._chain: list[paramiko.Transport] = []
         self._proxies: list[paramiko.ProxyCommand] = []
         self._streams: dict[int, _Stderr] = {}
+        self._prompt = prompt
+        self._liveness: _Liveness | None = None
         self.host_key_status = ""
         try:
             self._t = self._connect(self.host, login_password, key_passphrase)
+            self._liveness = _Liveness(self._t, keepalive_interval, keepalive_timeout)
             self.sudo = SudoState(self._check_host(), sudo_password)
         except BaseException:
             self.close()
@@ -465,23 +539,36 @@ class SshTransport:
         keys, agent = self._candidate_keys(hc, key_passphrase, use_defaults)
         tried: list[str] = []
         who = f"{hc.user}@{hc.hostname}:{hc.port}"
+        # What the server still allows, once it has said (None: not told yet).
+        allowed: list[str] | None = None
         try:
             for name, key in keys:
                 tried.append(name)
                 try:
-                    t.auth_publickey(hc.user, key)
-                except paramiko.BadAuthenticationType:
+                    remaining = t.auth_publickey(hc.user, key)
+                except paramiko.BadAuthenticationType as exc:
+                    allowed = list(exc.allowed_types)
                     break
                 except paramiko.AuthenticationException:
                     continue
                 if t.is_authenticated():
                     return
-            if login_password is not None and not jump:
+                if remaining:  # the key was accepted, and a second factor is wanted
+                    allowed = list(remaining)
+                    break
+            if login_password is not None and not jump and _may(allowed, "password"):
                 tried.append("password")
                 try:
                     t.auth_password(hc.user, login_password)
+                except paramiko.BadAuthenticationType as exc:
+                    allowed = list(exc.allowed_types)
                 except paramiko.AuthenticationException:
                     pass
+                if t.is_authenticated():
+                    return
+            if self._prompt is not None and not jump and _may(allowed, "keyboard-interactive"):
+                tried.append("keyboard-interactive")
+                _interactive(t, hc.user, self._prompt)
                 if t.is_authenticated():
                     return
         except (paramiko.SSHException, EOFError, OSError) as exc:
@@ -494,9 +581,12 @@ class SshTransport:
             if agent is not None:
                 agent.close()
         if not tried:
+            offers = f" (it offers: {', '.join(allowed)})" if allowed else ""
             raise AuthError(
-                f"No way to log in to {who}: no key, no agent and no password.",
-                "Give a key with --identity FILE, start ssh-agent, or give the password.",
+                f"No way to log in to {who}: no key, no agent and no password{offers}.",
+                "Give a key with --identity FILE, start ssh-agent, or give the password; "
+                "for one-time codes, run InnoTune where it can ask you (a terminal, or the "
+                "Connect page).",
             )
         raise AuthError(
             f"{who} refused the login (tried: {', '.join(tried)}).",
@@ -532,9 +622,27 @@ class SshTransport:
                 "The server may limit sessions (MaxSessions); try again.",
             ) from None
         except (paramiko.SSHException, EOFError, OSError) as exc:
-            raise ConnectError(
-                f"The SSH connection to {self.label} was lost ({exc}).", "Connect again."
-            ) from None
+            raise self._lost("", exc) from None
+
+    def _lost(self, during: str, exc: BaseException | None = None) -> ConnectError:
+        """The error for a connection that is gone, with the reason when it is known."""
+        cause = self._liveness.cause if self._liveness is not None else ""
+        if cause:
+            return ConnectError(
+                f"The SSH connection to {self.label} was lost{during}: {cause}.",
+                "Check the network (VPN, firewall, cable or Wi-Fi) and that the host is up "
+                "and not frozen, then connect again; check what an interrupted command "
+                "changed before retrying it.",
+            )
+        reason = str(exc) if exc is not None and str(exc) else "the connection closed"
+        return ConnectError(
+            f"The SSH connection to {self.label} was lost{during} ({reason}).",
+            "Connect again; check what an interrupted command changed before retrying it.",
+        )
+
+    def _raise_if_lost(self, argv: Sequence[str]) -> None:
+        if not self._t.is_active():
+            raise self._lost(f" during `{shell_line(argv)}`")
 
     def _prepare(
         self, argv: Sequence[str], sudo: bool, input: bytes | None
@@ -577,6 +685,8 @@ class SshTransport:
                 )
                 if not started:
                     status, err = _failed_start(chan, early_err)
+                    if status == -1:
+                        self._raise_if_lost(argv)
                     failed = CommandResult(
                         shell_line(argv), status, b"", _strip_marker(err, marker)[0]
                     )
@@ -584,10 +694,15 @@ class SshTransport:
                 data = input
             left = max(0.1, deadline - time.monotonic())
             status, out, err, truncated = _exchange(chan, data, left)
+            if status == -1:  # no exit status: a signal, or the connection is gone
+                self._raise_if_lost(argv)
             out, err = head + out, early_err + err
         except _Expired as exc:
-            chan.close()
+            # Kill first, close after: closing sends EOF, and a command still reading its
+            # stdin (the atomic-write script's cat) would take a cut-off input as whole.
             self._kill_marked(head + exc.out, marker, sudo)
+            chan.close()
+            self._raise_if_lost(argv)
             raise CommandTimeout(
                 f"`{shell_line(argv)}` on {self.label} ran longer than {timeout:.0f} s "
                 "and was stopped.",
@@ -595,10 +710,7 @@ class SshTransport:
                 exit_status=-1,
             ) from None
         except (paramiko.SSHException, EOFError, OSError) as exc:
-            raise ConnectError(
-                f"The SSH connection to {self.label} broke during `{shell_line(argv)}` ({exc}).",
-                "Connect again; check what the command changed before retrying.",
-            ) from None
+            raise self._lost(f" during `{shell_line(argv)}`", exc) from None
         finally:
             chan.close()
         out, _ = _strip_marker(out, marker + b" ")
@@ -624,7 +736,7 @@ class SshTransport:
         self, path: str, data: bytes, *, sudo: bool = False, mode: str = "0644", owner: str = ""
     ) -> None:
         """Replace ``path`` atomically on the host (see ``ATOMIC_WRITE_SCRIPT``)."""
-        argv = atomic_write_argv(path, mode, owner)
+        argv = atomic_write_argv(path, mode, owner, len(data))
         self.run(argv, sudo=sudo and not self.is_root, input=data, timeout=300).check()
 
     def open_stream(
@@ -651,6 +763,7 @@ class SshTransport:
             started, _, early_err = _await_marker(chan, marker + b" ", timeout, prompt, data or b"")
         except _Expired:
             chan.close()
+            self._raise_if_lost(argv)
             raise CommandTimeout(
                 f"`{shell_line(argv)}` on {self.label} did not start within {timeout:.0f} s.",
                 "The host may be overloaded; try again.",
@@ -660,6 +773,8 @@ class SshTransport:
             raise
         if not started:
             status, err = _failed_start(chan, early_err)
+            if status == -1:
+                self._raise_if_lost(argv)
             err, _ = _strip_marker(err, marker)
             result = CommandResult(shell_line(argv), status, b"", err)
             if sudo and not self.is_root:
@@ -689,12 +804,12 @@ class SshTransport:
         except paramiko.ChannelException as exc:
             raise _channel_error(host, port, exc, self.label) from None
         except (paramiko.SSHException, EOFError, OSError) as exc:
-            raise ConnectError(
-                f"The SSH connection to {self.label} was lost ({exc}).", "Connect again."
-            ) from None
+            raise self._lost("", exc) from None
 
     def close(self) -> None:
         """Close every channel and the connection (and any jump hosts), newest first."""
+        if self._liveness is not None:
+            self._liveness.stop()
         for t in reversed(self._chain):
             t.close()
         for t in self._chain:
@@ -717,6 +832,55 @@ class SshTransport:
                 if pipe is not None:
                     pipe.close()
         self._proxies.clear()
+
+
+def _may(allowed: list[str] | None, method: str) -> bool:
+    """Whether to try ``method``: the server allows it, or has not said yet."""
+    return allowed is None or method in allowed
+
+
+def _interactive(t: paramiko.Transport, user: str, prompt: PromptAnswerer) -> None:
+    """Log in by keyboard-interactive, each question answered by ``prompt``.
+
+    The answers go to the server and nowhere else: never logged, and registered with the
+    log redactor in case a caller logs them by mistake.
+
+    Raises:
+        Whatever ``prompt`` raised (the login is abandoned without sending an answer).
+    """
+    from app.domain.redact import register_secret
+
+    failure: list[BaseException] = []
+
+    def handler(title: str, instructions: str, prompts: list[tuple[str, bool]]) -> list[str]:
+        answers: list[str] = []
+        try:
+            for i, (text, echo) in enumerate(prompts):
+                # As ssh does: the server's instructions come before the first question.
+                shown = (
+                    f"{instructions.strip()}\n{text}" if i == 0 and instructions.strip() else text
+                )
+                answer = prompt(shown, bool(echo))
+                if not echo and len(answer) >= 4:  # a 1-3 character mask would garble logs
+                    register_secret(answer)
+                answers.append(answer)
+        except BaseException as exc:  # noqa: BLE001 - handed back to the caller below
+            failure.append(exc)
+            # EOFError ends paramiko's thread quietly (no traceback in its log) and sends
+            # nothing: no empty answer counts as a failed attempt against the account.
+            raise EOFError from None
+        del title
+        return answers
+
+    old_timeout = t.auth_timeout
+    t.auth_timeout = INTERACTIVE_AUTH_TIMEOUT
+    try:
+        t.auth_interactive(user, handler)
+    except paramiko.AuthenticationException:
+        if failure:
+            raise failure[0] from None
+    finally:
+        t.auth_timeout = old_timeout
 
 
 def check_linux(label: str, uname: str) -> None:
@@ -800,10 +964,49 @@ def _failed_start(chan: paramiko.Channel, early_err: bytes) -> tuple[int, bytes]
     return status, early_err + err
 
 
+# How long one blocking channel call waits before the loop around it looks at the deadline.
+# The channel's timeout is shared by the stdin, stdout and stderr threads; each of them
+# treats a timeout as "nothing yet", never as an end.
+_POLL = 0.5
+# One paramiko packet's worth: send() takes at most this much per call anyway.
+_SEND_CHUNK = 32768
+
+
+def _feed_stdin(chan: paramiko.Channel, data: bytes | None, deadline: float) -> None:
+    """Send ``data`` on the command's stdin, then EOF; keep trying until ``deadline``.
+
+    The command may not read for a while (busy writing stderr, sleeping, a loaded host):
+    the SSH window then stays shut and ``send`` times out. That only means "not yet", so
+    retry; giving up there would leave stdin open for good and a ``cat`` waiting on it
+    until the command's deadline. Stops quietly once the channel closes (the command
+    ended without reading everything; its exit status says the rest).
+    """
+    view = memoryview(data or b"")
+    sent = 0
+    try:
+        while sent < len(view):
+            if time.monotonic() >= deadline:
+                return  # the reader raises _Expired; EOF must not look like the end of the data
+            try:
+                n = chan.send(view[sent : sent + _SEND_CHUNK].tobytes())
+            except TimeoutError:
+                continue  # window shut for _POLL seconds: the command is not reading yet
+            if n == 0:
+                return  # channel closed, or EOF already sent
+            sent += n
+        chan.shutdown_write()
+    except (OSError, EOFError, paramiko.SSHException):
+        pass  # the channel or the connection closed; the reader reports it
+
+
 def _exchange(
     chan: paramiko.Channel, data: bytes | None, timeout: float, *, stdin_open: bool = False
 ) -> tuple[int, bytes, bytes, bool]:
     """Feed stdin, read stdout and stderr concurrently, then the exit status.
+
+    Three threads, one per stream, each blocking only on its own stream: stdout here,
+    stderr and stdin in helpers. None waits on another, so a command may fill stdout,
+    stderr, or neither, and read its stdin early, late or never, in any order.
 
     Raises:
         _Expired: past ``timeout``.
@@ -812,15 +1015,7 @@ def _exchange(
     out = bytearray()
     err = bytearray()
     truncated = [False]
-    chan.settimeout(0.5)
-
-    def feed() -> None:
-        try:
-            if data:
-                chan.sendall(data)
-            chan.shutdown_write()
-        except (OSError, EOFError, paramiko.SSHException):
-            pass  # the command ended or the channel closed; its status says the rest
+    chan.settimeout(_POLL)
 
     def read_stderr() -> None:
         while time.monotonic() < deadline:
@@ -839,7 +1034,9 @@ def _exchange(
 
     writer = None
     if not stdin_open:
-        writer = threading.Thread(target=feed, name="ssh-stdin", daemon=True)
+        writer = threading.Thread(
+            target=_feed_stdin, args=(chan, data, deadline), name="ssh-stdin", daemon=True
+        )
         writer.start()
     reader = threading.Thread(target=read_stderr, name="ssh-stderr", daemon=True)
     reader.start()
@@ -859,7 +1056,8 @@ def _exchange(
     reader.join(max(0.0, deadline - time.monotonic()))
     if reader.is_alive() or not chan.status_event.wait(max(0.0, deadline - time.monotonic())):
         raise _Expired(bytes(out))
-    if writer is not None:
-        writer.join(1.0)
+    # A writer still running here has input the command never read; closing the channel
+    # (the caller's finally) ends it.
+    del writer
     # -1: no exit status came (the command died from a signal); that is a failure.
     return chan.exit_status, bytes(out), bytes(err), truncated[0]

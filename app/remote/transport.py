@@ -14,7 +14,9 @@ from app.domain.errors import CommandError, SudoError
 MAX_OUTPUT = 64 * 1024 * 1024
 
 # The atomic-write recipe, run on the target as one script (under sudo when needed).
-# $1 = path, $2 = mode for a new file, $3 = owner:group for a new file (or "").
+# $1 = path, $2 = mode for a new file, $3 = owner:group for a new file (or ""), $4 = the
+# number of bytes that must arrive (or ""): a cut-off input, whatever cut it, is never
+# renamed into place.
 # The temp name starts with a dot and never ends in .cnf, so !includedir never reads it.
 ATOMIC_WRITE_SCRIPT = r"""
 set -eu
@@ -25,6 +27,10 @@ base=$(basename -- "$target")
 tmp=$(mktemp "$dir/.$base.innotune-XXXXXX")
 trap 'rm -f -- "$tmp"' EXIT
 cat > "$tmp"
+if [ -n "${4:-}" ] && [ "$(wc -c < "$tmp")" -ne "$4" ]; then
+    echo "innotune-write: got $(wc -c < "$tmp") of $4 bytes; $target left as it was" >&2
+    exit 1
+fi
 if [ -e "$target" ]; then
     chown --reference="$target" -- "$tmp" 2>/dev/null || true
     chmod --reference="$target" -- "$tmp"
@@ -207,8 +213,12 @@ def shell_line(argv: Sequence[str]) -> str:
     return shlex.join(argv)
 
 
-def atomic_write_argv(path: str, mode: str, owner: str) -> list[str]:
-    """The argv that writes stdin to ``path`` atomically on the target."""
+def atomic_write_argv(path: str, mode: str, owner: str, size: int | None = None) -> list[str]:
+    """The argv that writes stdin to ``path`` atomically on the target.
+
+    With ``size``, the file is replaced only when exactly that many bytes arrived.
+    """
     if not path.startswith("/"):
         raise ValueError(f"need an absolute path, got {path!r}")
-    return ["sh", "-c", ATOMIC_WRITE_SCRIPT, "innotune-write", path, mode, owner]
+    expected = "" if size is None else str(size)
+    return ["sh", "-c", ATOMIC_WRITE_SCRIPT, "innotune-write", path, mode, owner, expected]

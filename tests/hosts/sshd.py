@@ -123,6 +123,11 @@ class SshServer:
         self.config = self.workdir / "sshd_config"
         self.log = self.workdir / "sshd.log"
         self.extra_config = ""
+        # sshd takes the first value of a keyword, so these two cannot be overridden
+        # through extra_config. Keyboard-interactive goes through PAM's "sshd" service
+        # (pam_unix asks "Password: "): a real prompt, with nothing in /etc/pam.d changed.
+        self.password_authentication = True
+        self.kbd_interactive = False
         # Programs to hide from every session of this sshd (a mount namespace bind-mounts
         # /dev/null over them), to test hosts that lack, say, socat.
         self.hide_programs: list[str] = []
@@ -144,8 +149,8 @@ class SshServer:
             f"PidFile {self.workdir / 'sshd.pid'}\n"
             f"AuthorizedKeysFile {self.authorized_keys}\n"
             "PermitRootLogin prohibit-password\n"
-            "PasswordAuthentication yes\n"
-            "KbdInteractiveAuthentication no\n"
+            f"PasswordAuthentication {'yes' if self.password_authentication else 'no'}\n"
+            f"KbdInteractiveAuthentication {'yes' if self.kbd_interactive else 'no'}\n"
             "UsePAM yes\n"
             "StrictModes no\n"
             "AllowTcpForwarding yes\n"
@@ -209,6 +214,19 @@ class SshServer:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, 9)
         self._proc = None
+
+    def session_pids(self) -> list[int]:
+        """The per-connection sshd processes of this server (not the listener itself)."""
+        if self._proc is None:
+            return []
+        found = []
+        for pid in descendants(self._proc.pid):
+            try:
+                if Path(f"/proc/{pid}/comm").read_text().strip() == "sshd":
+                    found.append(pid)
+            except OSError:
+                continue
+        return found
 
     @property
     def running(self) -> bool:

@@ -445,6 +445,43 @@ def test_twenty_megabytes_on_both_streams_and_signals(
     assert not _running(b"sleep\x0030.4242\x00"), "the timed-out command was killed"
 
 
+def test_stdin_outwaits_a_command_that_reads_it_late(
+    sshd: SshServer, own: Path, opened: list[Transport]
+) -> None:
+    """stdin larger than the SSH window (2 MiB) to commands that read it late or never.
+
+    The send window then stays shut for over a second while stderr and stdout carry
+    megabytes. The stdin thread once took that as a failure (a 0.5 s channel timeout),
+    stopped, and never sent EOF: ``cat`` then waited until the command's deadline. That
+    was the rare 60 s stall of the test above, when a busy machine held the window shut.
+    """
+    root = _open(opened, _target(sshd, "root"))
+    data = secrets.token_bytes(4_000_000)
+    scripts = [
+        # stderr first, then a pause, then stdin read and echoed
+        ("head -c 8000000 /dev/zero >&2; sleep 1; cat", 4_000_000, 8_000_000),
+        # a pause, then stdin echoed while stderr fills at the same time, then more stdout
+        (
+            "sleep 1; head -c 8000000 /dev/zero >&2 & cat; wait; head -c 3000000 /dev/zero",
+            7_000_000,
+            8_000_000,
+        ),
+        # stdin never read at all: the command ends, and so does the feeding
+        ("sleep 1; head -c 100 /dev/zero", 100, 0),
+    ]
+    for script, out_size, err_size in scripts:
+        t0 = time.monotonic()
+        result = root.run(["sh", "-c", script], input=data, timeout=40)
+        assert (result.exit_status, len(result.stdout), len(result.stderr)) == (
+            0,
+            out_size,
+            err_size,
+        ), script
+        if "cat" in script:
+            assert result.stdout[: len(data)] == data, script
+        print(f"\n{script!r}: {time.monotonic() - t0:.2f} s")
+
+
 def _running(cmdline: bytes) -> bool:
     for proc in Path("/proc").iterdir():
         try:

@@ -1,0 +1,243 @@
+"""SshTransport against real sshds: a frozen host is noticed, and login questions are asked.
+
+- A host that stops answering (its per-connection sshd SIGSTOPped: the TCP connection stays
+  up, nothing comes back) fails the running command within seconds, not at its deadline.
+- Keyboard-interactive login (PAM's "Password:" through a second sshd with only that
+  method) passes each prompt to the caller's callback and sends the answers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.domain.errors import AuthError, CommandTimeout, ConnectError, InnoTuneError
+from app.domain.target import ConnectOptions, parse_target
+from app.remote.local import LocalTransport
+from app.remote.ssh import SshTransport
+from app.remote.transport import atomic_write_argv
+from tests.hosts.sshd import SshServer, SshUsers
+
+
+@pytest.fixture(autouse=True)
+def _users_as_expected(ssh_users: SshUsers) -> None:
+    """Re-assert the test accounts (another pytest run may have reset them)."""
+    ssh_users.create()
+
+
+@pytest.fixture
+def no_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A private HOME: no ~/.ssh keys and no agent that could log in instead of a prompt."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+
+
+def _start(sshd_factory: list[SshServer], workdir: Path, **settings: bool) -> SshServer:
+    server = SshServer(workdir)
+    for name, value in settings.items():
+        setattr(server, name, value)
+    sshd_factory.append(server)
+    server.start()
+    (workdir / "known_hosts").write_text(server.known_hosts_line())
+    return server
+
+
+def _pids_running(cmdline: bytes) -> list[int]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and (proc / "cmdline").read_bytes() == cmdline:
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+# -- liveness -----------------------------------------------------------------------------
+
+
+def test_a_frozen_host_fails_the_running_command_within_seconds(
+    sshd_factory: list[SshServer], tmp_path: Path
+) -> None:
+    server = _start(sshd_factory, tmp_path / "frozen")
+    target = parse_target(
+        f"root@{server.host}:{server.port}", ConnectOptions(identity=str(server.client_key))
+    )
+    transport = SshTransport(
+        target,
+        own_known_hosts=tmp_path / "frozen" / "known_hosts",
+        keepalive_interval=1,
+        keepalive_timeout=3,
+    )
+    # A sleep no other test runs, so it can be found (and ended) by its exact command line.
+    seconds = f"300.{secrets.randbelow(10**6):06d}"
+    cmdline = b"sleep\x00" + seconds.encode() + b"\x00"
+    outcome: list[BaseException | None] = []
+    ended = threading.Event()
+
+    def command() -> None:
+        try:
+            transport.run(["sleep", seconds], timeout=120)
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 - examined by the test
+            outcome.append(exc)
+        ended.set()
+
+    frozen: list[int] = []
+    worker = threading.Thread(target=command, daemon=True)
+    try:
+        # Live and idle for a few keepalive rounds first: an answering host is never dropped.
+        time.sleep(4.5)
+        assert transport.run(["true"], timeout=30).ok
+        worker.start()
+        deadline = time.monotonic() + 30
+        while not _pids_running(cmdline) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _pids_running(cmdline), "the remote sleep started"
+        frozen = server.session_pids()
+        assert frozen
+        for pid in frozen:
+            os.kill(pid, signal.SIGSTOP)
+        began = time.monotonic()
+        # Interval 1 s + 3 s without a reply, nominally; 60 s leaves room for a loaded
+        # machine and is still half the command's own 120 s deadline.
+        assert ended.wait(60), "the command still waits on a frozen host"
+        noticed = time.monotonic() - began
+        print(f"\nfrozen host noticed after {noticed:.1f} s (nominal 1 s + 3 s)")
+        (error,) = outcome
+        assert isinstance(error, ConnectError) and not isinstance(error, CommandTimeout)
+        assert "no reply to SSH keepalives for 3 s" in error.problem
+        assert f"`sleep {seconds}`" in error.problem
+        assert "Check the network" in error.fix
+        with pytest.raises(ConnectError, match="no reply to SSH keepalives"):
+            transport.run(["true"], timeout=30)  # at once: the connection is closed
+    finally:
+        for pid in frozen:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+        transport.close()
+        worker.join(10)
+        for pid in _pids_running(cmdline):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_cut_off_input_is_never_renamed_into_place(tmp_path: Path) -> None:
+    """The atomic write refuses fewer bytes than announced: whatever cut stdin short (a
+    timed-out SSH command whose channel close sent EOF) leaves the old file as it was."""
+    path = tmp_path / "my.cnf"
+    path.write_text("[mysqld]\nold = 1\n")
+    local = LocalTransport()
+    result = local.run(atomic_write_argv(str(path), "0644", "", 1000), input=b"[mysqld]\n")
+    assert not result.ok and "got 9 of 1000 bytes" in result.err
+    assert path.read_text() == "[mysqld]\nold = 1\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["my.cnf"]  # no temp file left
+    local.write_file_atomic(str(path), b"[mysqld]\nnew = 2\n")
+    assert path.read_text() == "[mysqld]\nnew = 2\n"
+
+
+# -- keyboard-interactive -----------------------------------------------------------------
+
+
+@pytest.fixture
+def pam_sshd(sshd_factory: list[SshServer], tmp_path: Path) -> Iterator[SshServer]:
+    """A second sshd that allows keys and keyboard-interactive (PAM), not plain passwords."""
+    yield _start(
+        sshd_factory, tmp_path / "pam", password_authentication=False, kbd_interactive=True
+    )
+
+
+def _pw_target(server: SshServer, ssh_users: SshUsers) -> tuple[object, Path]:
+    target = parse_target(f"{ssh_users.pw_user}@{server.host}:{server.port}", ConnectOptions())
+    return target, server.workdir / "known_hosts"
+
+
+@pytest.mark.usefixtures("no_agent")
+def test_keyboard_interactive_prompts_go_to_the_callback_and_answers_are_not_logged(
+    pam_sshd: SshServer, ssh_users: SshUsers, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)  # paramiko's DEBUG too: the answer must not be in it
+    target, known = _pw_target(pam_sshd, ssh_users)
+    asked: list[tuple[str, bool]] = []
+
+    def answer(text: str, echo: bool) -> str:
+        asked.append((text, echo))
+        return ssh_users.pw_password
+
+    with pytest.raises(AuthError, match="password"):  # no key, no agent, no prompt: no way in
+        SshTransport(target, own_known_hosts=known)  # type: ignore[arg-type]
+    transport = SshTransport(target, own_known_hosts=known, prompt=answer)  # type: ignore[arg-type]
+    try:
+        assert transport.run(["id", "-un"], timeout=30).out.strip() == ssh_users.pw_user
+    finally:
+        transport.close()
+    assert asked == [("Password: ", False)]  # PAM's pam_unix question, not echoed
+    assert ssh_users.pw_password not in caplog.text
+    assert ssh_users.pw_password not in pam_sshd.log.read_text(errors="replace")
+    assert "Accepted keyboard-interactive/pam" in pam_sshd.log.read_text(errors="replace")
+
+
+@pytest.mark.usefixtures("no_agent")
+def test_keyboard_interactive_wrong_answer_and_a_refusing_callback(
+    pam_sshd: SshServer, ssh_users: SshUsers
+) -> None:
+    target, known = _pw_target(pam_sshd, ssh_users)
+    with pytest.raises(AuthError, match=r"refused the login \(tried: keyboard-interactive\)"):
+        SshTransport(target, own_known_hosts=known, prompt=lambda text, echo: "wrong-answer")  # type: ignore[arg-type]
+
+    failures_before = pam_sshd.log.read_text(errors="replace").count("Failed keyboard-interactive")
+
+    class Declined(InnoTuneError):
+        pass
+
+    def decline(text: str, echo: bool) -> str:
+        raise Declined("The user cancelled the login question.", "Connect again.")
+
+    with pytest.raises(Declined):
+        SshTransport(target, own_known_hosts=known, prompt=decline)  # type: ignore[arg-type]
+    # Nothing was answered, so no failed attempt counts against the account.
+    time.sleep(0.5)  # sshd logs the closed connection asynchronously; a miss only weakens this
+    after = pam_sshd.log.read_text(errors="replace").count("Failed keyboard-interactive")
+    assert after == failures_before
+
+
+def test_cli_answers_login_questions_only_on_a_terminal(
+    pam_sshd: SshServer, ssh_users: SshUsers, tmp_path: Path
+) -> None:
+    """`innotune inspect` against a keyboard-interactive-only login with stdin not a TTY:
+    a clear error instead of a hang or a stray getpass on /dev/tty."""
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path / "home"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
+    env.pop("SSH_AUTH_SOCK", None)
+    (tmp_path / "home").mkdir()
+    target = f"{ssh_users.pw_user}@{pam_sshd.host}:{pam_sshd.port}"
+    fingerprint = pam_sshd.host_key_fingerprint()
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "inspect", target, "--accept-host-key", fingerprint],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        start_new_session=True,  # no controlling terminal: getpass could not reach one
+    )
+    assert done.returncode != 0
+    text = done.stdout + done.stderr
+    assert "asks a login question" in text and "Password:" in text, text
+    assert "terminal" in text, text
