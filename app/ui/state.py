@@ -24,6 +24,8 @@ class WizardState:
     secrets: Secrets = field(default_factory=Secrets)
     connection: DoctorResult | None = None
     facts: HostFacts | None = None
+    # A plan opened from a file for offline review: its positions are shown on Trade-offs.
+    saved_plan: Plan | None = None
     positions: SliderPositions | None = None
     plan: Plan | None = None
     preview: Preview | None = None

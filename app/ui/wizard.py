@@ -65,6 +65,7 @@ class MainWizard(QWizard):
         QShortcut(QKeySequence("Ctrl+L"), self, self.show_log)
         self.customButtonClicked.connect(self._on_custom_button_clicked)
         self.glossary_dialog: QWidget | None = None
+        self._plan_shown: object = None  # the saved plan last put on the Trade-offs page
         self.pages: dict[str, QWizardPage] = {}
         for title in STEPS:
             page = self._make_page(title)
@@ -125,6 +126,39 @@ class MainWizard(QWizard):
         if skip_to is None:
             return super().nextId()
         return self.pageIds()[order.index(skip_to)]
+
+    def initializePage(self, page_id: int) -> None:  # noqa: N802 - Qt's name
+        """Prepare a page; a saved plan under review sets the Trade-offs sliders once."""
+        super().initializePage(page_id)
+        if self.page(page_id) is self.pages.get("Trade-offs"):
+            self._show_saved_plan()
+
+    def _show_saved_plan(self) -> None:
+        """Put the saved plan's slider positions on the Trade-offs page (first visit only).
+
+        The page plans again from the facts and those positions; the saved plan itself is
+        what the Preview shows, and a difference (another InnoTune version plans otherwise)
+        is said on the page.
+        """
+        saved, page = self.state.saved_plan, self.pages["Trade-offs"]
+        if saved is None or self.state.facts is None or self._plan_shown is saved:
+            return
+        self._plan_shown = saved
+        self.state.positions = saved.positions
+        page._rejected = set(saved.positions.rejected)  # type: ignore[attr-defined]
+        page.summary_note = (  # type: ignore[attr-defined]
+            f"Reviewing a saved plan made for {saved.facts.target} "
+            f"({saved.facts.collected_at}), offline: nothing can be applied from a file."
+        )
+        page.refresh()  # type: ignore[attr-defined]
+        ours = self.state.plan
+        if ours is not None and [c.id for c in ours.changes] != [c.id for c in saved.changes]:
+            page.summary_note += (  # type: ignore[attr-defined]
+                " This version of InnoTune plans these positions differently; the Preview "
+                "shows the saved plan as it was made."
+            )
+            page.refresh()  # type: ignore[attr-defined]
+        self.state.plan = saved
 
     def done(self, result: int) -> None:
         """Remember the window's place; close the connection when the wizard closes."""

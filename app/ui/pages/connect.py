@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -31,6 +32,8 @@ from PySide6.QtWidgets import (
 
 from app.access.doctor import DoctorResult, Secrets, Step, run_doctor
 from app.domain.errors import HostKeyUnknown, InnoTuneError
+from app.domain.hostfacts import HostFacts
+from app.domain.plan import Plan
 from app.domain.target import ConnectOptions, Target, parse_target
 from app.ui.logview import DETAILS_LINK, open_log
 from app.ui.profile_keyring import ProfileKeyring
@@ -131,6 +134,22 @@ def close_in_background(result: DoctorResult) -> threading.Thread:
     return closer
 
 
+def find_plan_facts(plan: Plan, folder: Path) -> HostFacts | None:
+    """The facts file in ``folder`` that ``plan`` was made from (by checksum), if any."""
+    from app.planner import facts_checksum
+
+    for candidate in sorted(folder.glob("*.json")):
+        try:
+            if candidate.stat().st_size > 50 << 20:
+                continue
+            facts = HostFacts.from_json(candidate.read_text(encoding="utf-8"))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if facts_checksum(facts) == plan.facts.checksum:
+            return facts
+    return None
+
+
 class ConnectView(QWidget):
     """The Connect page's widgets (layout only; behaviour lives in the page)."""
 
@@ -152,9 +171,10 @@ class ConnectView(QWidget):
         for button in (self.tune, self.restore):
             button.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         task_row.addStretch(1)
-        self.open_facts = QPushButton("Open a saved &facts file…")
+        self.open_facts = QPushButton("Open a saved &facts file or plan…")
         self.open_facts.setToolTip(
-            "Review a facts file saved with `innotune inspect --out`, without connecting"
+            "Review facts saved with `innotune inspect --out`, or a plan saved with "
+            "`innotune plan --out` (with its facts), without connecting"
         )
         task_row.addWidget(self.open_facts)
         layout.addLayout(task_row)
@@ -568,8 +588,6 @@ class ConnectPage(QWizardPage):
 
     def open_facts_file(self, path: str | Path) -> None:
         """Load facts saved by ``innotune inspect --out`` for review without a connection."""
-        from app.domain.hostfacts import HostFacts
-
         try:
             facts = HostFacts.from_json(Path(path).read_text(encoding="utf-8"))
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -578,14 +596,30 @@ class ConnectPage(QWizardPage):
                 "Choose a file written by <code>innotune inspect --out FILE</code>."
             )
             return
-        if self.state.connection is not None:
-            self.state.connection.close()
-            self.state.connection = None
-        self.state.target = None
+        plan = self.state.saved_plan
+        if plan is not None and self.state.facts is None and self.state.mode == "offline":
+            # The facts a plan just opened is waiting for: only its own will do.
+            from app.planner import facts_checksum
+
+            if facts_checksum(facts) != plan.facts.checksum:
+                self.view.message.setText(
+                    f"<b>{html.escape(Path(path).name)} holds other facts than the plan was "
+                    f"made from</b> ({html.escape(plan.facts.target)}, collected "
+                    f"{html.escape(plan.facts.collected_at)}). Choose that facts file."
+                )
+                return
+            self.state.facts = facts
+            self.state.plan = self.state.preview = None
+            self.view.message.setText(
+                f"<b>Opened the plan with its facts</b> ({html.escape(Path(path).name)}), for "
+                "review without a connection. Press Next to see its trade-offs and preview. "
+                "Nothing can be applied from a file: connect to the server to apply."
+            )
+            self.completeChanged.emit()
+            return
+        self._go_offline()
+        self.state.saved_plan = None
         self.state.facts = facts
-        self.state.mode = "offline"
-        self.state.plan = self.state.preview = None
-        self.view.steps.clear()
         server = facts.server.version if facts.server is not None else "no database server"
         self.view.message.setText(
             f"<b>Opened {Path(path).name}</b> ({server}), for review without a connection. "
@@ -595,10 +629,67 @@ class ConnectPage(QWizardPage):
 
     def _on_open_facts_clicked(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
-            self, "Saved facts file", str(Path.home()), "Facts (*.json);;All files (*)"
+            self,
+            "Saved facts file or plan",
+            str(Path.home()),
+            "Facts or plans (*.json);;All files (*)",
         )
-        if path:
-            self.open_facts_file(path)
+        if not path:
+            return
+        self.open_saved_file(path)
+        if self.state.saved_plan is not None and self.state.facts is None:
+            # A plan alone cannot be previewed: ask for the facts it was made from.
+            facts, _ = QFileDialog.getOpenFileName(
+                self, "The plan's facts file", str(Path(path).parent), "Facts (*.json)"
+            )
+            if facts:
+                self.open_facts_file(facts)
+
+    def open_saved_file(self, path: str | Path) -> None:
+        """Open a saved plan or facts file, whichever it is, for review without a connection."""
+        from app.domain.plan import Plan
+
+        try:
+            plan = Plan.from_json(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError, KeyError, TypeError):
+            self.open_facts_file(path)  # not a plan: a facts file, or it says what is wrong
+            return
+        self.open_plan(plan, Path(path))
+
+    def open_plan(self, plan: Plan, path: Path) -> None:
+        """Review ``plan`` offline: with its facts (found beside it) on Trade-offs and Preview.
+
+        The facts are those whose checksum the plan names; a JSON file beside the plan that
+        holds them is used, otherwise the page asks for it (:meth:`open_facts_file`).
+        """
+        self._go_offline()
+        self.state.saved_plan = plan
+        self.state.facts = None
+        made = f"for {plan.facts.target}, from facts collected {plan.facts.collected_at}"
+        facts = find_plan_facts(plan, path.parent)
+        if facts is None:
+            self.view.message.setText(
+                f"<b>Opened the plan {html.escape(path.name)}</b> ({html.escape(made)}). "
+                "Now choose the facts file it was made from (saved with <code>innotune plan "
+                "--save-facts FILE</code> or <code>innotune inspect --out FILE</code>)."
+            )
+        else:
+            self.state.facts = facts
+            self.view.message.setText(
+                f"<b>Opened the plan {html.escape(path.name)}</b> ({html.escape(made)}), "
+                f"for review without a connection. Press Next to see its trade-offs and "
+                f"preview. Nothing can be applied from a file: connect to the server to apply."
+            )
+        self.completeChanged.emit()
+
+    def _go_offline(self) -> None:
+        if self.state.connection is not None:
+            close_in_background(self.state.connection)
+            self.state.connection = None
+        self.state.target = None
+        self.state.mode = "offline"
+        self.state.plan = self.state.preview = None
+        self.view.steps.clear()
 
     # -- form behaviour -----------------------------------------------------------------
     def _on_kind_toggled(self, _id: int, checked: bool) -> None:
