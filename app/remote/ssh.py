@@ -6,7 +6,9 @@ holds characters that fish or csh would read differently from ``sh``, so the use
 shell never changes a value. The script sets ``LC_ALL=C`` and prints a random marker before
 the command proper, so anything a noisy ``.bashrc`` prints is discarded. stdout and stderr
 are read at the same time (stderr in a thread, stdin written from another), so a command
-that fills both cannot deadlock. A sudo password only ever travels on the channel's stdin.
+that fills both cannot deadlock, and stdin is fed for as long as the command takes to read
+it. A sudo password only ever travels on the channel's stdin. A keepalive that wants a reply
+notices a peer that stopped answering, so a dead link fails a command within seconds.
 """
 
 from __future__ import annotations
@@ -1032,12 +1034,12 @@ def _exchange(
                 chunk = chunk[: max(0, MAX_OUTPUT - len(err))]
             err.extend(chunk)
 
-    writer = None
     if not stdin_open:
-        writer = threading.Thread(
+        # Not joined: with input the command never read, it ends when the caller closes
+        # the channel.
+        threading.Thread(
             target=_feed_stdin, args=(chan, data, deadline), name="ssh-stdin", daemon=True
-        )
-        writer.start()
+        ).start()
     reader = threading.Thread(target=read_stderr, name="ssh-stderr", daemon=True)
     reader.start()
     while True:
@@ -1056,8 +1058,5 @@ def _exchange(
     reader.join(max(0.0, deadline - time.monotonic()))
     if reader.is_alive() or not chan.status_event.wait(max(0.0, deadline - time.monotonic())):
         raise _Expired(bytes(out))
-    # A writer still running here has input the command never read; closing the channel
-    # (the caller's finally) ends it.
-    del writer
     # -1: no exit status came (the command died from a signal); that is a failure.
     return chan.exit_status, bytes(out), bytes(err), truncated[0]
