@@ -583,15 +583,18 @@ class SshTransport:
             if agent is not None:
                 agent.close()
         if not tried:
-            offers = f" (it offers: {', '.join(allowed)})" if allowed else ""
+            offers = _offered_methods(t, hc.user)
+            if t.is_authenticated():  # the server lets this user in without credentials
+                return
             raise AuthError(
-                f"No way to log in to {who}: no key, no agent and no password{offers}.",
+                f"No way to log in to {who}: no key, no agent and no password"
+                f"{f' (it accepts: {offers})' if offers else ''}.",
                 "Give a key with --identity FILE, start ssh-agent, or give the password; "
-                "for one-time codes, run InnoTune where it can ask you (a terminal, or the "
-                "Connect page).",
+                "login questions (one-time codes) are asked only in a terminal.",
             )
+        offers = f"; it accepts: {', '.join(allowed)}" if allowed else ""
         raise AuthError(
-            f"{who} refused the login (tried: {', '.join(tried)}).",
+            f"{who} refused the login (tried: {', '.join(tried)}{offers}).",
             "Check the user name and the password, or give the right key with --identity "
             "FILE (its public half must be in ~/.ssh/authorized_keys on the host).",
         )
@@ -834,6 +837,17 @@ class SshTransport:
                 if pipe is not None:
                     pipe.close()
         self._proxies.clear()
+
+
+def _offered_methods(t: paramiko.Transport, user: str) -> str:
+    """The login methods the server accepts, as ssh learns them (a "none" request)."""
+    try:
+        t.auth_none(user)
+    except paramiko.BadAuthenticationType as exc:
+        return ", ".join(exc.allowed_types)
+    except (paramiko.SSHException, EOFError, OSError):
+        pass
+    return ""
 
 
 def _may(allowed: list[str] | None, method: str) -> bool:

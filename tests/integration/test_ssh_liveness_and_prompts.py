@@ -177,7 +177,8 @@ def test_keyboard_interactive_prompts_go_to_the_callback_and_answers_are_not_log
         asked.append((text, echo))
         return ssh_users.pw_password
 
-    with pytest.raises(AuthError, match="password"):  # no key, no agent, no prompt: no way in
+    # No key, no agent, no prompt: no way in, and the error says what the server takes.
+    with pytest.raises(AuthError, match="it accepts: publickey, keyboard-interactive"):
         SshTransport(target, own_known_hosts=known)  # type: ignore[arg-type]
     transport = SshTransport(target, own_known_hosts=known, prompt=answer)  # type: ignore[arg-type]
     try:
