@@ -71,6 +71,9 @@ class MainWizard(QWizard):
             page = self._make_page(title)
             self.pages[title] = page
             self.addPage(page)
+        apply, connect = self.pages["Apply"], self.pages["Connect"]
+        apply.seen.connect(self._on_apply_seen)  # type: ignore[attr-defined]
+        connect.reconnect_ready.connect(self._on_reconnect_ready)  # type: ignore[attr-defined]
         self.resize(900, 650)
         geometry = QSettings().value("window/geometry")
         if isinstance(geometry, QByteArray) and not geometry.isEmpty():
@@ -120,6 +123,7 @@ class MainWizard(QWizard):
         skip_to = {
             ("restore", "Connect"): "Apply",
             ("restore", "Apply"): "Done",
+            ("reconnect", "Connect"): "Apply",
             ("offline", "Connect"): "Trade-offs",
             ("offline", "Preview"): "Done",
         }.get((self.state.mode, title or ""))
@@ -159,6 +163,34 @@ class MainWizard(QWizard):
             )
             page.refresh()  # type: ignore[attr-defined]
         self.state.plan = saved
+
+    # -- jobs on the target -----------------------------------------------------------------
+    def _on_apply_seen(self, item: object) -> None:
+        """Keep this computer's record of the job: started, and the last state seen."""
+        import logging
+
+        from app.appliers.runner import JobStatus, JobStep
+        from app.ui import jobrecords
+
+        try:
+            folder = jobrecords.records_dir()
+            if isinstance(item, JobStep):
+                target = self.state.target.label if self.state.target is not None else "?"
+                profile = self.pages["Connect"].profile_values()  # type: ignore[attr-defined]
+                jobrecords.note_step(folder, item, target, profile)
+            elif isinstance(item, JobStatus):
+                jobrecords.note_status(folder, item)
+                self.pages["Connect"].show_unfinished_jobs()  # type: ignore[attr-defined]
+        except OSError:
+            # The job goes on regardless; only the offer to reconnect later is lost.
+            logging.getLogger(__name__).warning("could not record the job", exc_info=True)
+
+    def _on_reconnect_ready(self, job_id: str) -> None:
+        """The reconnect passed: on to the Apply page, following the job."""
+        self.next()
+        apply = self.currentPage()
+        if apply is self.pages["Apply"]:
+            apply.show_job(job_id)  # type: ignore[attr-defined]
 
     def done(self, result: int) -> None:
         """Remember the window's place; close the connection when the wizard closes."""

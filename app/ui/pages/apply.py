@@ -17,6 +17,7 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -66,6 +67,9 @@ def keep_bench(state: WizardState, label: str, report: object) -> None:
 
 class ApplyPage(QWizardPage):
     """Apply with a snapshot, follow the job, confirm, roll back, restore snapshots."""
+
+    #: Every journal step and job status the page sees (the wizard keeps its job records).
+    seen = Signal(object)
 
     def __init__(self, state: WizardState) -> None:
         super().__init__()
@@ -466,6 +470,21 @@ class ApplyPage(QWizardPage):
         self.journal.clear()
         self._run(work, f"Reading job {job_id} on the server…")
 
+    def show_job(self, job_id: str) -> None:
+        """Follow a job found on the target (a reconnect): its journal, then its state."""
+        if self._busy():  # the snapshot list being read: show the job right after it
+            assert self.job is not None
+            self.job.finished.connect(
+                lambda: self.show_job(job_id), Qt.ConnectionType.SingleShotConnection
+            )
+            return
+
+        def work(progress: Progress) -> Any:
+            return runner.follow(self._transport(), job_id, progress.post)
+
+        self.journal.clear()
+        self._run(work, f"Reconnected: following job {job_id} on the server…")
+
     def _on_list_clicked(self) -> None:
         def work(_progress: Progress) -> Any:
             transport = self._transport()
@@ -475,6 +494,7 @@ class ApplyPage(QWizardPage):
 
     def _on_job_partial(self, item: object) -> None:
         if isinstance(item, runner.JobStep):
+            self.seen.emit(item)
             self.journal.appendPlainText(item.line())
             if self._applying and not self._written and item.step in _CHANGING_STEPS:
                 # From the first write on, Cancel means rolling back to the snapshot.
@@ -500,6 +520,7 @@ class ApplyPage(QWizardPage):
             return
         assert isinstance(result, runner.JobStatus)
         self.status = result
+        self.seen.emit(result)
         self._keep_bench_with_snapshot(result)
         lines = [f"Job {result.job_id}: {result.state}."]
         if result.cancelled:

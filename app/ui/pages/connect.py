@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -35,6 +35,7 @@ from app.domain.errors import HostKeyUnknown, InnoTuneError
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
 from app.domain.target import ConnectOptions, Target, parse_target
+from app.ui.jobrecords import JobRecord
 from app.ui.logview import DETAILS_LINK, open_log
 from app.ui.profile_keyring import ProfileKeyring
 from app.ui.state import WizardState
@@ -156,6 +157,19 @@ class ConnectView(QWidget):
     def __init__(self) -> None:
         super().__init__()
         layout = QVBoxLayout(self)
+
+        # A job started from this computer and not seen to end: offered at start-up.
+        banner_row = QHBoxLayout()
+        self.banner = QLabel()
+        self.banner.setObjectName("unfinished_job_banner")
+        self.banner.setWordWrap(True)
+        self.reconnect = QPushButton("Reconnect and see the &job")
+        self.reconnect.setObjectName("reconnect_job")
+        banner_row.addWidget(self.banner, 1)
+        banner_row.addWidget(self.reconnect)
+        layout.addLayout(banner_row)
+        self.banner.setVisible(False)
+        self.reconnect.setVisible(False)
 
         # Rolling back is a task of its own: someone who only wants the old settings back
         # goes from here straight to the snapshot list.
@@ -309,6 +323,10 @@ class ConnectView(QWidget):
 class ConnectPage(QWizardPage):
     """Choose the target, run the doctor in a worker, show each step as it completes."""
 
+    #: A reconnect to an unfinished job passed every step: the job's id (the wizard goes on
+    #: to the Apply page and shows it).
+    reconnect_ready = Signal(str)
+
     def __init__(self, state: WizardState, settings: QSettings | None = None) -> None:
         super().__init__()
         self.setTitle("Connect")
@@ -345,6 +363,49 @@ class ConnectPage(QWizardPage):
         self.keyring = ProfileKeyring(self, v, self.settings)
         self._update_practice_note()
         self._on_kind_toggled(0, True)
+        v.reconnect.clicked.connect(self._on_reconnect_clicked)
+        self.unfinished_job: JobRecord | None = None  # offered in the banner
+        self._reconnecting: JobRecord | None = None  # the job the running check leads to
+        self.show_unfinished_jobs()
+
+    # -- a job not seen to finish ---------------------------------------------------------
+    def show_unfinished_jobs(self) -> None:
+        """Offer the newest job this computer started and did not see end, if any."""
+        from app.ui.jobrecords import records_dir, unfinished
+
+        try:
+            found = unfinished(records_dir())
+        except (OSError, InnoTuneError):
+            found = []
+        self.unfinished_job = found[0] if found else None
+        for w in (self.view.banner, self.view.reconnect):
+            w.setVisible(bool(found))
+        if not found:
+            return
+        job = found[0]
+        what = "A rollback" if job.mode == "restore" else "An apply"
+        more = f" ({len(found) - 1} more not seen to finish)" if len(found) > 1 else ""
+        self.view.banner.setText(
+            f"<b>{what} on {html.escape(job.target)} started at "
+            f"{html.escape(job.started.replace('T', ' '))} was not seen to finish</b>{more}. "
+            "It goes on on the server by itself. Reconnect to see it."
+        )
+
+    def reconnect_to_job(self, job: JobRecord) -> None:
+        """Connect as that job's profile says, then go on to the Apply page with the job."""
+        self.fill_form(job.profile)
+        self.view.tune.setChecked(True)
+        self._accepted_fingerprint = None
+        self.start_check()
+        self.state.mode = "reconnect"
+        self._reconnecting = job
+        self.view.message.setText(
+            f"Reconnecting to {html.escape(job.target)} to see job {html.escape(job.job_id)}…"
+        )
+
+    def _on_reconnect_clicked(self) -> None:
+        if self.unfinished_job is not None:
+            self.reconnect_to_job(self.unfinished_job)
 
     # -- reading the form ---------------------------------------------------------------
     def kind(self) -> str:
@@ -472,6 +533,9 @@ class ConnectPage(QWizardPage):
 
     def _on_check_clicked(self) -> None:
         self._accepted_fingerprint = None
+        job, now = self._reconnecting, self.profile_values()
+        if job is not None and any(job.profile.get(k) != now[k] for k in ("kind", "host", "port")):
+            self._reconnecting = None  # another server now: a plain check
         self.start_check()
 
     def _on_job_progress(self, text: str) -> None:
@@ -494,6 +558,15 @@ class ConnectPage(QWizardPage):
         if result.host_key_question is not None:
             self.view.message.setText("The host's key is not known yet: check its fingerprint.")
             self.ask_host_key(result.host_key_question)
+        elif result.ok and self._reconnecting is not None:
+            self.view.message.setText(
+                f"<b>Every step passed.</b> Showing job {html.escape(self._reconnecting.job_id)}."
+            )
+            self.state.mode = "reconnect"
+            self.completeChanged.emit()
+            self.reconnect_ready.emit(self._reconnecting.job_id)
+            self._reconnecting = None
+            return
         elif result.ok and self.state.mode == "restore":
             self.view.message.setText(
                 "<b>Every step passed.</b> Press Next to choose the snapshot to restore."
@@ -750,7 +823,14 @@ class ConnectPage(QWizardPage):
 
     def load_profile(self, name: str) -> None:
         """Fill the form from a saved profile."""
-        values = {k: str(self.settings.value(f"profiles/{name}/{k}", "")) for k in PROFILE_KEYS}
+        self.fill_form(
+            {k: str(self.settings.value(f"profiles/{name}/{k}", "")) for k in PROFILE_KEYS}
+        )
+        self.keyring.profile_loaded(name)
+
+    def fill_form(self, profile: dict[str, str]) -> None:
+        """Fill the form from profile values (:meth:`profile_values`, never a password)."""
+        values = {k: str(profile.get(k, "")) for k in PROFILE_KEYS}
         kinds = {"practice": self.view.practice, "local": self.view.local, "ssh": self.view.ssh}
         kinds.get(values["kind"], self.view.practice).setChecked(True)
         v = self.view
@@ -760,7 +840,6 @@ class ConnectPage(QWizardPage):
         v.identity.setText(values["identity"])
         v.mysql_user.setText(values["mysql_user"])
         v.instance.setText(values["instance"])
-        self.keyring.profile_loaded(name)
 
     def _on_save_profile_clicked(self) -> None:
         name, ok = QInputDialog.getText(self, "Save profile", self.keyring.save_prompt())
