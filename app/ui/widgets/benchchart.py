@@ -17,7 +17,7 @@ from PySide6.QtCharts import (
     QLogValueAxis,
     QValueAxis,
 )
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
@@ -98,12 +98,13 @@ class BenchChart(QWidget):
         self.run_box.blockSignals(False)
         self._draw_latency()
 
-    @staticmethod
-    def _fresh(view: QChartView, title: str) -> QChart:
-        # A new chart each time: axes removed from a chart may still be drawn.
+    def _fresh(self, view: QChartView, title: str) -> QChart:
+        # A new chart each time: axes removed from a chart may still be drawn. The theme
+        # follows this widget's palette: on a palette change the views' own palettes are
+        # updated only after this widget has handled it.
         old = view.chart()
         chart = QChart()
-        chart.setTheme(chart_theme(view.palette()))
+        chart.setTheme(chart_theme(self.palette()))
         chart.setTitle(title)
         view.setChart(chart)
         old.deleteLater()
@@ -168,6 +169,13 @@ class BenchChart(QWidget):
             y.setRange(low / 2, high * 2)
         self.latency.addAxis(y, Qt.AlignmentFlag.AlignLeft)
         series.attachAxis(y)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        # The desktop switched between light and dark: draw again in the matching theme
+        # (the Verify page no longer redraws unchanged results each time it opens).
+        if event.type() == QEvent.Type.PaletteChange:
+            self.show_reports(self.reports)
+        super().changeEvent(event)
 
     def series_names(self) -> list[str]:
         """The labels of the throughput chart's bar sets (one per report)."""
