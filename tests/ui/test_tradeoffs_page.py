@@ -219,3 +219,15 @@ def test_opening_the_page_at_once_still_fills_it(qtbot: QtBot, tmp_path: Path) -
         QApplication.processEvents()
     assert page.positions_from_controls() == wizard.state.positions
     wizard.done(0)
+
+
+def test_left_alone_follows_a_move(qtbot: QtBot, page: TradeoffsPage) -> None:
+    """The list is laid out one event-loop turn after the move (it is mostly out of sight)."""
+    before = "innodb_flush_log_at_trx_commit: It is already 1"
+    assert before in page.left_alone.toPlainText()
+    control = page.sections["crash_loss"].control
+    assert isinstance(control, QSlider)
+    control.setValue(1)
+    qtbot.waitUntil(lambda: before not in page.left_alone.toPlainText(), timeout=10_000)
+    control.setValue(0)
+    qtbot.waitUntil(lambda: before in page.left_alone.toPlainText(), timeout=10_000)

@@ -262,7 +262,11 @@ class TradeoffsPage(QWizardPage):
         self.left_alone.setOpenLinks(False)
         self.left_alone.setFixedHeight(self.left_alone.fontMetrics().lineSpacing() * 12 + 12)
         left_title.setBuddy(self.left_alone)
-        self._left_alone_html = ""
+        self._left_alone_html = ""  # the list for the last plan
+        self._left_alone_set = ""  # the text the view holds
+        self._left_alone_timer = QTimer(self)
+        self._left_alone_timer.setSingleShot(True)
+        self._left_alone_timer.timeout.connect(self._flush_left_alone)
         body_layout.addWidget(self.left_alone)
         body_layout.addStretch(1)
         scroll = QScrollArea()
@@ -317,6 +321,7 @@ class TradeoffsPage(QWizardPage):
             lambda: self._adopt(facts),
             *(lambda s=slider: self._show_section(s) for slider in self.sections),
             self._show_rest,
+            self._flush_left_alone,
             self._lay_out_hidden,
         ]
         self._step_timer.start(0)
@@ -355,6 +360,7 @@ class TradeoffsPage(QWizardPage):
         if facts is not self._facts:
             self._adopt(facts)
         self.refresh()  # cheap when filled ahead: the same plans, no text changes
+        self._flush_left_alone()
 
     def _adopt(self, facts: HostFacts) -> None:
         """Start over for new facts: the server's current positions, nothing turned down."""
@@ -502,9 +508,17 @@ class TradeoffsPage(QWizardPage):
         )
         if alone != self._left_alone_html:  # setHtml lays the text out again and scrolls up
             self._left_alone_html = alone
-            self.left_alone.setHtml(
-                alone or "<p>Nothing: every setting InnoTune knows changes.</p>"
-            )
+            # The list sits at the bottom, mostly out of sight: laying it out (a few ms) waits
+            # for the next event-loop turn, after the moved slider's section is drawn.
+            self._left_alone_timer.start(0)
+
+    def _flush_left_alone(self) -> None:
+        """Show the list of settings left alone now, if it changed."""
+        self._left_alone_timer.stop()
+        html_text = self._left_alone_html or "<p>Nothing: every setting InnoTune knows changes.</p>"
+        if html_text != self._left_alone_set:
+            self._left_alone_set = html_text
+            self.left_alone.setHtml(html_text)
 
     def isComplete(self) -> bool:  # noqa: N802 - Qt's name
         return self.state.plan is not None
