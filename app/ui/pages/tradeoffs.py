@@ -35,6 +35,8 @@ from app.ui.widgets.wraplabel import WrapLabel
 
 SLIDER_TEXTS = resource_path("sliders.toml")
 REDO_STEPS: tuple[int | None, ...] = (None, *sorted(REDO_PRESETS.values()))
+# How long after the facts arrive the page starts filling itself (see TradeoffsPage.event).
+PREPARE_AFTER_MS = 300
 TARGET_WORDS = {
     "dynamic": "live",
     "option_file": "after a restart",
@@ -324,7 +326,9 @@ class TradeoffsPage(QWizardPage):
             self._flush_left_alone,
             self._lay_out_hidden,
         ]
-        self._step_timer.start(0)
+        # Let the page that brought the facts lay itself out and paint first: starting at
+        # once piled this page's layout work into the same event-loop turn as its.
+        self._step_timer.start(PREPARE_AFTER_MS)
 
     def _on_step_timer_timeout(self) -> None:
         if self._steps:
