@@ -11,8 +11,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import pty
 import re
 import secrets
+import select
 import signal
 import subprocess
 import sys
@@ -232,22 +234,43 @@ def test_keyboard_interactive_wrong_answer_and_a_refusing_callback(
     assert log.count("Failed keyboard-interactive") == 1, log
 
 
-def test_cli_answers_login_questions_only_on_a_terminal(
+def _read_until(fd: int, wanted: bytes, seen: bytearray, timeout: float) -> bool:
+    """Read a pty's output into ``seen`` until ``wanted`` shows up, EOF, or ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while wanted not in seen:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return False
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            return False
+        if not chunk:
+            return False
+        seen += chunk
+    return True
+
+
+def test_cli_asks_login_questions_at_a_terminal_and_fails_clearly_without_one(
     pam_sshd: SshServer, ssh_users: SshUsers, tmp_path: Path
 ) -> None:
-    """`innotune inspect` against a keyboard-interactive-only login with stdin not a TTY:
-    a clear error instead of a hang or a stray getpass on /dev/tty."""
+    """`innotune inspect` against a keyboard-interactive-only login: on a terminal, PAM's
+    question is asked with getpass and answered; with stdin not a terminal, a clear error
+    instead of a hang."""
     env = {
         **os.environ,
         "HOME": str(tmp_path / "home"),
         "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
     }
     env.pop("SSH_AUTH_SOCK", None)
     (tmp_path / "home").mkdir()
     target = f"{ssh_users.pw_user}@{pam_sshd.host}:{pam_sshd.port}"
-    fingerprint = pam_sshd.host_key_fingerprint()
+    argv = [sys.executable, "-m", "app", "inspect", target]
+    argv += ["--accept-host-key", pam_sshd.host_key_fingerprint()]
+
     done = subprocess.run(
-        [sys.executable, "-m", "app", "inspect", target, "--accept-host-key", fingerprint],
+        argv,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -257,5 +280,33 @@ def test_cli_answers_login_questions_only_on_a_terminal(
     )
     assert done.returncode != 0
     text = done.stdout + done.stderr
-    assert "asks a login question" in text and "Password:" in text, text
-    assert "terminal" in text, text
+    assert "asks a login question ('Password:')" in text and "terminal" in text, text
+
+    # On a terminal (a pty as the child's controlling terminal), the question is asked.
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: become the CLI, and never run on as a copy of pytest
+        try:
+            os.chdir(Path(__file__).resolve().parents[2])
+            os.execve(sys.executable, argv, env)  # noqa: S606 - our own argv, no shell
+        finally:
+            os._exit(127)
+    seen = bytearray()
+    try:
+        assert _read_until(fd, b"Password: ", seen, 60), seen.decode(errors="replace")
+        os.write(fd, ssh_users.pw_password.encode() + b"\n")
+        _read_until(fd, b"\0never", seen, 120)  # to EOF: the run goes on past the login
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)  # only if it is still running after 120 s
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+    output = seen.decode(errors="replace")
+    assert "sudo wants a password" in output, output  # logged in; stopped at the next step
+    assert "refused the login" not in output and "login question" not in output, output
+    assert "Accepted keyboard-interactive/pam for innotune-pw" in pam_sshd.log.read_text()
+    answer_after_prompt = output.split("Password: ", 1)[1]
+    assert ssh_users.pw_password not in answer_after_prompt  # getpass: not echoed
+    for path in tmp_path.rglob("*"):  # nor written to InnoTune's logs or any file
+        if path.is_file():
+            assert ssh_users.pw_password.encode() not in path.read_bytes(), path
+    del status
