@@ -892,9 +892,14 @@ def _interactive(t: paramiko.Transport, user: str, prompt: PromptAnswerer) -> No
     t.auth_timeout = INTERACTIVE_AUTH_TIMEOUT
     try:
         t.auth_interactive(user, handler)
-    except paramiko.AuthenticationException:
+    except paramiko.AuthenticationException as exc:
         if failure:
             raise failure[0] from None
+        if "timeout" in str(exc).lower():
+            raise AuthError(
+                f"The login questions were not answered within {INTERACTIVE_AUTH_TIMEOUT:.0f} s.",
+                "Connect again and answer them sooner.",
+            ) from None
     finally:
         t.auth_timeout = old_timeout
 
