@@ -164,11 +164,11 @@ def _print_status(status: Any) -> None:
 
 def _open(args: argparse.Namespace) -> Any:
     from app.cli import secrets_from_args, target_from_args
-    from app.remote.connect import open_transport
+    from app.commands.common import cli_opener
 
     target = target_from_args(args)
     secrets = secrets_from_args(args, target)
-    return target, open_transport(
+    return target, cli_opener(
         target,
         sudo_password=secrets.sudo_password,
         login_password=secrets.login_password,

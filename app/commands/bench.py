@@ -60,14 +60,13 @@ def _connect(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     """Connect like the doctor; return (result, target, secrets)."""
     from app.access.doctor import DoctorResult, run_doctor
     from app.cli import secrets_from_args, target_from_args
-    from app.commands.common import resolve_instance_spec
-    from app.remote.connect import open_transport
+    from app.commands.common import cli_opener, resolve_instance_spec
 
     target = target_from_args(args)
     secrets = secrets_from_args(args, target)
     result = DoctorResult()
     for step in run_doctor(
-        target, secrets, result, opener=open_transport, instance_spec=resolve_instance_spec(args)
+        target, secrets, result, opener=cli_opener, instance_spec=resolve_instance_spec(args)
     ):
         if step.status == "fail":
             print(step.line(), file=sys.stderr, flush=True)

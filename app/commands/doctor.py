@@ -25,7 +25,7 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the doctor and print its steps as they complete."""
-    from app.remote.connect import open_transport
+    from app.commands.common import cli_opener
 
     target = target_from_args(args)
     secrets = secrets_from_args(args, target)
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
             target,
             secrets,
             result,
-            opener=open_transport,
+            opener=cli_opener,
             instance_spec=resolve_instance_spec(args),
         ):
             print(step.line(), flush=True)

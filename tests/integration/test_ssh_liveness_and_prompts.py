@@ -310,3 +310,35 @@ def test_cli_asks_login_questions_at_a_terminal_and_fails_clearly_without_one(
         if path.is_file():
             assert ssh_users.pw_password.encode() not in path.read_bytes(), path
     del status
+
+
+@pytest.mark.parametrize("command", ["doctor", "bench", "apply"])
+def test_every_connecting_command_asks_login_questions_the_same_way(
+    command: str, pam_sshd: SshServer, ssh_users: SshUsers, tmp_path: Path
+) -> None:
+    """doctor, bench and apply connect through the same opener as inspect: without a terminal
+    the login question is a clear error, not a hang or a bare 'authentication failed'."""
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path / "home"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
+    env.pop("SSH_AUTH_SOCK", None)
+    (tmp_path / "home").mkdir()
+    target = f"{ssh_users.pw_user}@{pam_sshd.host}:{pam_sshd.port}"
+    argv = [sys.executable, "-m", "app", command, target]
+    argv += ["--accept-host-key", pam_sshd.host_key_fingerprint()]
+    done = subprocess.run(
+        argv,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        start_new_session=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.returncode != 0
+    text = done.stdout + done.stderr
+    assert "asks a login question ('Password:')" in text and "terminal" in text, text
