@@ -1,6 +1,6 @@
 """Event-loop stalls of the wizard while it works, and start-up time to the first window.
 
-Run from the project directory, as root (`make bench-stalls`):
+Run from the project directory, as root:
 
     .venv/bin/python -m tests.benchmarks.bench_stalls [--runs 5]
 
