@@ -88,6 +88,16 @@ class Job(QObject):
         """Ask the work to stop at its next check."""
         self._runner.handle.cancelled.set()
 
+    def stop(self, msecs: int = 30000) -> bool:
+        """Cancel and block until the work has returned (when its window closes).
+
+        The thread is told to quit here: the usual quit is queued to the GUI thread, which
+        is the one waiting, so :meth:`wait` alone would sit out its whole timeout.
+        """
+        self.cancel()
+        self._thread.quit()  # takes effect as soon as the job returns to the thread's loop
+        return self._thread.wait(msecs)
+
     def is_running(self) -> bool:
         """True while the thread runs."""
         return self._thread.isRunning()

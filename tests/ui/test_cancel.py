@@ -171,3 +171,31 @@ def test_cancel_an_inspection_in_its_status_sample_and_in_the_disk_probe(
         qtbot.waitUntil(lambda: not relays_to(private_server.socket_path), timeout=ENDS_WITHIN_MS)
     wizard.done(0)
     qtbot.waitUntil(lambda: not relays_to(private_server.socket_path), timeout=ENDS_WITHIN_MS)
+
+
+def test_closing_the_wizard_stops_a_running_inspection(
+    qtbot: QtBot, tmp_path: Path, private_server: PrivateServer
+) -> None:
+    need_root()
+    wizard = MainWizard()
+    qtbot.addWidget(wizard)
+    wizard.show()
+    connect = wizard.currentPage()
+    assert isinstance(connect, ConnectPage)
+    connect.settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    connect.view.local.setChecked(True)
+    connect.view.instance.setText(str(private_server.socket_path))
+    qtbot.mouseClick(connect.view.check, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(connect.isComplete, timeout=120_000)
+    inspect = wizard.pages["Inspect"]
+    assert isinstance(inspect, InspectPage)
+    inspect.sample.setValue(600)
+    wizard.next()
+    job = inspect.job
+    assert job is not None
+    said = _recorder(job)
+    qtbot.waitUntil(lambda: any("Sampling write rates" in t for t in said), timeout=120_000)
+    started = time.monotonic()
+    wizard.done(0)  # waits for the worker: its thread must end before its window goes
+    assert not job.is_running() and time.monotonic() - started < ENDS_WITHIN_MS / 1000
+    assert wizard.state.connection is None
