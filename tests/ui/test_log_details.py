@@ -17,6 +17,7 @@ from app.logsetup import setup_logging
 from app.practice.server import free_port
 from app.ui.logview import LOG_LINK, LogDialog
 from app.ui.pages.connect import ConnectPage
+from app.ui.pages.inspect import InspectPage
 from app.ui.wizard import MainWizard
 
 FACTS = Path(__file__).parents[1] / "fixtures/hosts/practice-debian12/facts.json"
@@ -109,4 +110,19 @@ def test_an_error_on_the_connect_page_links_to_the_details(
     text = _dialog(wizard).text.toPlainText()
     assert "doctor" in text and "connect" in text  # the failed step, as logged
     assert PLANTED not in text
+    wizard.done(0)
+
+
+def test_an_error_on_the_inspect_page_links_to_the_details(
+    qtbot: QtBot, tmp_path: Path, log_file: Path
+) -> None:
+    wizard, _connect = _wizard(qtbot, tmp_path)
+    inspect = wizard.pages["Inspect"]
+    assert isinstance(inspect, InspectPage)
+    inspect.start()  # nothing is connected: the worker says so
+    qtbot.waitUntil(lambda: LOG_LINK in inspect.status.text(), timeout=60_000)
+    assert "Not connected" in inspect.status.text()
+    inspect.status.linkActivated.emit(LOG_LINK)
+    assert "a background job failed" in _dialog(wizard).text.toPlainText()
+    qtbot.waitUntil(inspect.again.isEnabled)
     wizard.done(0)
