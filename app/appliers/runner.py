@@ -746,6 +746,17 @@ def apply(
     )
     launch(transport, prepared.job_id)
     done = follow(transport, prepared.job_id, on_step, cancel=cancel)
+    if cancel is not None and cancel.is_set() and done.state == "awaiting-confirm":
+        # The cancel came as the job began to wait (after follow's last look at it): ask
+        # now, and follow the rollback it does at once, showing only the steps not shown.
+        shown = max((step.seq for step in done.steps), default=0)
+
+        def unseen(step: JobStep) -> None:
+            if on_step is not None and step.seq > shown:
+                on_step(step)
+
+        request_cancel(transport, prepared.job_id)
+        done = follow(transport, prepared.job_id, unseen, stop_at_confirm=False)
     if cancel is not None and cancel.is_set() and done.state == "applied":
         # The job finished before it read the request: undo it as asked.
         back = rollback(transport, prepared.job_id, local_dir=local_dir, on_step=on_step)

@@ -8,6 +8,7 @@ killed by PID).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import os
@@ -52,8 +53,24 @@ def local() -> Iterator[LocalTransport]:
     transport.close()
 
 
+def stop_job_processes(ids: list[str]) -> None:
+    """End these jobs' processes (and watchdogs) that are still running.
+
+    Only a test that failed half-way leaves one, e.g. a job waiting minutes for a
+    confirmation that will never come; it must not outlive the test (nor its server).
+    """
+    dirs = [runner.job_dir(found) for found in ids]
+    dirs += [d + "-rescue" for d in dirs]
+    for proc in psutil.process_iter(["cmdline"]):
+        argv = proc.info.get("cmdline") or []
+        if any(d in argv for d in dirs):
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+
+
 def remove_jobs_and_snapshots(ids: list[str]) -> None:
     """Remove what the jobs with these ids left in this host's /var/lib/innotune."""
+    stop_job_processes(ids)
     for found in ids:
         for path in (runner.job_dir(found), snap.target_dir(found)):
             shutil.rmtree(path, ignore_errors=True)

@@ -157,6 +157,44 @@ def test_cancel_before_the_launch_changes_and_keeps_nothing(
     assert server.running_pid() == pid and variable(server, TRX) == "1"
 
 
+def test_cancel_as_the_job_begins_to_wait_for_its_confirmation_rolls_back(
+    local: LocalTransport,
+    private_server: PrivateServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Cancel pressed after follow's last look at the request, as the job starts waiting."""
+    server = private_server
+    before = tree(server.base / "etc")
+    facts, actions = _trx_actions(local, server)
+    cancel = threading.Event()
+    poll = runner._poll
+
+    def poll_then_cancel(*args: Any, **kw: Any) -> Any:
+        found = poll(*args, **kw)
+        if found[2].get("state") == "awaiting-confirm":
+            cancel.set()  # the exact moment: the state is read, the request not yet
+        return found
+
+    monkeypatch.setattr(runner, "_poll", poll_then_cancel)
+    seen: list[int] = []
+    done = run_job(
+        local,
+        facts,
+        actions,
+        tmp_path,
+        confirm_within=600.0,  # only the cancel can end the wait soon
+        cancel=cancel,
+        on_step=lambda step: seen.append(step.seq),
+    )
+    assert cancel.is_set()
+    assert done.state == "rolled-back" and done.cancelled, (done.state, done.errors)
+    assert seen == sorted(set(seen)), "a journal step was shown twice"
+    assert [s.step for s in done.steps].count("cancel") == 1
+    assert tree(server.base / "etc") == before
+    assert variable(server, TRX) == "1"
+
+
 def test_cancel_during_the_restart_waits_for_it_then_rolls_back(
     local: LocalTransport, private_server: PrivateServer, tmp_path: Path
 ) -> None:

@@ -393,8 +393,16 @@ class ApplyPage(QWizardPage):
         self._run(self._apply_work, "Taking the snapshot, then applying on the server…")
 
     def _on_cancel_clicked(self) -> None:
-        if not self._busy() and self.status is not None and self.status.state == "awaiting-confirm":
-            self._cancel_waiting(self.status.job_id)
+        if (
+            self.status is not None
+            and self.status.state == "awaiting-confirm"
+            and not self._applying
+        ):
+            # The job waits on the target: cancelling it is a request there. Its button is
+            # only enabled once the last worker's thread ended; this guards a click queued
+            # before that.
+            if not self._busy():
+                self._cancel_waiting(self.status.job_id)
             return
         if self.job is None or not self._busy() or not self._applying:
             return
@@ -509,6 +517,17 @@ class ApplyPage(QWizardPage):
             self.state.snapshot_dir = Path(_local_dir(self.state.target.label))
             keep_bench(self.state, "before", self.state.bench_before)
 
+    def _apply_work_returned(self) -> None:
+        """The apply's worker has returned; its thread ends a moment later.
+
+        From here Cancel no longer reaches that worker (its cancel flag is read by no one):
+        it must mean the job on the target, which it can only once the thread has ended.
+        Until then the button is disabled, so no click in between is lost.
+        """
+        self._applying = False
+        self._cancelling = False
+        self._sync_buttons()
+
     def _on_job_succeeded(self, result: object) -> None:
         if isinstance(result, list):
             self.snapshots.clear()
@@ -520,6 +539,7 @@ class ApplyPage(QWizardPage):
             return
         assert isinstance(result, runner.JobStatus)
         self.status = result
+        self._apply_work_returned()
         self.seen.emit(result)
         self._keep_bench_with_snapshot(result)
         lines = [f"Job {result.job_id}: {result.state}."]
@@ -539,6 +559,7 @@ class ApplyPage(QWizardPage):
         self.state_label.setText("\n".join(lines))
 
     def _on_job_failed(self, exc: object) -> None:
+        self._apply_work_returned()
         if isinstance(exc, runner.ApplyCancelled):
             self.state_label.setText(f"{exc.problem} {exc.fix}".strip())
             return
