@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.access.doctor import DoctorResult, Secrets, Step, run_doctor
-from app.domain.errors import HostKeyUnknown, InnoTuneError
+from app.domain.errors import AuthError, HostKeyUnknown, InnoTuneError
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
 from app.domain.target import ConnectOptions, Target, parse_target
@@ -55,11 +56,104 @@ STEP_TITLES = {
 PROFILE_KEYS = ("kind", "host", "user", "port", "identity", "mysql_user", "instance")
 
 
+#: How long a login question waits for its answer: a little longer than the SSH layer
+#: waits for the whole login (``INTERACTIVE_AUTH_TIMEOUT``), so the SSH layer's clearer
+#: error comes first; the question then only frees paramiko's thread.
+QUESTION_TIMEOUT = 130.0
+
+
 class CheckCancelled(InnoTuneError):
     """The person cancelled the check; whatever it had opened is closed."""
 
     def __init__(self) -> None:
         super().__init__("Cancelled: nothing is connected.", "Press Check connection to try again.")
+
+
+class QuestionRefused(AuthError):
+    """The person pressed Cancel on an SSH login question: no answer was sent."""
+
+    def __init__(self, question: str) -> None:
+        super().__init__(
+            f"Not logged in: the server's login question ({question.strip()!r}) was cancelled, "
+            "so no answer was sent",
+            "Press Check connection to be asked again, or log in with a key file.",
+        )
+
+
+class LoginQuestion:
+    """One keyboard-interactive question on its way from the SSH thread to the window.
+
+    The SSH thread waits in :meth:`wait` while the window shows the question; the window
+    calls :meth:`answer` or :meth:`refuse`, and a cancelled check :meth:`abort`. The answer
+    is held only until the SSH thread has taken it.
+    """
+
+    def __init__(self, text: str, echo: bool) -> None:
+        self.text = text
+        self.echo = echo
+        self._done = threading.Event()
+        self._answer: str | None = None
+        self._outcome = ""  # "answered", "refused" or "aborted"
+
+    def answer(self, text: str) -> None:
+        """The person's answer (called on the GUI thread)."""
+        self._settle("answered", text)
+
+    def refuse(self) -> None:
+        """The person pressed Cancel."""
+        self._settle("refused", None)
+
+    def abort(self) -> None:
+        """The check was cancelled, or the window closes."""
+        self._settle("aborted", None)
+
+    @property
+    def settled(self) -> bool:
+        """True once answered, refused or aborted."""
+        return self._done.is_set()
+
+    def _settle(self, outcome: str, answer: str | None) -> None:
+        if not self._done.is_set():  # the first word counts
+            self._outcome, self._answer = outcome, answer
+            self._done.set()
+
+    def wait(self, cancelled: threading.Event, timeout: float = QUESTION_TIMEOUT) -> str:
+        """Block the SSH thread until the answer comes (never on the GUI thread).
+
+        Raises:
+            QuestionRefused: the person pressed Cancel.
+            CheckCancelled: the check was cancelled, or no answer came within ``timeout``.
+        """
+        deadline = time.monotonic() + timeout
+        # A short poll also sees a cancel that did not go through abort() (a job.cancel()).
+        while not self._done.wait(0.1):
+            if cancelled.is_set() or time.monotonic() > deadline:
+                self.abort()
+        answer, self._answer = self._answer, None
+        if self._outcome == "answered" and answer is not None:
+            return answer
+        if self._outcome == "refused":
+            raise QuestionRefused(self.text)
+        raise CheckCancelled()
+
+
+def ask_in_window(
+    post: Callable[[LoginQuestion], None], cancelled: threading.Event
+) -> Callable[[str, bool], str]:
+    """A keyboard-interactive answerer that asks in the window and waits for the answer.
+
+    ``post`` hands the question to the GUI thread (a queued signal); the returned callable
+    runs on paramiko's thread and blocks it until the person answers, refuses or the check
+    is cancelled (``cancelled``). A refusal raises, so the SSH layer sends nothing and no
+    failed attempt is counted against the account.
+    """
+
+    def ask(text: str, echo: bool) -> str:
+        question = LoginQuestion(text, echo)
+        post(question)
+        return question.wait(cancelled)
+
+    return ask
 
 
 def check_connection(
@@ -69,14 +163,20 @@ def check_connection(
     own_known_hosts: str | None,
     practice_dir: Path | None,
     result: DoctorResult | None = None,
+    prompt: Callable[[str, bool], str] | None = None,
 ) -> DoctorResult:
     """Runs in a worker: start the practice server if chosen, then every doctor step.
 
     ``result`` is filled as the steps pass, so the page can close what it holds when the
     person cancels: a blocked call on a closed connection returns at once. A cancel seen
     between steps closes it here, and the check ends with :class:`CheckCancelled`.
+    ``prompt`` answers the SSH server's login questions (one-time codes, PAM prompts).
     """
+    import functools
+
     from app.remote.connect import open_transport
+
+    opener = open_transport if prompt is None else functools.partial(open_transport, prompt=prompt)
 
     instance_spec = target.options.instance
     if target.kind == "practice":
@@ -93,7 +193,7 @@ def check_connection(
             target,
             secrets,
             result,
-            opener=open_transport,
+            opener=opener,
             instance_spec=instance_spec,
             own_known_hosts=own_known_hosts,
         ):
@@ -326,6 +426,8 @@ class ConnectPage(QWizardPage):
     #: A reconnect to an unfinished job passed every step: the job's id (the wizard goes on
     #: to the Apply page and shows it).
     reconnect_ready = Signal(str)
+    #: A login question (:class:`LoginQuestion`) from the SSH thread, shown on the GUI thread.
+    login_question = Signal(object)
 
     def __init__(self, state: WizardState, settings: QSettings | None = None) -> None:
         super().__init__()
@@ -343,6 +445,8 @@ class ConnectPage(QWizardPage):
         self._checking: DoctorResult | None = None  # what the running check has opened
         self._winding_down: list[Job] = []  # cancelled checks still ending
         self.host_key_box: QMessageBox | None = None
+        self.question_box: QInputDialog | None = None  # a login question being asked
+        self._question: LoginQuestion | None = None
         self._accepted_fingerprint: str | None = None
         self.view = ConnectView()
         layout = QVBoxLayout(self)
@@ -364,6 +468,7 @@ class ConnectPage(QWizardPage):
         self._update_practice_note()
         self._on_kind_toggled(0, True)
         v.reconnect.clicked.connect(self._on_reconnect_clicked)
+        self.login_question.connect(self._on_login_question)
         self.unfinished_job: JobRecord | None = None  # offered in the banner
         self._reconnecting: JobRecord | None = None  # the job the running check leads to
         self.show_unfinished_jobs()
@@ -473,7 +578,13 @@ class ConnectPage(QWizardPage):
         self._checking = result
         job = Job(
             lambda progress: check_connection(
-                target, secrets, progress, self.own_known_hosts, self.practice_dir, result
+                target,
+                secrets,
+                progress,
+                self.own_known_hosts,
+                self.practice_dir,
+                result,
+                prompt=ask_in_window(self.login_question.emit, progress.cancelled),
             ),
             self,
         )
@@ -511,6 +622,7 @@ class ConnectPage(QWizardPage):
         self._winding_down.append(job)
         if result is not None:
             close_in_background(result)
+        self._close_question()  # the asking thread sees the cancel and gives up the login
         v = self.view
         v.cancel_check.setEnabled(False)
         v.check.setEnabled(True)
@@ -529,6 +641,7 @@ class ConnectPage(QWizardPage):
             self._winding_down.remove(job)
         if job is self.job:
             self._checking = None
+            self._close_question()  # e.g. the SSH layer gave up waiting for the answer
             self._on_job_finished()
 
     def _on_check_clicked(self) -> None:
@@ -609,6 +722,66 @@ class ConnectPage(QWizardPage):
     def _on_job_finished(self) -> None:
         self.view.check.setEnabled(True)
         self.view.cancel_check.setEnabled(False)
+
+    # -- login questions (keyboard-interactive) -------------------------------------------
+    def _on_login_question(self, question: object) -> None:
+        """Show the SSH server's question; the answer goes back to the waiting SSH thread.
+
+        The answer is never logged or kept: the dialog's field is emptied once read.
+        """
+        if not isinstance(question, LoginQuestion) or question.settled:
+            return
+        if self.job is None or not self.job.is_running():
+            question.abort()  # the check it belonged to was cancelled
+            return
+        self._close_question()
+        target = self.state.target
+        box = QInputDialog(self)
+        box.setObjectName("login_question_box")
+        box.setWindowTitle(
+            f"Login question from {target.label}" if target is not None else "Login question"
+        )
+        box.setAccessibleName("SSH login question")
+        box.setInputMode(QInputDialog.InputMode.TextInput)
+        box.setLabelText(question.text)
+        label = box.findChild(QLabel)
+        if label is not None:
+            label.setTextFormat(Qt.TextFormat.PlainText)  # the server's text, shown as sent
+        box.setTextEchoMode(
+            QLineEdit.EchoMode.Normal if question.echo else QLineEdit.EchoMode.Password
+        )
+        box.setOkButtonText("&Send")
+        edit = box.findChild(QLineEdit)
+        if edit is not None:
+            edit.setAccessibleName("answer to the SSH login question")
+            edit.setAccessibleDescription(question.text.strip())
+        self.question_box, self._question = box, question
+
+        def on_finished(code: int) -> None:
+            if code == QInputDialog.DialogCode.Accepted:
+                question.answer(box.textValue())
+            else:
+                question.refuse()
+            box.setTextValue("")
+            if self.question_box is box:
+                self.question_box, self._question = None, None
+            box.deleteLater()
+
+        box.finished.connect(on_finished)
+        self.view.message.setText(
+            "The server asks a login question: answer it in the dialog, or Cancel to stop."
+        )
+        box.open()
+
+    def _close_question(self) -> None:
+        """Take down an open login question; its SSH thread stops waiting (nothing sent)."""
+        box, question = self.question_box, self._question
+        self.question_box, self._question = None, None
+        if question is not None:
+            question.abort()
+        if box is not None:
+            box.setTextValue("")
+            box.reject()  # its finished handler only refuses an already settled question
 
     # -- host keys ------------------------------------------------------------------------
     def ask_host_key(self, question: HostKeyUnknown) -> None:
