@@ -7,6 +7,7 @@ the whole check while the question is open ends the worker.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,13 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QDialogButtonBox, QInputDialog, QLineEdit
 from pytestqt.qtbot import QtBot
 
-from app.ui.pages.connect import ConnectPage
+from app.ui.pages.connect import (
+    CheckCancelled,
+    ConnectPage,
+    LoginQuestion,
+    QuestionRefused,
+    ask_in_window,
+)
 from app.ui.state import WizardState
 from app.ui.wizard import MainWizard
 from tests.hosts.pam_sshd import start_pam_sshd
@@ -161,3 +168,35 @@ def test_closing_the_window_while_the_question_is_open_ends_the_worker(
     assert not job.is_running()
     assert time.monotonic() - started < 15  # generous: the machine is shared; ~0.1 s alone
     assert connect.question_box is None and wizard.state.connection is None
+
+
+def test_a_question_ends_with_its_answer_a_refusal_or_the_checks_cancel() -> None:
+    asked: list[LoginQuestion] = []
+    cancelled = threading.Event()
+    ask = ask_in_window(asked.append, cancelled)
+    answering = threading.Thread(target=lambda: _answer_when_asked(asked, "123456"))
+    answering.start()
+    assert ask("Verification code: ", True) == "123456"
+    answering.join()
+    assert asked[0].echo and asked[0].settled
+
+    refused = LoginQuestion("Password: ", False)
+    refused.refuse()
+    refused.answer("too late")  # the first word counts
+    with pytest.raises(QuestionRefused, match="no answer was sent"):
+        refused.wait()
+
+    cancelled.set()  # the whole check was cancelled: the SSH thread stops waiting
+    with pytest.raises(CheckCancelled):
+        ask("Password: ", False)
+    with pytest.raises(CheckCancelled):
+        LoginQuestion("Password: ", False, cancelled).wait()
+    with pytest.raises(CheckCancelled):  # nobody answered in time
+        LoginQuestion("Password: ", False).wait(timeout=0)
+
+
+def _answer_when_asked(asked: list[LoginQuestion], answer: str) -> None:
+    deadline = time.monotonic() + 60
+    while not asked and time.monotonic() < deadline:
+        time.sleep(0.01)
+    asked[0].answer(answer)

@@ -88,9 +88,10 @@ class LoginQuestion:
     is held only until the SSH thread has taken it.
     """
 
-    def __init__(self, text: str, echo: bool) -> None:
+    def __init__(self, text: str, echo: bool, cancelled: threading.Event | None = None) -> None:
         self.text = text
         self.echo = echo
+        self.cancelled = cancelled or threading.Event()  # the check's own cancel
         self._done = threading.Event()
         self._answer: str | None = None
         self._outcome = ""  # "answered", "refused" or "aborted"
@@ -109,15 +110,15 @@ class LoginQuestion:
 
     @property
     def settled(self) -> bool:
-        """True once answered, refused or aborted."""
-        return self._done.is_set()
+        """True once answered, refused or aborted, or its check was cancelled."""
+        return self._done.is_set() or self.cancelled.is_set()
 
     def _settle(self, outcome: str, answer: str | None) -> None:
         if not self._done.is_set():  # the first word counts
             self._outcome, self._answer = outcome, answer
             self._done.set()
 
-    def wait(self, cancelled: threading.Event, timeout: float = QUESTION_TIMEOUT) -> str:
+    def wait(self, timeout: float = QUESTION_TIMEOUT) -> str:
         """Block the SSH thread until the answer comes (never on the GUI thread).
 
         Raises:
@@ -126,9 +127,10 @@ class LoginQuestion:
         """
         deadline = time.monotonic() + timeout
         # A short poll also sees a cancel that did not go through abort() (a job.cancel()).
-        while not self._done.wait(0.1):
-            if cancelled.is_set() or time.monotonic() > deadline:
+        while not self._done.is_set():
+            if self.cancelled.is_set() or time.monotonic() > deadline:
                 self.abort()
+            self._done.wait(0.1)
         answer, self._answer = self._answer, None
         if self._outcome == "answered" and answer is not None:
             return answer
@@ -149,9 +151,11 @@ def ask_in_window(
     """
 
     def ask(text: str, echo: bool) -> str:
-        question = LoginQuestion(text, echo)
+        if cancelled.is_set():
+            raise CheckCancelled()
+        question = LoginQuestion(text, echo, cancelled)
         post(question)
-        return question.wait(cancelled)
+        return question.wait()
 
     return ask
 
@@ -729,10 +733,10 @@ class ConnectPage(QWizardPage):
 
         The answer is never logged or kept: the dialog's field is emptied once read.
         """
-        if not isinstance(question, LoginQuestion) or question.settled:
+        if not isinstance(question, LoginQuestion):
             return
-        if self.job is None or not self.job.is_running():
-            question.abort()  # the check it belonged to was cancelled
+        if question.settled or self.job is None or not self.job.is_running():
+            question.abort()  # the check it belonged to was cancelled (or has ended)
             return
         self._close_question()
         target = self.state.target
