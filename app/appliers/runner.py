@@ -526,6 +526,86 @@ def status(transport: Transport, job_id: str) -> JobStatus:
 reconnect = status
 
 
+@dataclass(frozen=True)
+class JobPlan:
+    """What a job on the target was asked to do, read back from its bundle (a reconnect).
+
+    Attributes:
+        settings: ``key=value`` for each setting it puts in force (server variables as the
+            plan expects them afterwards, then sysfs/sysctl values).
+        files: the paths it writes.
+    """
+
+    job_id: str
+    mode: str  # apply or restore
+    snapshot_id: str | None
+    settings: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    restart: bool = False
+    restart_requested: bool = False
+    confirm_within: float | None = None
+
+    def text(self) -> str:
+        """One short paragraph: what it changes, whether it restarts, the deadline."""
+        if self.mode == "restore":
+            return f"It restores snapshot {self.snapshot_id}: its option files and values."
+        parts = []
+        if self.settings:
+            parts.append("It sets " + ", ".join(self.settings) + ".")
+        if self.files:
+            parts.append("It writes " + ", ".join(self.files) + ".")
+        if not parts:
+            parts.append("It changes nothing.")
+        if self.restart:
+            parts.append(
+                "It restarts the server (asked for)."
+                if self.restart_requested
+                else "It restarts the server."
+            )
+        else:
+            parts.append("No restart.")
+        if self.confirm_within:
+            parts.append(
+                f"It rolls back unless kept within {self.confirm_within:.0f} s of the change."
+            )
+        if self.snapshot_id:
+            parts.append(f"Snapshot {self.snapshot_id} was taken first.")
+        return " ".join(parts)
+
+
+def describe(transport: Transport, job_id: str) -> JobPlan:
+    """What the job ``job_id`` on the target was asked to do (its ``bundle.json``).
+
+    Raises:
+        ApplyError: the job or its bundle is not on the target (or not readable).
+    """
+    result = transport.run(["cat", f"{job_dir(job_id)}/bundle.json"], sudo=_sudo(transport))
+    try:
+        bundle = json.loads(result.out) if result.ok else None
+    except ValueError:
+        bundle = None
+    if not isinstance(bundle, dict):
+        raise ApplyError(
+            f"Job {job_id} on the host cannot be read: {result.err.strip() or 'no bundle'}."
+        )
+    expected = bundle.get("expected") or {}
+    settings = [f"{key}={value}" for key, value in sorted(expected.items())]
+    for value in bundle.get("values") or []:
+        where = f" ({value['device']})" if value.get("device") else ""
+        settings.append(f"{value.get('key')}={value.get('value')}{where}")
+    confirm = bundle.get("confirm_within")
+    return JobPlan(
+        job_id=job_id,
+        mode=str(bundle.get("mode") or "apply"),
+        snapshot_id=bundle.get("snapshot_id"),
+        settings=tuple(settings),
+        files=tuple(str(f.get("path")) for f in bundle.get("files") or []),
+        restart=bool(bundle.get("restart_needed")),
+        restart_requested=bool(bundle.get("restart_requested")),
+        confirm_within=float(confirm) if confirm else None,
+    )
+
+
 def wait(transport: Transport, job_id: str, timeout: float = 600.0, poll: float = 0.3) -> JobStatus:
     """Poll :func:`status` until the job ends (or ``timeout``)."""
     deadline = time.monotonic() + timeout

@@ -14,6 +14,8 @@ thing: before the job starts nothing is changed; after, the job rolls back to th
 from __future__ import annotations
 
 import contextlib
+import html
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +40,8 @@ from app.appliers import snapshot as snap
 from app.appliers.actions import ApplyError
 from app.appliers.preview import Preview, with_requested_restart
 from app.domain.errors import InnoTuneError
+from app.ui import jobrecords
+from app.ui.logview import DETAILS_LINK, error_parts, link_to_log, log_error
 from app.ui.state import WizardState
 from app.ui.worker import Job, Progress
 
@@ -45,6 +49,7 @@ _CANCEL_TEXT = "&Cancel and roll back"
 _CANCEL_BEFORE_TEXT = "&Cancel (nothing changed yet)"
 # Journal steps that change the host: from the first one on, cancelling rolls back.
 _CHANGING_STEPS = ("write", "dynamic", "live", "commands", "restart")
+_log = logging.getLogger(__name__)
 
 
 def _local_dir(label: str) -> Any:
@@ -142,6 +147,11 @@ class ApplyPage(QWizardPage):
         self._applying = False
         self._box_forced = False
         self._restart_anyway = False
+        # The job followed after a reconnect (show_job): its id, what it was asked to do,
+        # and when it started (from this computer's record, else its first journal step).
+        self._followed: str | None = None
+        self._followed_plan: runner.JobPlan | None = None
+        self._followed_started: str | None = None
         for button in (
             self.apply_button,
             self.cancel_button,
@@ -155,6 +165,8 @@ class ApplyPage(QWizardPage):
         self.state_label = QLabel("")
         self.state_label.setWordWrap(True)
         self.state_label.setObjectName("apply_state")
+        link_to_log(self.state_label)  # an error shown here links to the session's log
+        self.state_label.setTextFormat(Qt.TextFormat.PlainText)
         layout.addWidget(self.state_label)
         self.journal = QPlainTextEdit()
         self.journal.setReadOnly(True)
@@ -202,7 +214,9 @@ class ApplyPage(QWizardPage):
             self.keep_button,
         ):
             widget.setVisible(preview is not None)
-        if preview is None:
+        if preview is None and self._followed is not None:
+            self._show_followed()
+        elif preview is None:
             self.summary.setText(
                 "Choose a snapshot and press Restore selected: its option files and values "
                 "come back, and the server restarts if they need it."
@@ -256,6 +270,33 @@ class ApplyPage(QWizardPage):
             text += " An applier refused; nothing can be applied: " + "; ".join(preview.errors)
         self.summary.setText(text)
 
+    def _show_followed(self) -> None:
+        """The summary of the job followed after a reconnect: where, since when, what."""
+        job_id = self._followed
+        assert job_id is not None
+        # Keep and Cancel act on the job waiting for its confirmation: they must be seen.
+        self.keep_button.setVisible(True)
+        self.cancel_button.setVisible(True)
+        record = jobrecords.load(jobrecords.records_dir(), job_id)
+        plan = self._followed_plan
+        mode = plan.mode if plan is not None else record.mode if record is not None else "apply"
+        target = record.target if record is not None else self._target_label()
+        started = record.started if record is not None else self._followed_started
+        text = f"Reconnected to job {job_id}: {'a rollback' if mode == 'restore' else 'an apply'}"
+        text += f" on {target}" if target else ""
+        text += f", started {started.replace('T', ' ')}." if started else "."
+        if plan is not None:
+            text += " " + plan.text()
+        else:
+            text += " Reading what it does from the server…"
+        self.summary.setText(text)
+
+    def _target_label(self) -> str | None:
+        conn = self.state.connection
+        if conn is not None and conn.transport is not None:
+            return str(conn.transport.label)
+        return self.state.target.label if self.state.target is not None else None
+
     def _busy(self) -> bool:
         return self.job is not None and self.job.is_running()
 
@@ -300,9 +341,19 @@ class ApplyPage(QWizardPage):
             raise ApplyError("Not connected: go back to Connect.")
         return conn.transport
 
+    def _say(self, lines: list[str], error: bool = False) -> None:
+        """Show the state; an error also gets a Details… link to this session's log."""
+        if error:
+            self.state_label.setTextFormat(Qt.TextFormat.RichText)
+            body = "<br>".join(html.escape(line, quote=False) for line in lines)
+            self.state_label.setText(body + DETAILS_LINK)
+        else:
+            self.state_label.setTextFormat(Qt.TextFormat.PlainText)
+            self.state_label.setText("\n".join(lines))
+
     def _run(self, work: Any, started: str) -> None:
         """Run ``work(progress)`` in a worker; JobSteps it posts go to the journal."""
-        self.state_label.setText(started)
+        self._say([started])
         self.job = Job(work, self)
         self.job.partial.connect(self._on_job_partial)
         self.job.succeeded.connect(self._on_job_succeeded)
@@ -408,11 +459,13 @@ class ApplyPage(QWizardPage):
             return
         self._cancelling = True
         self.job.cancel()
-        self.state_label.setText(
-            "Cancelling: the job on the server stops at its next step and rolls back what it "
-            "changed (a restart under way finishes first)…"
-            if self._written
-            else "Cancelling before anything on the server is changed…"
+        self._say(
+            [
+                "Cancelling: the job on the server stops at its next step and rolls back "
+                "what it changed (a restart under way finishes first)…"
+                if self._written
+                else "Cancelling before anything on the server is changed…"
+            ]
         )
         self._sync_buttons()
 
@@ -488,8 +541,18 @@ class ApplyPage(QWizardPage):
             return
 
         def work(progress: Progress) -> Any:
-            return runner.follow(self._transport(), job_id, progress.post)
+            transport = self._transport()
+            # What the job does, for the summary; a job gone from the host is for follow
+            # to report (as missing), so a bundle that cannot be read is not an error here.
+            with contextlib.suppress(InnoTuneError):
+                progress.post(runner.describe(transport, job_id))
+            return runner.follow(transport, job_id, progress.post)
 
+        self._followed = job_id
+        self._followed_plan = None
+        self._followed_started = None
+        if self.state.preview is None:
+            self._show_followed()
         self.journal.clear()
         self._run(work, f"Reconnected: following job {job_id} on the server…")
 
@@ -501,6 +564,21 @@ class ApplyPage(QWizardPage):
         self._run(work, "Reading the snapshots on the server…")
 
     def _on_job_partial(self, item: object) -> None:
+        if isinstance(item, runner.JobPlan) and item.job_id == self._followed:
+            self._followed_plan = item
+            if self.state.preview is None:
+                self._show_followed()
+            return
+        if (
+            isinstance(item, runner.JobStep)
+            and self._followed is not None
+            and item.step == "start"
+            and self._followed_started is None
+            and self._followed in item.detail
+        ):
+            self._followed_started = item.time
+            if self.state.preview is None:
+                self._show_followed()
         if isinstance(item, runner.JobStep):
             self.seen.emit(item)
             self.journal.appendPlainText(item.line())
@@ -535,7 +613,7 @@ class ApplyPage(QWizardPage):
                 entry = QListWidgetItem(found.summary())
                 entry.setData(256, found.id)
                 self.snapshots.addItem(entry)
-            self.state_label.setText(f"{len(result)} snapshot(s) on the server.")
+            self._say([f"{len(result)} snapshot(s) on the server."])
             return
         assert isinstance(result, runner.JobStatus)
         self.status = result
@@ -556,18 +634,36 @@ class ApplyPage(QWizardPage):
         lines += [f"Error: {e}" for e in result.errors]
         lines += [f"Warning: {w}" for w in result.warnings]
         lines += [f"Log: {ln}" for ln in result.log_lines[-10:]]
-        self.state_label.setText("\n".join(lines))
+        # Anything but the outcome asked for (or a clean cancel) is an error: it goes to the
+        # log with the failed steps, and the page links to it.
+        wanted = "rolled-back" if result.mode == "restore" else "applied"
+        failed = result.state not in (wanted, "awaiting-confirm") and not (
+            result.cancelled and result.state in ("refused", "rolled-back")
+        )
+        if failed:
+            log_error(
+                _log,
+                f"job {result.job_id}",
+                f"ended {result.state}",
+                "; ".join(result.errors) or "no error recorded",
+            )
+            for step in result.steps:
+                if step.status == "fail":
+                    _log.warning("job %s: %s", result.job_id, step.line())
+            for line in result.log_lines[-25:]:
+                _log.warning("job %s server log: %s", result.job_id, line)
+        self._say(lines, error=failed)
 
     def _on_job_failed(self, exc: object) -> None:
         self._apply_work_returned()
         if isinstance(exc, runner.ApplyCancelled):
-            self.state_label.setText(f"{exc.problem} {exc.fix}".strip())
+            self._say([f"{exc.problem} {exc.fix}".strip()])
             return
         if isinstance(exc, runner.JobInterrupted):
             self.status = runner.JobStatus(job_id=exc.job_id, state="interrupted")
-        problem = getattr(exc, "problem", None) or str(exc)
-        fix = getattr(exc, "fix", "")
-        self.state_label.setText(f"{problem} {fix}".strip())
+        problem, fix = error_parts(exc)
+        log_error(_log, "apply page", problem, fix)
+        self._say([f"{problem} {fix}".strip()], error=True)
 
     def _on_job_finished(self) -> None:
         self._applying = False
