@@ -24,6 +24,7 @@ from app.domain.hostfacts import HostFacts
 from app.inspect.report import machine_lines, path_lines, server_lines
 from app.ui.logview import DETAILS_LINK, open_log
 from app.ui.state import WizardState
+from app.ui.widgets.wraplabel import WrapLabel
 from app.ui.widgets.writepath import WritePathView
 from app.ui.worker import Job, Progress
 
@@ -80,16 +81,26 @@ def run_inspection(state: WizardState, sample: float, probe: bool, progress: Pro
     return facts
 
 
-def _section(title: str, lines: list[str]) -> QGroupBox:
+#: The result sections, in the order they are shown.
+SECTIONS = ("Machine", "Write path", "Server", "Could not be read")
+
+
+def _section(title: str) -> tuple[QGroupBox, WrapLabel]:
+    """A titled box with one word-wrapped label for a section's lines.
+
+    The label is plain text (the lines are facts, never markup) and a :class:`WrapLabel`:
+    rich text would lay out a text document, and a plain QLabel measures its whole text
+    again for every height question of every layout pass in the scroll area.
+    """
     box = QGroupBox(title)
     layout = QVBoxLayout(box)
-    label = QLabel("<br>".join(html.escape(line) for line in lines))
-    label.setWordWrap(True)
-    label.setTextFormat(label.textFormat().RichText)
+    label = WrapLabel()
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     label.setAccessibleName(title)
     layout.addWidget(label)
     box.setObjectName(f"facts_{title.lower().replace(' ', '_')}")
-    return box
+    return box, label
 
 
 class InspectPage(QWizardPage):
@@ -106,6 +117,7 @@ class InspectPage(QWizardPage):
         self.state = state
         self.job: Job | None = None
         self._inspected_for: object = None
+        self._boxes: dict[str, tuple[QGroupBox, WrapLabel]] = {}  # SECTIONS, made once
 
         controls = QHBoxLayout()
         controls.addWidget(QLabel("Sample write rates for"))
@@ -130,8 +142,7 @@ class InspectPage(QWizardPage):
         self._grace.setSingleShot(True)
         self._grace.timeout.connect(self._on_grace_timeout)
 
-        self.status = QLabel()
-        self.status.setWordWrap(True)
+        self.status = WrapLabel()  # its height is asked again on every relayout of the page
         self.status.setObjectName("inspect_status")
         self.status.setTextInteractionFlags(
             Qt.TextInteractionFlag.TextSelectableByMouse
@@ -159,6 +170,7 @@ class InspectPage(QWizardPage):
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(body)
+        self._body = body
 
         layout = QVBoxLayout(self)
         layout.addLayout(controls)
@@ -247,17 +259,18 @@ class InspectPage(QWizardPage):
         self.cancel.setEnabled(False)
 
     def show_facts(self, facts: HostFacts) -> None:
-        """Lay out the facts: machine, write-path picture and text, server, unknowns."""
-        while self.sections.count():
-            item = self.sections.takeAt(0)
-            if item is not None and item.widget() is not None:
-                item.widget().deleteLater()  # type: ignore[union-attr]
+        """Lay out the facts: machine, write-path picture and text, server, unknowns.
+
+        The section boxes are made once and then only get new text (and are hidden when
+        empty): new widgets would be polished and laid out from scratch each time.
+        """
         self.picture.set_paths(list(facts.os.write_paths))
-        self.sections.addWidget(_section("Machine", machine_lines(facts.os.machine)))
+        texts = dict.fromkeys(SECTIONS, "")
+        texts["Machine"] = "\n".join(machine_lines(facts.os.machine))
         paths: list[str] = []
         for p in facts.os.write_paths:
             paths += path_lines(p)
-        self.sections.addWidget(_section("Write path", paths))
+        texts["Write path"] = "\n".join(paths)
         if facts.server is not None:
             lines = server_lines(facts.server)
             if len(facts.instances) > 1:
@@ -265,7 +278,7 @@ class InspectPage(QWizardPage):
                     "Other instances on this host: "
                     + "; ".join(i.label for i in facts.instances if i != facts.server.instance)
                 )
-            self.sections.addWidget(_section("Server", lines))
+            texts["Server"] = "\n".join(lines)
         unknown = [
             f"{u.what}: {u.why}"
             for u in facts.unknown + facts.os.unknown + facts.os.machine.unknown
@@ -274,8 +287,32 @@ class InspectPage(QWizardPage):
             unknown += [f"{u.what}: {u.why}" for u in p.unknown]
         if facts.server is not None:
             unknown += [f"{u.what}: {u.why}" for u in facts.server.unknown]
-        if unknown:
-            self.sections.addWidget(_section("Could not be read", list(dict.fromkeys(unknown))))
+        texts["Could not be read"] = "\n".join(dict.fromkeys(unknown))
+        shown = {
+            title: title in ("Machine", "Write path") or bool(text) for title, text in texts.items()
+        }
+        if not self._boxes:
+            for title in SECTIONS:
+                box, label = self._boxes[title] = _section(title)
+                label.setText(texts[title])
+                if not shown[title]:
+                    box.setVisible(False)
+                # Added unhidden, a box is shown by the next layout pass, all in one.
+                self.sections.addWidget(box)
+            return
+        # Showing a widget inside a visible one lays out every window level at once, so a
+        # box shown at a time would lay the page out again for each: the results area is
+        # hidden around the changes, and laid out once when it is shown again.
+        regroup = any(self._boxes[title][0].isHidden() == show for title, show in shown.items())
+        if regroup:
+            self._body.setVisible(False)
+        for title, text in texts.items():
+            box, label = self._boxes[title]
+            if label.text() != text:
+                label.setText(text)
+            box.setVisible(shown[title])
+        if regroup:
+            self._body.setVisible(True)
 
     def isComplete(self) -> bool:  # noqa: N802 - Qt's name
         return self.state.facts is not None
