@@ -590,7 +590,8 @@ class SshTransport:
                 f"No way to log in to {who}: no key, no agent and no password"
                 f"{f' (it accepts: {offers})' if offers else ''}.",
                 "Give a key with --identity FILE, start ssh-agent, or give the password; "
-                "login questions (one-time codes) are asked only in a terminal.",
+                "login questions (one-time codes) are asked by the wizard or, on the command "
+                "line, in a terminal.",
             )
         offers = f"; it accepts: {', '.join(allowed)}" if allowed else ""
         raise AuthError(

@@ -30,6 +30,7 @@ from app.domain.target import ConnectOptions, parse_target
 from app.remote.local import LocalTransport
 from app.remote.ssh import SshTransport
 from app.remote.transport import atomic_write_argv
+from tests.hosts.pam_sshd import start_pam_sshd
 from tests.hosts.sshd import SshServer, SshUsers
 
 
@@ -159,9 +160,7 @@ def test_a_cut_off_input_is_never_renamed_into_place(tmp_path: Path) -> None:
 @pytest.fixture
 def pam_sshd(sshd_factory: list[SshServer], tmp_path: Path) -> Iterator[SshServer]:
     """A second sshd that allows keys and keyboard-interactive (PAM), not plain passwords."""
-    yield _start(
-        sshd_factory, tmp_path / "pam", password_authentication=False, kbd_interactive=True
-    )
+    yield start_pam_sshd(sshd_factory, tmp_path / "pam")
 
 
 def _pw_target(server: SshServer, ssh_users: SshUsers) -> tuple[object, Path]:
