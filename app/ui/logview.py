@@ -7,6 +7,7 @@ its way to the dialog, so a line logged by someone else's handler cannot show a 
 
 from __future__ import annotations
 
+import html
 import logging
 import logging.handlers
 from pathlib import Path
@@ -23,11 +24,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.domain.errors import InnoTuneError
 from app.domain.redact import redact
 
 # What an error area links to: the page's label sends it to :func:`open_log`.
 LOG_LINK = "innotune:log"
 DETAILS_LINK = f' <a href="{LOG_LINK}">Details…</a>'
+# What to do next when an error is not one InnoTune knows how to explain.
+BUG_FIX = "This looks like a bug in InnoTune: please attach the log (Details…) to a bug report."
 # The most the dialog reads: the rotating file stays under 1 MiB anyway.
 MAX_BYTES = 2 << 20
 
@@ -137,3 +141,40 @@ def open_log(widget: QWidget) -> None:
     dialog = LogDialog(window)
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.open()
+
+
+def error_parts(exc: object) -> tuple[str, str]:
+    """What went wrong and what to do next, for any exception a page is handed.
+
+    An :class:`InnoTuneError` says both itself; anything else is unexpected, so the next
+    step is the bug report the log is for.
+    """
+    if isinstance(exc, InnoTuneError):
+        return exc.problem, exc.fix or BUG_FIX
+    return f"Unexpected error: {exc}", BUG_FIX
+
+
+def error_html(problem: str, fix: str, lead: str = "") -> str:
+    """An error for a page's message area: ``lead``, the problem in bold, the fix, Details…."""
+    head = f"{html.escape(lead)} " if lead else ""
+    return f"{head}<b>{html.escape(problem)}</b> {html.escape(fix)}{DETAILS_LINK}"
+
+
+def log_error(logger: logging.Logger, where: str, problem: str, fix: str) -> None:
+    """Write the error shown on a page to the log, so its Details… link finds it there."""
+    logger.warning("%s: %s %s", where, problem, fix)
+
+
+def link_to_log(label: QLabel) -> None:
+    """Make ``label`` an error area: rich text whose Details… link opens the log.
+
+    The link is reached by mouse and by keyboard (Tab to it, Enter), and the text can be
+    selected to copy it.
+    """
+    label.setTextFormat(Qt.TextFormat.RichText)
+    label.setTextInteractionFlags(
+        Qt.TextInteractionFlag.TextSelectableByMouse
+        | Qt.TextInteractionFlag.LinksAccessibleByMouse
+        | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
+    )
+    label.linkActivated.connect(lambda link: open_log(label) if link == LOG_LINK else None)

@@ -144,25 +144,14 @@ class MainWizard(QWizard):
         what the Preview shows, and a difference (another InnoTune version plans otherwise)
         is said on the page.
         """
+        from app.ui.pages.tradeoffs import TradeoffsPage
+
         saved, page = self.state.saved_plan, self.pages["Trade-offs"]
         if saved is None or self.state.facts is None or self._plan_shown is saved:
             return
+        assert isinstance(page, TradeoffsPage)
         self._plan_shown = saved
-        self.state.positions = saved.positions
-        page._rejected = set(saved.positions.rejected)  # type: ignore[attr-defined]
-        page.summary_note = (  # type: ignore[attr-defined]
-            f"Reviewing a saved plan made for {saved.facts.target} "
-            f"({saved.facts.collected_at}), offline: nothing can be applied from a file."
-        )
-        page.refresh()  # type: ignore[attr-defined]
-        ours = self.state.plan
-        if ours is not None and [c.id for c in ours.changes] != [c.id for c in saved.changes]:
-            page.summary_note += (  # type: ignore[attr-defined]
-                " This version of InnoTune plans these positions differently; the Preview "
-                "shows the saved plan as it was made."
-            )
-            page.refresh()  # type: ignore[attr-defined]
-        self.state.plan = saved
+        page.show_saved_plan(saved)
 
     # -- jobs on the target -----------------------------------------------------------------
     def _on_apply_seen(self, item: object) -> None:

@@ -7,6 +7,8 @@ comes from :func:`app.appliers.preview.build_preview`, which only runs the appli
 
 from __future__ import annotations
 
+import html
+import logging
 from pathlib import Path
 
 from PySide6.QtCore import QEvent
@@ -35,8 +37,16 @@ from PySide6.QtWidgets import (
 from app.appliers.actions import Host
 from app.appliers.preview import Preview, build_preview, with_checksums
 from app.domain.plan import Plan
+from app.ui.logview import DETAILS_LINK, error_html, error_parts, link_to_log, log_error
 from app.ui.state import WizardState
 from app.ui.worker import Job, Progress
+
+log = logging.getLogger(__name__)
+# What to do when an applier refuses: the refusal names the file or setting.
+REFUSED_FIX = (
+    "Fix what it names on the server, then press Refresh preview; or go Back and untick "
+    "that change."
+)
 
 # GitHub's diff colours, for a light and for a dark base: each keeps a contrast ratio of at
 # least 4.5:1 (WCAG AA) against the base it is chosen for.
@@ -149,6 +159,7 @@ class PreviewPage(QWizardPage):
         self.status = QLabel("")
         self.status.setWordWrap(True)
         self.status.setObjectName("preview_status")
+        link_to_log(self.status)  # rich text: every text put here is escaped
         layout.addWidget(self.status)
         self.restart_label = QLabel("")
         self.restart_label.setWordWrap(True)
@@ -174,6 +185,13 @@ class PreviewPage(QWizardPage):
         self.tabs.addTab(self.warnings, "&Warnings")
         layout.addWidget(self.tabs, 1)
         row = QHBoxLayout()
+        # After fixing what the preview refused (a file on the server), read it all again:
+        # the plan is the same, so nothing else would build the preview anew.
+        self.refresh_button = QPushButton("&Refresh preview")
+        self.refresh_button.setObjectName("preview_refresh")
+        self.refresh_button.setToolTip("Read the option files and current values again")
+        self.refresh_button.clicked.connect(self.start)
+        row.addWidget(self.refresh_button)
         row.addStretch(1)
         self.save_button = QPushButton("&Save preview…")
         self.save_button.setObjectName("preview_save")
@@ -211,16 +229,19 @@ class PreviewPage(QWizardPage):
         self._built_for = plan
         self.state.preview = None
         self.save_button.setEnabled(False)
+        self.refresh_button.setEnabled(False)
         self.status.setText("Building the preview…")
         self.job = Job(lambda p: make_preview(self.state, plan, p), self)
         self.job.progress.connect(self._on_job_progress)
         self.job.succeeded.connect(self._on_job_succeeded)
         self.job.failed.connect(self._on_job_failed)
+        # Once the thread has ended: start() does nothing while the last job still runs.
+        self.job.finished.connect(lambda: self.refresh_button.setEnabled(True))
         self.job.start()
         self.completeChanged.emit()
 
     def _on_job_progress(self, text: str) -> None:
-        self.status.setText(text)
+        self.status.setText(html.escape(text))
 
     def _on_job_succeeded(self, preview: object) -> None:
         assert isinstance(preview, Preview)
@@ -232,22 +253,29 @@ class PreviewPage(QWizardPage):
         self.completeChanged.emit()
 
     def _on_job_failed(self, exc: object) -> None:
-        problem = getattr(exc, "problem", None) or str(exc)
-        fix = getattr(exc, "fix", "")
-        self.status.setText(f"The preview could not be built: {problem} {fix}".strip())
+        # The worker has logged it, with its traceback, for the Details… link.
+        problem, fix = error_parts(exc)
+        self.status.setText(error_html(problem, fix, "The preview could not be built."))
         self.completeChanged.emit()
 
     # -- showing ----------------------------------------------------------------------------
     def show_preview(self, preview: Preview) -> None:
         """Fill every tab from the preview."""
-        lines = [f"Note: {n}" for n in preview.notes]
-        lines += [f"Refused: {e}" for e in preview.errors]
+        lines = [html.escape(f"Note: {n}") for n in preview.notes]
+        if preview.errors:
+            for error in preview.errors:
+                log_error(log, f"preview of {preview.target} refused", error, REFUSED_FIX)
+            refused = "".join(f"<br>• {html.escape(e)}" for e in preview.errors)
+            lines.append(
+                "<b>Apply would refuse this plan; nothing can be applied yet:</b>"
+                f"{refused}<br>{html.escape(REFUSED_FIX)}{DETAILS_LINK}"
+            )
         changed = len(preview.option_files) + len(preview.persistence_files)
         lines.append(
             f"{changed} file(s), {len(preview.commands)} command(s) and "
             f"{len(preview.statements)} SQL statement(s)."
         )
-        self.status.setText("\n".join(lines))
+        self.status.setText("<br>".join(lines))
         if preview.restart_needed:
             text = "The server must restart for some changes to take effect."
             if preview.downtime:
@@ -315,7 +343,10 @@ class PreviewPage(QWizardPage):
             try:
                 self.save_to(name)
             except OSError as exc:
-                self.status.setText(f"Could not save {name}: {exc.strerror or exc}.")
+                problem = f"Could not save {name}: {exc.strerror or exc}."
+                fix = "Choose another place to save it."
+                log_error(log, "saving the preview", problem, fix)
+                self.status.setText(error_html(problem, fix))
 
     # -- exporting --------------------------------------------------------------------------
     def export_to(self, kind: str, path: str | Path) -> None:
@@ -323,18 +354,22 @@ class PreviewPage(QWizardPage):
         plan = self.state.plan
         if plan is None or (self.export_job is not None and self.export_job.is_running()):
             return
-        self.status.setText(f"Exporting to {path}…")
+        self.status.setText(html.escape(f"Exporting to {path}…"))
         self.export_job = Job(lambda p: write_export(plan, kind, Path(path), p), self)
         self.export_job.succeeded.connect(self._on_export_succeeded)
         self.export_job.failed.connect(self._on_export_failed)
         self.export_job.start()
 
     def _on_export_succeeded(self, text: object) -> None:
-        self.status.setText(str(text))
+        self.status.setText(html.escape(str(text)))
 
     def _on_export_failed(self, exc: object) -> None:
-        problem = getattr(exc, "problem", None) or getattr(exc, "strerror", None) or str(exc)
-        self.status.setText(f"The export failed: {problem} {getattr(exc, 'fix', '')}".strip())
+        if isinstance(exc, OSError):
+            problem = f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else "")
+            fix = "Choose another place to export to."
+        else:
+            problem, fix = error_parts(exc)
+        self.status.setText(error_html(problem, fix, "The export failed."))
 
     def _on_export_ansible(self) -> None:
         name = QFileDialog.getExistingDirectory(self, "Export an Ansible playbook into")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import logging
 import tomllib
 from collections.abc import Callable
 from typing import Any
@@ -25,14 +26,17 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
+from app.domain.errors import InnoTuneError
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import REDO_PRESETS, SLIDERS, Change, Plan, SliderPositions
 from app.knobs import default_catalogue
 from app.planner import default_positions, facts_checksum, make_plan, sentences
 from app.resources import resource_path
+from app.ui.logview import error_html, error_parts, link_to_log, log_error
 from app.ui.state import WizardState
 from app.ui.widgets.wraplabel import WrapLabel
 
+log = logging.getLogger(__name__)
 SLIDER_TEXTS = resource_path("sliders.toml")
 REDO_STEPS: tuple[int | None, ...] = (None, *sorted(REDO_PRESETS.values()))
 # How long after the facts arrive the page starts filling itself (see TradeoffsPage.event).
@@ -230,6 +234,13 @@ class TradeoffsPage(QWizardPage):
         self._step_timer.setSingleShot(True)
         self._step_timer.timeout.connect(self._on_step_timer_timeout)
         texts = slider_texts()
+        # Why there is no plan (facts of a server too old, or of no server), what to do,
+        # and the log one click away. Hidden while there is a plan.
+        self.error = WrapLabel()
+        self.error.setObjectName("tradeoffs_error")
+        self.error.setAccessibleName("why there is no plan")
+        link_to_log(self.error)
+        self.error.setVisible(False)
         self.warnings = WrapLabel()
         self.warnings.setObjectName("plan_warnings")
         self.summary = WrapLabel()
@@ -275,6 +286,7 @@ class TradeoffsPage(QWizardPage):
         scroll.setWidgetResizable(True)
         scroll.setWidget(body)
         layout = QVBoxLayout(self)
+        layout.addWidget(self.error)
         layout.addWidget(self.summary)
         layout.addWidget(scroll, 1)
 
@@ -372,12 +384,65 @@ class TradeoffsPage(QWizardPage):
         self._plans = {}
         self._rejected = set()
         self.summary_note = ""
-        positions = default_positions(facts)
-        if self.state.target is not None and self.state.target.kind == "practice":
-            positions = self._spare_this_computer(facts, positions)
+        try:
+            positions = default_positions(facts)
+            if self.state.target is not None and self.state.target.kind == "practice":
+                positions = self._spare_this_computer(facts, positions)
+            self._lock_doublewrite(facts, positions)
+        except (InnoTuneError, ValueError) as exc:
+            self.state.positions = None
+            self._no_plan(facts, exc)
+            return
         self.state.positions = positions
-        self._lock_doublewrite(facts, positions)
         self._update_plan()
+
+    def _no_plan(self, facts: HostFacts, exc: Exception) -> None:
+        """No plan can be made for ``facts``: say why and what to do, on the page and in the log."""
+        self.state.plan = None
+        self._view = None
+        if facts.server is None:  # default_positions says only "no server in these facts"
+            problem = "These facts hold no database server, so there is nothing to plan."
+            fix = (
+                "Go Back and connect to a host where MySQL or MariaDB runs, or open facts "
+                "saved from one."
+            )
+        else:
+            problem, fix = error_parts(exc)
+        log_error(log, f"no plan for {facts.target}", problem, fix)
+        self.error.setText(error_html(problem, fix, "No plan can be made."))
+        self.error.setVisible(True)
+        self.summary.setText("")
+        for section in self.sections.values():
+            section.setEnabled(False)
+        self.completeChanged.emit()
+
+    def show_saved_plan(self, saved: Plan) -> None:
+        """Show a saved plan under review: its slider positions and the changes it turned down.
+
+        The page plans again from the current facts and those positions, so the sliders and
+        lists read as when the plan was made; if this version of InnoTune plans them
+        differently, the summary says so. ``state.plan`` is the saved plan itself, which is
+        what the Preview shows.
+        """
+        self.state.positions = saved.positions
+        self._rejected = set(saved.positions.rejected)
+        self.summary_note = (
+            f"Reviewing a saved plan made for {saved.facts.target} "
+            f"({saved.facts.collected_at}), offline: nothing can be applied from a file."
+        )
+        if not self._update_plan():
+            return  # the facts cannot be planned for: the page says why
+        ours = self.state.plan
+        if ours is not None and [c.id for c in ours.changes] != [c.id for c in saved.changes]:
+            self.summary_note += (
+                " This version of InnoTune plans these positions differently; the Preview "
+                "shows the saved plan as it was made."
+            )
+        for slider in self.sections:
+            self._show_section(slider)
+        self._show_rest()
+        self.state.plan = saved
+        self.completeChanged.emit()
 
     def _spare_this_computer(self, facts: HostFacts, pos: SliderPositions) -> SliderPositions:
         """The practice server shares this computer's kernel and disks: leave them alone.
@@ -452,10 +517,20 @@ class TradeoffsPage(QWizardPage):
         facts, pos = self.state.facts, self.state.positions
         if facts is None or pos is None:
             return False
-        # Rejected changes stay listed (unticked): plan without rejections to show them all.
-        shown = self._plan(facts, dataclasses.replace(pos, rejected=()))
-        self.state.plan = self._plan(facts, pos)
-        self._view = (facts, pos, shown, dict(sentences(facts, pos)))
+        try:
+            # Rejected changes stay listed (unticked): plan without rejections to show them.
+            shown = self._plan(facts, dataclasses.replace(pos, rejected=()))
+            plan = self._plan(facts, pos)
+            said = dict(sentences(facts, pos))
+        except (InnoTuneError, ValueError) as exc:
+            self._no_plan(facts, exc)
+            return False
+        if not self.error.isHidden():  # planned again after a failure: back to normal
+            self.error.setVisible(False)
+            for section in self.sections.values():
+                section.setEnabled(True)
+        self.state.plan = plan
+        self._view = (facts, pos, shown, said)
         return True
 
     def _show_section(self, slider: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import logging
 import threading
 from pathlib import Path
 
@@ -34,10 +35,12 @@ from PySide6.QtWidgets import (
 from app.bench.report import rate_text
 from app.domain.bench import BenchReport, WriteRate
 from app.domain.errors import InnoTuneError
+from app.ui.logview import error_html, error_parts, link_to_log, log_error
 from app.ui.state import WizardState
 from app.ui.widgets.benchchart import BenchChart
 from app.ui.worker import Job, Progress
 
+log = logging.getLogger(__name__)
 LABELS = ("before", "after")
 
 
@@ -139,6 +142,8 @@ class VerifyPage(QWizardPage):
             "Each run writes only to a scratch schema that is dropped at the end."
         )
         self.status.setWordWrap(True)
+        self.status.setObjectName("verify_status")
+        link_to_log(self.status)  # rich text: every text put here is escaped
         self.chart = BenchChart()
         self.table = QTableWidget(0, 10)
         self.table.setObjectName("bench_table")
@@ -216,8 +221,9 @@ class VerifyPage(QWizardPage):
     def stop(self, wait_ms: int = 30000) -> None:
         """Cancel any running work and wait for it (the schema is dropped on the way out)."""
         if self.job is not None and self.job.is_running():
-            self.job.cancel()
-            self.job.wait(wait_ms)
+            # Job.stop, not cancel + wait: the thread's usual quit is queued to this very
+            # (GUI) thread, so a plain wait sat out its whole timeout.
+            self.job.stop(wait_ms)
 
     # -- the write rate, and consent -------------------------------------------------------
     def _sample(self, then: str | None) -> None:
@@ -274,7 +280,9 @@ class VerifyPage(QWizardPage):
         if self.running() or label not in LABELS:
             return
         if not self.state.connected:
-            self.status.setText("<b>Not connected.</b> Go back to the Connect page.")
+            problem, fix = "Not connected.", "Go back to the Connect page and check the connection."
+            log_error(log, "benchmark", problem, fix)
+            self.status.setText(error_html(problem, fix))
             return
         self._sample(then=label)
 
@@ -327,15 +335,16 @@ class VerifyPage(QWizardPage):
         keep_bench(self.state, report.label, report)
         self.bar.setValue(1000 if not report.cancelled else self.bar.value())
         word = "cancelled; the scratch schema was dropped" if report.cancelled else "done"
-        self.status.setText(f"“{report.label}” {word}.")
+        self.status.setText(html.escape(f"“{report.label}” {word}."))
         self.show_results()
 
     def _on_job_failed(self, exc: object) -> None:
+        # The worker has logged it, with its traceback, for the Details… link.
         self._pending = None
-        if isinstance(exc, InnoTuneError):
-            self.status.setText(f"<b>{html.escape(exc.problem)}</b> {html.escape(exc.fix)}")
-        else:
-            self.status.setText(f"<b>Failed:</b> {html.escape(str(exc))}")
+        if self.rate_label.text().startswith("Measuring"):
+            self.rate_label.setText("The current write rate could not be measured.")
+        problem, fix = error_parts(exc)
+        self.status.setText(error_html(problem, fix))
 
     def _on_job_finished(self) -> None:
         self.cancel.setEnabled(False)
@@ -415,6 +424,9 @@ class VerifyPage(QWizardPage):
             try:
                 self.save_results(Path(name))
             except OSError as exc:
-                self.status.setText(f"<b>Could not save:</b> {html.escape(str(exc))}")
+                problem = f"Could not save {name}: {exc.strerror or exc}."
+                fix = "Choose another place to save the results."
+                log_error(log, "saving the benchmark results", problem, fix)
+                self.status.setText(error_html(problem, fix))
             else:
                 self.status.setText(f"Saved to {html.escape(name)}.")
