@@ -99,6 +99,7 @@ def run_wizard(tmp: Path) -> dict[str, float]:
     from app.appliers import snapshot as snap
     from app.domain.threads import register_gui_thread
     from app.practice.practice import PracticeServer
+    from app.ui.launch import freeze_startup_objects
     from app.ui.pages.apply import ApplyPage
     from app.ui.pages.connect import ConnectPage
     from app.ui.pages.preview import PreviewPage
@@ -185,6 +186,8 @@ def run_wizard(tmp: Path) -> dict[str, float]:
     made: list[Path] = []  # jobs and snapshots on this machine, removed at the end
     wizard = MainWizard()
     wizard.show()
+    app.processEvents()
+    freeze_startup_objects()  # as launch_wizard does once the window is shown
     connect = wizard.currentPage()
     assert isinstance(connect, ConnectPage)
     connect.practice_dir = tmp / "practice"
