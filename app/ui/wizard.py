@@ -73,6 +73,11 @@ class MainWizard(QWizard):
             self.addPage(page)
         apply, connect = self.pages["Apply"], self.pages["Connect"]
         apply.seen.connect(self._on_apply_seen)  # type: ignore[attr-defined]
+        # "Restart afterwards" is chosen on the Preview (where the restart is shown) and
+        # on the Apply page: one choice, so the two boxes follow each other.
+        ours, theirs = self.pages["Preview"].restart_box, apply.restart_box  # type: ignore[attr-defined]
+        ours.toggled.connect(theirs.setChecked)
+        theirs.toggled.connect(ours.setChecked)
         connect.reconnect_ready.connect(self._on_reconnect_ready)  # type: ignore[attr-defined]
         self.resize(900, 650)
         geometry = QSettings().value("window/geometry")

@@ -26,6 +26,7 @@ from app.ui.pages.connect import ConnectPage
 from app.ui.pages.preview import PreviewPage
 from app.ui.pages.tradeoffs import TradeoffsPage
 from app.ui.pages.verify import VerifyPage
+from app.ui.state import WizardState
 from app.ui.wizard import MainWizard
 from tests.ui.test_preview_page import _state as preview_state
 from tests.ui.test_verify_page import connected_state
@@ -172,3 +173,54 @@ def test_a_benchmark_of_a_stopped_server_says_to_check_it_runs(
         assert state.connection is not None
         state.connection.close()
         caplog.clear()  # its records hold the failure's traceback: see unclosed_login_socket
+
+
+def test_facts_without_a_server_say_to_connect_to_one(qtbot: QtBot, log_file: Path) -> None:
+    facts = HostFacts.from_json(FACTS.read_text())
+    state = WizardState(facts=dataclasses.replace(facts, server=None))
+    page = TradeoffsPage(state)
+    qtbot.addWidget(page)
+    page.show()
+    page.initializePage()
+    assert page.error.isVisible() and not page.isComplete()
+    assert "hold no database server" in page.error.text()
+    assert "Go Back and connect" in page.error.text()
+    _open_details(qtbot, page, "hold no database server")
+
+
+def test_the_preview_says_whether_the_server_restarts_and_why(
+    qtbot: QtBot, private_server: PrivateServer, tmp_path: Path
+) -> None:
+    """The restart is chosen where it is shown; the Apply page's box is the same choice."""
+    state = preview_state(private_server)  # innodb_flush_log_at_trx_commit: live, no restart
+    wizard = MainWizard(state)
+    qtbot.addWidget(wizard)
+    page, apply = wizard.pages["Preview"], wizard.pages["Apply"]
+    assert isinstance(page, PreviewPage)
+    page.show()
+    page.start()
+    qtbot.waitUntil(page.isComplete, timeout=60_000)
+    assert "No restart" in page.restart_label.text()
+    assert page.restart_box.isEnabled() and not page.restart_box.isChecked()
+
+    page.restart_box.click()  # asked for here: the Apply page's box follows
+    assert apply.restart_box.isChecked()  # type: ignore[attr-defined]
+    text = page.restart_label.text()
+    assert "will restart because you asked for it" in text and "Estimated downtime" in text
+    saved = tmp_path / "preview.txt"
+    page.save_to(saved)
+    assert "a restart was asked for" in saved.read_text()
+
+    apply.restart_box.setChecked(False)  # type: ignore[attr-defined]
+    assert not page.restart_box.isChecked() and "No restart" in page.restart_label.text()
+
+    # A change that only a restart makes take effect: the box is ticked and locked.
+    assert state.preview is not None
+    needed = dataclasses.replace(state.preview, restart_needed=True)
+    state.preview = needed
+    page._show_restart(needed)
+    assert page.restart_box.isChecked() and not page.restart_box.isEnabled()
+    assert "The server will restart: " in page.restart_label.text()
+    assert state.connection is not None
+    state.connection.close()
+    wizard.done(0)

@@ -21,6 +21,7 @@ from PySide6.QtGui import (
     QTextDocument,
 )
 from PySide6.QtWidgets import (
+    QCheckBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -35,7 +36,12 @@ from PySide6.QtWidgets import (
 )
 
 from app.appliers.actions import Host
-from app.appliers.preview import Preview, build_preview, with_checksums
+from app.appliers.preview import (
+    Preview,
+    build_preview,
+    with_checksums,
+    with_requested_restart,
+)
 from app.domain.plan import Plan
 from app.ui.logview import DETAILS_LINK, error_html, error_parts, link_to_log, log_error
 from app.ui.state import WizardState
@@ -165,6 +171,24 @@ class PreviewPage(QWizardPage):
         self.restart_label.setWordWrap(True)
         self.restart_label.setObjectName("preview_restart")
         layout.addWidget(self.restart_label)
+        # The restart is decided here, before Apply: the Apply page has the same box, and
+        # the wizard keeps the two in step. Ticked and disabled when a change needs it.
+        self.restart_box = QCheckBox(
+            "Restart the ser&ver afterwards to prove it starts with the new settings"
+        )
+        self.restart_box.setObjectName("preview_restart_anyway")
+        self.restart_box.setAccessibleName(
+            "restart the server afterwards to prove it starts with the new settings"
+        )
+        self.restart_box.setToolTip(
+            "Every change here takes effect live. Ticked, the server is also restarted after "
+            "Apply: the values then come from the new option files, proving they survive a "
+            "restart. Rolling this change back restarts the server too."
+        )
+        self.restart_box.setEnabled(False)
+        self._box_forced = False  # ticked because a change needs the restart
+        self.restart_box.toggled.connect(self._on_restart_box_toggled)
+        layout.addWidget(self.restart_box)
         self.tabs = QTabWidget()
         self.diffs = _text_view("preview_diffs", "option-file diffs")
         self.highlighter = DiffHighlighter(self.diffs.document(), self.diffs.palette())
@@ -276,15 +300,7 @@ class PreviewPage(QWizardPage):
             f"{len(preview.statements)} SQL statement(s)."
         )
         self.status.setText("<br>".join(lines))
-        if preview.restart_needed:
-            text = "The server must restart for some changes to take effect."
-            if preview.downtime:
-                text += f" Estimated downtime: {preview.downtime.text()}."
-        else:
-            text = "No restart needed."
-        if preview.live:
-            text += " Live without a restart: " + ", ".join(preview.live) + "."
-        self.restart_label.setText(text)
+        self._show_restart(preview)
         diffs = []
         for write in preview.option_files:
             what = "new file" if write.creates else "edited"
@@ -328,12 +344,69 @@ class PreviewPage(QWizardPage):
         self.save_button.setEnabled(True)
         self.export_button.setEnabled(True)
 
+    # -- the restart ------------------------------------------------------------------------
+    def effective_preview(self) -> Preview | None:
+        """The preview of what Apply will do: with the asked-for restart, if ticked."""
+        preview, facts, plan = self.state.preview, self.state.facts, self.state.plan
+        if preview is None or facts is None or plan is None or preview.restart_needed:
+            return preview
+        if not self.restart_box.isChecked():
+            return preview
+        return with_requested_restart(preview, facts, plan)
+
+    def _on_restart_box_toggled(self, _checked: bool) -> None:
+        if self.state.preview is not None:
+            self._show_restart(self.state.preview)
+
+    def _show_restart(self, preview: Preview) -> None:
+        """Say whether the server will restart, and why: needed by which changes, or asked for."""
+        offline = self.state.mode == "offline"
+        self.restart_box.setVisible(not offline)  # nothing is applied from a file
+        if preview.restart_needed:
+            self._box_forced = True
+            self.restart_box.setChecked(True)
+            self.restart_box.setEnabled(False)
+        else:
+            if self._box_forced:  # a new preview needs no restart: the person decides again
+                self._box_forced = False
+                self.restart_box.setChecked(False)
+            self.restart_box.setEnabled(not offline)
+        effective = self.effective_preview() or preview
+        if preview.restart_needed:
+            plan = self.state.plan
+            needers = [c.key for c in (plan.changes if plan else ()) if c.target == "option_file"]
+            text = "The server will restart: " + (
+                f"needed by {', '.join(needers)}, which take effect only after a restart."
+                if needers
+                else "some changes take effect only after a restart."
+            )
+        elif effective.restart_requested:
+            text = (
+                "The server will restart because you asked for it below, though every change "
+                "takes effect live: the restart proves it starts with the new option files."
+            )
+            if effective.restart is None:
+                text += (
+                    " InnoTune does not know how this server is restarted: give the restart "
+                    "command on the Apply page."
+                )
+        else:
+            text = "No restart: every change takes effect live."
+            if not offline:
+                text += " Tick the box below to restart anyway."
+        if effective.will_restart and effective.downtime:
+            text += f" Estimated downtime: {effective.downtime.text()}."
+        if preview.live:
+            text += " Live without a restart: " + ", ".join(preview.live) + "."
+        self.restart_label.setText(text)
+
     # -- saving -----------------------------------------------------------------------------
     def save_to(self, path: str | Path) -> None:
-        """Write the whole preview (the same text as `innotune preview --out`)."""
-        if self.state.preview is None:
+        """Write the whole preview as `innotune preview --out` does, with any asked-for restart."""
+        preview = self.effective_preview()
+        if preview is None:
             return
-        Path(path).write_text(self.state.preview.text())
+        Path(path).write_text(preview.text())
 
     def _on_save_clicked(self) -> None:
         name, _ = QFileDialog.getSaveFileName(
