@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -111,11 +112,25 @@ class PyMySQLSession:
     ) -> PyMySQLSession:
         """Log in over a local Unix socket or TCP."""
         assert_not_gui_thread("a database login")
+        if socket_path:
+            # Our own socket: PyMySQL leaks the one it makes when connecting to it fails.
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(timeout)
+            try:
+                sock.connect(socket_path)
+            except OSError as exc:
+                sock.close()
+                refused = pymysql.err.OperationalError(
+                    2002, f"Can't connect to the server through socket {socket_path!r} ({exc})"
+                )
+                raise explain_login_error(refused, user) from None
+            return cls.over_stream(
+                sock, f"socket {socket_path}", user=user, password=password, timeout=timeout
+            )
         try:
             conn = pymysql.connect(
                 user=user,
                 password=password or "",
-                unix_socket=socket_path,
                 host=host,
                 port=port,
                 connect_timeout=timeout,
@@ -126,8 +141,7 @@ class PyMySQLSession:
             )
         except pymysql.err.MySQLError as exc:
             raise explain_login_error(exc, user) from None
-        via = f"socket {socket_path}" if socket_path else f"TCP {host}:{port}"
-        return cls(conn, via)
+        return cls(conn, f"TCP {host}:{port}")
 
     def query(self, sql: str, args: Sequence[Any] | None = None) -> list[Row]:
         """Run one statement; rows come back as text."""

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import gc
+import warnings
+from pathlib import Path
+
 import pytest
 
 from app.access.database import Credentials, open_session
@@ -76,3 +80,27 @@ def test_password_login_over_tcp_and_wrong_password(private_server: PrivateServe
         session.close()
     with pytest.raises(DatabaseError, match="refused the login"):
         open_session(transport, tcp_only, Credentials("tuner", "wrong"))
+
+
+def test_socket_login_and_a_stopped_server_leaks_no_socket(tmp_path: Path) -> None:
+    """A login through a server's socket works; once the server is stopped, the login fails
+    clearly, and no socket is left for the garbage collector (the suite turns its
+    ResourceWarning into an error: PyMySQL's own socket was leaked this way)."""
+    server = PrivateServer(tmp_path / "srv")
+    server.start()
+    try:
+        session = PyMySQLSession.direct(user="root", socket_path=str(server.socket_path))
+        try:
+            assert session.query("SELECT 1") == [("1",)]
+            assert session.via == f"socket {server.socket_path}"
+        finally:
+            session.close()
+    finally:
+        server.stop()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResourceWarning)
+        with pytest.raises(DatabaseError, match="Could not reach the server") as caught:
+            PyMySQLSession.direct(user="root", socket_path=str(server.socket_path))
+        assert caught.value.fix and "--instance" in caught.value.fix
+        del caught
+        gc.collect()
