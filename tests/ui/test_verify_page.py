@@ -14,7 +14,7 @@ from pytestqt.qtbot import QtBot
 
 from app.access.doctor import DoctorResult, Secrets, run_doctor
 from app.bench.runner import Benchmark, BenchOptions
-from app.domain.bench import BenchReport
+from app.domain.bench import BenchReport, WriteRate
 from app.domain.target import ConnectOptions, Target
 from app.mysql.session import PyMySQLSession
 from app.practice.server import PrivateServer
@@ -86,9 +86,9 @@ def test_before_and_after_side_by_side(
     # The rate sample may find the fresh server still busy (purge, its first writes) and ask:
     # answer Yes, as a person would.
     def before_answered_or_done() -> bool:
-        box = page.findChild(QMessageBox, "busy_question")
-        if box is not None and box.isVisible():
-            box.button(QMessageBox.StandardButton.Yes).click()
+        for box in page.findChildren(QMessageBox, "busy_question"):
+            if box.isVisible():
+                box.button(QMessageBox.StandardButton.Yes).click()
         return page.state.bench_before is not None
 
     qtbot.waitUntil(before_answered_or_done, timeout=90_000)
@@ -106,9 +106,9 @@ def test_before_and_after_side_by_side(
         # Just after a restart InnoDB may still be purging the "before" run's rows, and the
         # page then asks before benchmarking a busy server: answer Yes, as a person would.
         def answered_or_done() -> bool:
-            box = page.findChild(QMessageBox, "busy_question")
-            if box is not None and box.isVisible():
-                box.button(QMessageBox.StandardButton.Yes).click()
+            for box in page.findChildren(QMessageBox, "busy_question"):
+                if box.isVisible():
+                    box.button(QMessageBox.StandardButton.Yes).click()
             return page.state.bench_after is not None
 
         qtbot.waitUntil(answered_or_done, timeout=90_000)
@@ -178,3 +178,27 @@ def test_asks_before_running_on_a_busy_server(
         load.cancel.set()
         worker.join(30)
     assert scratch(server) == []
+
+
+def test_an_answered_busy_question_is_gone_before_the_next(qtbot: QtBot, page: VerifyPage) -> None:
+    """A hidden old question left among the page's children once stood in for the new one,
+    and the test waiting to answer it timed out."""
+    busy = WriteRate(
+        seconds=1.0,
+        commits_per_s=500.0,
+        rows_per_s=500.0,
+        redo_bytes_per_s=None,
+        threads_running=3,
+        busy=True,
+        why="500 commits/s",
+    )
+    page._ask("before", busy)
+    first = page.confirm_box
+    assert first is not None and first.isVisible()
+    first.button(QMessageBox.StandardButton.No).click()
+    qtbot.waitUntil(lambda: not page.findChildren(QMessageBox, "busy_question"), timeout=10_000)
+    assert "server is busy" in page.status.text()
+    page._ask("after", busy)
+    boxes = page.findChildren(QMessageBox, "busy_question")
+    assert len(boxes) == 1 and boxes[0].isVisible() and boxes[0] is page.confirm_box
+    boxes[0].button(QMessageBox.StandardButton.No).click()

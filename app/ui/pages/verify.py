@@ -14,7 +14,7 @@ import logging
 import threading
 from pathlib import Path
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QHideEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -249,6 +249,8 @@ class VerifyPage(QWizardPage):
     def _ask(self, label: str, rate: WriteRate) -> None:
         box = QMessageBox(self)
         box.setObjectName("busy_question")
+        # Gone once answered: a hidden old question must never stand in for a new one.
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.setIcon(QMessageBox.Icon.Warning)
         box.setWindowTitle("The server is busy")
         box.setText(
