@@ -13,8 +13,7 @@ import time
 from pathlib import Path
 
 import psutil
-from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QWizard
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from app.access.doctor import Step
@@ -25,6 +24,7 @@ from app.ui.wizard import MainWizard
 from app.ui.worker import Job
 from tests.hosts.sshd import SshServer
 from tests.hosts.util import need_root
+from tests.ui.wizards import open_wizard
 
 # Generous: the machine is shared with other test sessions. Cancel itself takes well under 1 s.
 ENDS_WITHIN_MS = 15_000
@@ -51,13 +51,7 @@ def probe_files(datadir: Path) -> list[Path]:
 def _connected_wizard(
     qtbot: QtBot, tmp_path: Path, sshd: SshServer, server: PrivateServer
 ) -> tuple[MainWizard, ConnectPage]:
-    wizard = MainWizard()
-    wizard.setOption(QWizard.WizardOption.NoCancelButton, False)
-    qtbot.addWidget(wizard)
-    wizard.show()
-    connect = wizard.currentPage()
-    assert isinstance(connect, ConnectPage)
-    connect.settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    wizard, connect = open_wizard(qtbot, tmp_path)
     connect.own_known_hosts = str(tmp_path / "known_hosts")
     v = connect.view
     v.ssh.setChecked(True)
@@ -177,12 +171,7 @@ def test_closing_the_wizard_stops_a_running_inspection(
     qtbot: QtBot, tmp_path: Path, private_server: PrivateServer
 ) -> None:
     need_root()
-    wizard = MainWizard()
-    qtbot.addWidget(wizard)
-    wizard.show()
-    connect = wizard.currentPage()
-    assert isinstance(connect, ConnectPage)
-    connect.settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    wizard, connect = open_wizard(qtbot, tmp_path)
     connect.view.local.setChecked(True)
     connect.view.instance.setText(str(private_server.socket_path))
     qtbot.mouseClick(connect.view.check, Qt.MouseButton.LeftButton)

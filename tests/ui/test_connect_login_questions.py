@@ -25,9 +25,9 @@ from app.ui.pages.connect import (
     ask_in_window,
 )
 from app.ui.state import WizardState
-from app.ui.wizard import MainWizard
 from tests.hosts.pam_sshd import start_pam_sshd
 from tests.hosts.sshd import SshServer, SshUsers
+from tests.ui.wizards import open_wizard
 
 
 @pytest.fixture
@@ -153,12 +153,7 @@ def test_cancelling_the_check_while_the_question_is_open_ends_the_worker(
 def test_closing_the_window_while_the_question_is_open_ends_the_worker(
     qtbot: QtBot, tmp_path: Path, pam_sshd: SshServer, ssh_users: SshUsers
 ) -> None:
-    wizard = MainWizard()
-    qtbot.addWidget(wizard)
-    wizard.show()
-    connect = wizard.currentPage()
-    assert isinstance(connect, ConnectPage)
-    connect.settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    wizard, connect = open_wizard(qtbot, tmp_path)
     _fill(connect, pam_sshd, ssh_users)
     _question(qtbot, connect)
     job = connect.job

@@ -14,15 +14,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QWidget, QWizard
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
 from app.domain.hostfacts import HostFacts
 from app.logsetup import setup_logging
 from app.practice.server import PrivateServer
 from app.ui.logview import LOG_LINK, LogDialog
-from app.ui.pages.connect import ConnectPage
 from app.ui.pages.preview import PreviewPage
 from app.ui.pages.tradeoffs import TradeoffsPage
 from app.ui.pages.verify import VerifyPage
@@ -30,6 +29,7 @@ from app.ui.state import WizardState
 from app.ui.wizard import MainWizard
 from tests.ui.test_preview_page import _state as preview_state
 from tests.ui.test_verify_page import connected_state
+from tests.ui.wizards import open_wizard
 
 FACTS = Path(__file__).parents[1] / "fixtures/hosts/practice-debian12/facts.json"
 
@@ -79,13 +79,7 @@ def test_facts_of_a_server_too_old_say_to_upgrade_with_details(
     saved = tmp_path / "old-host.json"
     saved.write_text(old.to_json())
 
-    wizard = MainWizard()
-    wizard.setOption(QWizard.WizardOption.NoCancelButton, False)
-    qtbot.addWidget(wizard)
-    wizard.show()
-    connect = wizard.currentPage()
-    assert isinstance(connect, ConnectPage)
-    connect.settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    wizard, connect = open_wizard(qtbot, tmp_path)
     connect.open_facts_file(saved)
     wizard.next()
     page = wizard.currentPage()

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QGroupBox, QLabel, QWizard
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QGroupBox, QLabel
 from pytestqt.qtbot import QtBot
 
 from app.practice.server import PrivateServer
 from app.ui.pages.connect import ConnectPage
 from app.ui.pages.inspect import InspectPage
-from app.ui.wizard import MainWizard
+from tests.ui.wizards import open_wizard
 
 
 def _wait(qtbot: QtBot, page: ConnectPage) -> None:
@@ -29,13 +29,7 @@ def test_choose_among_servers_then_inspect(
     private_servers += [a, b]
     a.start()
     b.start()
-    wizard = MainWizard()
-    wizard.setOption(QWizard.WizardOption.NoCancelButton, False)
-    qtbot.addWidget(wizard)
-    wizard.show()
-    connect = wizard.currentPage()
-    assert isinstance(connect, ConnectPage)
-    connect.settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    wizard, connect = open_wizard(qtbot, tmp_path)
     connect.view.local.setChecked(True)
     qtbot.mouseClick(connect.view.check, Qt.MouseButton.LeftButton)
     _wait(qtbot, connect)

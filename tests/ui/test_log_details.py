@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QWizard
 from pytestqt.qtbot import QtBot
@@ -16,9 +16,9 @@ from app.domain.redact import MASK, register_secret
 from app.logsetup import setup_logging
 from app.practice.server import free_port
 from app.ui.logview import LOG_LINK, LogDialog
-from app.ui.pages.connect import ConnectPage
 from app.ui.pages.inspect import InspectPage
 from app.ui.wizard import MainWizard
+from tests.ui.wizards import open_wizard
 
 FACTS = Path(__file__).parents[1] / "fixtures/hosts/practice-debian12/facts.json"
 PLANTED = "planted-Secret-4711"
@@ -38,17 +38,6 @@ def log_file(tmp_path: Path) -> Iterator[Path]:
             handler.close()
 
 
-def _wizard(qtbot: QtBot, tmp_path: Path) -> tuple[MainWizard, ConnectPage]:
-    wizard = MainWizard()
-    wizard.setOption(QWizard.WizardOption.NoCancelButton, False)
-    qtbot.addWidget(wizard)
-    wizard.show()
-    connect = wizard.currentPage()
-    assert isinstance(connect, ConnectPage)
-    connect.settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
-    return wizard, connect
-
-
 def _dialog(wizard: MainWizard) -> LogDialog:
     dialog = wizard.log_dialog
     assert isinstance(dialog, LogDialog) and dialog.isVisible()
@@ -58,7 +47,7 @@ def _dialog(wizard: MainWizard) -> LogDialog:
 def test_the_log_button_shows_this_session_with_the_secret_masked(
     qtbot: QtBot, tmp_path: Path, log_file: Path
 ) -> None:
-    wizard, connect = _wizard(qtbot, tmp_path)
+    wizard, connect = open_wizard(qtbot, tmp_path)
     register_secret(PLANTED)
     logging.getLogger("innotune.test").warning("login with %s refused", PLANTED)
     assert PLANTED not in log_file.read_text()
@@ -97,7 +86,7 @@ def test_the_log_button_shows_this_session_with_the_secret_masked(
 def test_an_error_on_the_connect_page_links_to_the_details(
     qtbot: QtBot, tmp_path: Path, log_file: Path
 ) -> None:
-    wizard, connect = _wizard(qtbot, tmp_path)
+    wizard, connect = open_wizard(qtbot, tmp_path)
     v = connect.view
     v.ssh.setChecked(True)
     v.host.setText("127.0.0.1")
@@ -116,7 +105,7 @@ def test_an_error_on_the_connect_page_links_to_the_details(
 def test_an_error_on_the_inspect_page_links_to_the_details(
     qtbot: QtBot, tmp_path: Path, log_file: Path
 ) -> None:
-    wizard, _connect = _wizard(qtbot, tmp_path)
+    wizard, _connect = open_wizard(qtbot, tmp_path)
     inspect = wizard.pages["Inspect"]
     assert isinstance(inspect, InspectPage)
     inspect.start()  # nothing is connected: the worker says so

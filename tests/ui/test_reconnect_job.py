@@ -11,29 +11,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QCheckBox, QSlider, QWizard
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QCheckBox, QSlider
 from pytestqt.qtbot import QtBot
 
 from app.practice.server import PrivateServer
 from app.ui import jobrecords
 from app.ui.pages.apply import ApplyPage
-from app.ui.pages.connect import ConnectPage
 from app.ui.pages.inspect import InspectPage
 from app.ui.pages.tradeoffs import TradeoffsPage
-from app.ui.wizard import MainWizard
 from tests.hosts.util import need_root
-
-
-def _wizard(qtbot: QtBot, tmp_path: Path) -> tuple[MainWizard, ConnectPage]:
-    wizard = MainWizard()
-    wizard.setOption(QWizard.WizardOption.NoCancelButton, False)
-    qtbot.addWidget(wizard)
-    wizard.show()
-    connect = wizard.currentPage()
-    assert isinstance(connect, ConnectPage)
-    connect.settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
-    return wizard, connect
+from tests.ui.wizards import open_wizard
 
 
 def _trx(server: PrivateServer) -> str:
@@ -42,7 +30,7 @@ def _trx(server: PrivateServer) -> str:
 
 def _apply_and_drop(qtbot: QtBot, tmp_path: Path, server: PrivateServer) -> str:
     """Connect, inspect, crash loss "os", preview, apply with a deadline; drop the wizard."""
-    wizard, connect = _wizard(qtbot, tmp_path)
+    wizard, connect = open_wizard(qtbot, tmp_path)
     assert not connect.view.banner.isVisible()
     v = connect.view
     v.local.setChecked(True)
@@ -98,7 +86,7 @@ def test_an_apply_not_seen_to_finish_is_offered_and_shown_after_a_reconnect(
     assert not any("password" in key for key in record.profile)
 
     # A new wizard offers it at start-up; Reconnect connects and shows it on the Apply page.
-    wizard, connect = _wizard(qtbot, tmp_path)
+    wizard, connect = open_wizard(qtbot, tmp_path)
     v = connect.view
     assert v.banner.isVisible() and v.reconnect.isVisible()
     text = v.banner.text()
@@ -125,6 +113,6 @@ def test_an_apply_not_seen_to_finish_is_offered_and_shown_after_a_reconnect(
     assert not v.banner.isVisible()
     wizard.done(0)
 
-    wizard, connect = _wizard(qtbot, tmp_path)
+    wizard, connect = open_wizard(qtbot, tmp_path)
     assert not connect.view.banner.isVisible()
     wizard.done(0)

@@ -7,15 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QSlider, QWizard
+from PySide6.QtWidgets import QSlider
 from pytestqt.qtbot import QtBot
 
 from app.domain.plan import Plan
-from app.ui.pages.connect import ConnectPage
 from app.ui.pages.preview import PreviewPage
 from app.ui.pages.tradeoffs import TradeoffsPage
 from app.ui.wizard import MainWizard
+from tests.ui.wizards import open_wizard
 
 HOSTS = Path(__file__).parents[1] / "fixtures/hosts"
 FACTS = HOSTS / "practice-debian12/facts.json"
@@ -35,17 +34,6 @@ def _saved_plan(folder: Path) -> Path:
         timeout=120,
     )
     return folder / "plan.json"
-
-
-def _wizard(qtbot: QtBot, tmp_path: Path) -> tuple[MainWizard, ConnectPage]:
-    wizard = MainWizard()
-    wizard.setOption(QWizard.WizardOption.NoCancelButton, False)
-    qtbot.addWidget(wizard)
-    wizard.show()
-    connect = wizard.currentPage()
-    assert isinstance(connect, ConnectPage)
-    connect.settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
-    return wizard, connect
 
 
 def _review(qtbot: QtBot, wizard: MainWizard, saved: Plan) -> None:
@@ -77,7 +65,7 @@ def _review(qtbot: QtBot, wizard: MainWizard, saved: Plan) -> None:
 def test_a_saved_plan_with_its_facts_beside_it(qtbot: QtBot, tmp_path: Path) -> None:
     path = _saved_plan(tmp_path / "saved")
     saved = Plan.from_json(path.read_text())
-    wizard, connect = _wizard(qtbot, tmp_path)
+    wizard, connect = open_wizard(qtbot, tmp_path)
     connect.open_saved_file(path)
     assert wizard.state.mode == "offline" and wizard.state.connection is None
     assert connect.isComplete()
@@ -93,7 +81,7 @@ def test_a_plan_alone_asks_for_its_own_facts(qtbot: QtBot, tmp_path: Path) -> No
     alone.mkdir()
     path = Path(shutil.copy(made, alone / "plan.json"))
     saved = Plan.from_json(path.read_text())
-    wizard, connect = _wizard(qtbot, tmp_path)
+    wizard, connect = open_wizard(qtbot, tmp_path)
     connect.open_saved_file(path)
     assert not connect.isComplete() and "choose the facts file" in connect.view.message.text()
     connect.open_facts_file(OTHER_FACTS)  # facts of another host: refused for this plan

@@ -11,6 +11,7 @@ from pytestqt.qtbot import QtBot
 from app.domain.hostfacts import HostFacts
 from app.ui.pages.tradeoffs import TradeoffsPage
 from app.ui.state import WizardState
+from tests.ui.wizards import open_wizard
 
 FACTS = Path(__file__).parents[1] / "fixtures/hosts/practice-debian12/facts.json"
 
@@ -171,17 +172,8 @@ def test_left_alone_lists_every_knob_with_why(page: TradeoffsPage) -> None:
 def test_page_is_filled_before_it_opens(qtbot: QtBot, tmp_path: Path) -> None:
     """Once the facts arrive, the page plans and fills itself while still hidden, so
     pressing Next finds it ready: the same plan, nothing left to do."""
-    from PySide6.QtCore import QSettings
 
-    from app.ui.pages.connect import ConnectPage
-    from app.ui.wizard import MainWizard
-
-    wizard = MainWizard()
-    qtbot.addWidget(wizard)
-    wizard.show()
-    connect = wizard.currentPage()
-    assert isinstance(connect, ConnectPage)
-    connect.settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    wizard, connect = open_wizard(qtbot, tmp_path)
     page = wizard.pages["Trade-offs"]
     assert isinstance(page, TradeoffsPage)
     connect.open_facts_file(FACTS)  # the Connect page says so with completeChanged
@@ -198,17 +190,8 @@ def test_page_is_filled_before_it_opens(qtbot: QtBot, tmp_path: Path) -> None:
 
 def test_opening_the_page_at_once_still_fills_it(qtbot: QtBot, tmp_path: Path) -> None:
     """Next pressed before the page could fill itself: initializePage finishes the job."""
-    from PySide6.QtCore import QSettings
 
-    from app.ui.pages.connect import ConnectPage
-    from app.ui.wizard import MainWizard
-
-    wizard = MainWizard()
-    qtbot.addWidget(wizard)
-    wizard.show()
-    connect = wizard.currentPage()
-    assert isinstance(connect, ConnectPage)
-    connect.settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    wizard, connect = open_wizard(qtbot, tmp_path)
     connect.open_facts_file(FACTS)
     wizard.next()  # no event-loop turn in between
     page = wizard.currentPage()

@@ -5,35 +5,22 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QWizard
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from app.appliers import runner
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
 from app.ui.pages.apply import ApplyPage, _local_dir
-from app.ui.pages.connect import ConnectPage
 from app.ui.pages.preview import PreviewPage, make_preview
 from app.ui.pages.tradeoffs import TradeoffsPage
-from app.ui.wizard import MainWizard
 from app.ui.worker import Progress
 from tests.hosts.util import need_root
 from tests.integration.test_apply import _remove_new_jobs_and_snapshots  # noqa: F401 - autouse
 from tests.ui.test_preview_page import _state
+from tests.ui.wizards import open_wizard
 
 FACTS = Path(__file__).parents[1] / "fixtures/hosts/practice-debian12/facts.json"
-
-
-def _wizard(qtbot: QtBot, tmp_path: Path) -> tuple[MainWizard, ConnectPage]:
-    wizard = MainWizard()
-    wizard.setOption(QWizard.WizardOption.NoCancelButton, False)
-    qtbot.addWidget(wizard)
-    wizard.show()
-    connect = wizard.currentPage()
-    assert isinstance(connect, ConnectPage)
-    connect.settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
-    return wizard, connect
 
 
 def test_restore_a_snapshot_straight_from_connect(
@@ -60,7 +47,7 @@ def test_restore_a_snapshot_straight_from_connect(
     assert done.state == "applied" and done.snapshot_id is not None
     assert server.query("SELECT @@innodb_flush_log_at_trx_commit").split()[-1] == "2"
 
-    wizard, connect = _wizard(qtbot, tmp_path)
+    wizard, connect = open_wizard(qtbot, tmp_path)
     v = connect.view
     v.restore.setChecked(True)
     v.local.setChecked(True)
@@ -91,7 +78,7 @@ def test_restore_a_snapshot_straight_from_connect(
 
 
 def test_saved_facts_file_reviewed_offline(qtbot: QtBot, tmp_path: Path) -> None:
-    wizard, connect = _wizard(qtbot, tmp_path)
+    wizard, connect = open_wizard(qtbot, tmp_path)
     assert not connect.isComplete()
     connect.open_facts_file(FACTS)
     assert wizard.state.mode == "offline" and wizard.state.connection is None
@@ -112,7 +99,7 @@ def test_saved_facts_file_reviewed_offline(qtbot: QtBot, tmp_path: Path) -> None
 
 
 def test_a_file_that_is_not_facts_is_refused(qtbot: QtBot, tmp_path: Path) -> None:
-    wizard, connect = _wizard(qtbot, tmp_path)
+    wizard, connect = open_wizard(qtbot, tmp_path)
     bad = tmp_path / "plan.txt"
     bad.write_text("not json")
     connect.open_facts_file(bad)
