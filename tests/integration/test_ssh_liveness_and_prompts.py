@@ -250,12 +250,11 @@ def _read_until(fd: int, wanted: bytes, seen: bytearray, timeout: float) -> bool
     return True
 
 
-def test_cli_asks_login_questions_at_a_terminal_and_fails_clearly_without_one(
-    pam_sshd: SshServer, ssh_users: SshUsers, tmp_path: Path
-) -> None:
-    """`innotune inspect` against a keyboard-interactive-only login: on a terminal, PAM's
-    question is asked with getpass and answered; with stdin not a terminal, a clear error
-    instead of a hang."""
+def _cli_run(
+    tmp_path: Path, server: SshServer, users: SshUsers, command: str
+) -> tuple[dict[str, str], list[str]]:
+    """The environment and argv of `innotune COMMAND` as the password-sudo user, with no key
+    and no agent: only the server's login question can let it in."""
     env = {
         **os.environ,
         "HOME": str(tmp_path / "home"),
@@ -264,9 +263,18 @@ def test_cli_asks_login_questions_at_a_terminal_and_fails_clearly_without_one(
     }
     env.pop("SSH_AUTH_SOCK", None)
     (tmp_path / "home").mkdir()
-    target = f"{ssh_users.pw_user}@{pam_sshd.host}:{pam_sshd.port}"
-    argv = [sys.executable, "-m", "app", "inspect", target]
-    argv += ["--accept-host-key", pam_sshd.host_key_fingerprint()]
+    target = f"{users.pw_user}@{server.host}:{server.port}"
+    argv = [sys.executable, "-m", "app", command, target]
+    return env, argv + ["--accept-host-key", server.host_key_fingerprint()]
+
+
+def test_cli_asks_login_questions_at_a_terminal_and_fails_clearly_without_one(
+    pam_sshd: SshServer, ssh_users: SshUsers, tmp_path: Path
+) -> None:
+    """`innotune inspect` against a keyboard-interactive-only login: on a terminal, PAM's
+    question is asked with getpass and answered; with stdin not a terminal, a clear error
+    instead of a hang."""
+    env, argv = _cli_run(tmp_path, pam_sshd, ssh_users, "inspect")
 
     done = subprocess.run(
         argv,
@@ -317,17 +325,7 @@ def test_every_connecting_command_asks_login_questions_the_same_way(
 ) -> None:
     """doctor, bench and apply connect through the same opener as inspect: without a terminal
     the login question is a clear error, not a hang or a bare 'authentication failed'."""
-    env = {
-        **os.environ,
-        "HOME": str(tmp_path / "home"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-    }
-    env.pop("SSH_AUTH_SOCK", None)
-    (tmp_path / "home").mkdir()
-    target = f"{ssh_users.pw_user}@{pam_sshd.host}:{pam_sshd.port}"
-    argv = [sys.executable, "-m", "app", command, target]
-    argv += ["--accept-host-key", pam_sshd.host_key_fingerprint()]
+    env, argv = _cli_run(tmp_path, pam_sshd, ssh_users, command)
     done = subprocess.run(
         argv,
         stdin=subprocess.DEVNULL,
