@@ -40,17 +40,10 @@ from tests.hosts.debian_mariadb import DebianMariaDB, record_tree, tree_digest
 from tests.hosts.loopdev import LoopFs
 from tests.hosts.sshd import SshServer, SshUsers
 from tests.hosts.util import need_root
+from tests.integration.conftest import Cli
 
 REPO = Path(__file__).resolve().parents[2]
 WATCH = 2.0  # seconds watched after a restart: enough to see a crash at start, keeps tests short
-
-
-@pytest.fixture
-def local() -> Iterator[LocalTransport]:
-    need_root()
-    transport = LocalTransport()
-    yield transport
-    transport.close()
 
 
 def stop_job_processes(ids: list[str]) -> None:
@@ -536,27 +529,10 @@ def test_cli_applies_a_saved_plan_refuses_it_when_stale_and_rolls_back(
     private_server: PrivateServer, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     need_root()
-    request.addfinalizer(lambda: remove_jobs_and_snapshots(ids))
+    innotune = Cli(tmp_path / "xdg")
+    request.addfinalizer(lambda: remove_jobs_and_snapshots(innotune.ids))
     server = private_server
     socket = str(server.socket_path)
-    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "xdg"))
-
-    ids: list[str] = []
-
-    def innotune(*args: str) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(
-            [sys.executable, "-m", "app", *args],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            env=env,
-            cwd=REPO,
-            stdin=subprocess.DEVNULL,
-        )
-        ids.extend(
-            re.findall(r"\b\d{8}T\d{6}Z-[0-9a-f]{6}(?:-restore)?\b", done.stdout + done.stderr)
-        )
-        return done
 
     plan = tmp_path / "plan.json"
     common = ["local", "--instance", socket]

@@ -24,7 +24,7 @@ from app.remote.local import LocalTransport
 from app.remote.ssh import SshTransport
 from tests.hosts.loopdev import LoopFs
 from tests.hosts.sshd import SshServer, SshUsers
-from tests.hosts.util import need, need_root, wait_port
+from tests.hosts.util import need, wait_port
 from tests.integration.test_apply import (  # noqa: F401 - the autouse fixture cleans up
     WATCH,
     _remove_new_jobs_and_snapshots,
@@ -47,14 +47,6 @@ UDEVD = next(
     ),
     "/lib/systemd/systemd-udevd",
 )
-
-
-@pytest.fixture
-def local() -> Iterator[LocalTransport]:
-    need_root()
-    transport = LocalTransport()
-    yield transport
-    transport.close()
 
 
 def running(pid: int) -> bool:

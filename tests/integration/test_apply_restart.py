@@ -16,7 +16,6 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ from app.appliers import snapshot as snap
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
 from tests.hosts.util import need_root
+from tests.integration.conftest import Cli
 from tests.integration.test_apply import (  # noqa: F401 - autouse cleanup of jobs
     REPO,
     _remove_new_jobs_and_snapshots,
@@ -41,14 +41,6 @@ from tests.integration.test_apply import (  # noqa: F401 - autouse cleanup of jo
 )
 
 TRX = "innodb_flush_log_at_trx_commit"
-
-
-@pytest.fixture
-def local() -> Iterator[LocalTransport]:
-    need_root()
-    transport = LocalTransport()
-    yield transport
-    transport.close()
 
 
 def _trx_actions(transport: LocalTransport, server: PrivateServer) -> tuple[Any, list[Any]]:
@@ -232,24 +224,8 @@ def test_cli_apply_restart_then_rollback_restarts_again(
     need_root()
     server = private_server
     socket = str(server.socket_path)
-    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "xdg"))
-    ids: list[str] = []
-    request.addfinalizer(lambda: remove_jobs_and_snapshots(ids))
-
-    def innotune(*args: str) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(
-            [sys.executable, "-m", "app", *args],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            env=env,
-            cwd=REPO,
-            stdin=subprocess.DEVNULL,
-        )
-        ids.extend(
-            re.findall(r"\b\d{8}T\d{6}Z-[0-9a-f]{6}(?:-restore)?\b", done.stdout + done.stderr)
-        )
-        return done
+    innotune = Cli(tmp_path / "xdg")
+    request.addfinalizer(lambda: remove_jobs_and_snapshots(innotune.ids))
 
     helped = innotune("apply", "--help")
     assert "--restart " in helped.stdout and "prove it starts with the new" in helped.stdout

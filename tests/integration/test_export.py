@@ -34,19 +34,10 @@ from app.remote.local import LocalTransport
 from tests.hosts.debian_mariadb import DebianMariaDB
 from tests.hosts.loopdev import LoopFs
 from tests.hosts.sshd import SshServer
-from tests.hosts.util import need_root
 
 REPO = Path(__file__).resolve().parents[2]
 ANSIBLE_PLAYBOOK = shutil.which("ansible-playbook") or str(REPO / ".venv/bin/ansible-playbook")
 RECAP = re.compile(r"ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)")
-
-
-@pytest.fixture
-def local() -> Iterator[LocalTransport]:
-    need_root()
-    transport = LocalTransport()
-    yield transport
-    transport.close()
 
 
 def facts_for(transport: LocalTransport, socket: str) -> HostFacts:
