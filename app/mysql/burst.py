@@ -11,13 +11,12 @@ import os
 import pwd
 import random
 import re
-import socket
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from app.domain.errors import DatabaseError, InnoTuneError
+from app.domain.errors import InnoTuneError
 from app.mysql.session import PyMySQLSession
 
 SCHEMA = "innotune_exercises"
@@ -39,22 +38,10 @@ def socket_user() -> str:
 def connect(socket_path: str, timeout: float = 10.0) -> PyMySQLSession:
     """Log in to a private server over its socket as this OS account.
 
-    The socket is connected here rather than by PyMySQL, which leaks its socket object when
-    the connect itself fails (as it does many times a second while a restart is polled).
-
     Raises:
         DatabaseError: the socket refused the connection, or the login failed.
     """
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(timeout)
-    try:
-        sock.connect(socket_path)
-    except OSError as exc:
-        sock.close()
-        raise DatabaseError(f"Could not reach the server at {socket_path}: {exc}") from None
-    return PyMySQLSession.over_stream(
-        sock, f"socket {socket_path}", user=socket_user(), timeout=timeout
-    )
+    return PyMySQLSession.direct(user=socket_user(), socket_path=socket_path, timeout=timeout)
 
 
 def create_table(session: PyMySQLSession, table: str) -> None:
