@@ -28,7 +28,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 
@@ -119,6 +121,7 @@ def run_wizard(tmp: Path) -> dict[str, float]:
     last_cpu = [time.thread_time()]
 
     def tick() -> None:
+        last_tick[0] = time.perf_counter()
         now, cpu = clock.elapsed(), time.thread_time()
         gaps.append((max(0.0, now - last[0] - TICK_MS), (cpu - last_cpu[0]) * 1000))
         last[0], last_cpu[0] = now, cpu
@@ -139,6 +142,29 @@ def run_wizard(tmp: Path) -> dict[str, float]:
 
     gc.callbacks.append(on_gc)
 
+    # Where the GUI thread is while a tick is overdue: a watcher thread looks at its stack,
+    # so a stall names its cause (a blocking call, a layout) instead of only its length.
+    gui_ident = threading.get_ident()
+    last_tick = [time.perf_counter()]
+    overdue: dict[str, object] = {"ms": 0.0, "where": ""}
+    watching = threading.Event()
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.02)
+            if not watching.is_set():
+                continue
+            late = (time.perf_counter() - last_tick[0]) * 1000 - TICK_MS
+            if late > 50 and late > float(overdue["ms"]):  # type: ignore[arg-type]
+                frame = sys._current_frames().get(gui_ident)
+                stack = traceback.extract_stack(frame)[-4:] if frame is not None else []
+                overdue["ms"] = late
+                overdue["where"] = " <- ".join(
+                    f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in reversed(stack)
+                )
+
+    threading.Thread(target=watch, daemon=True).start()
+
     def measure(
         name: str,
         start: Callable[[], None],
@@ -148,6 +174,9 @@ def run_wizard(tmp: Path) -> dict[str, float]:
     ) -> None:
         gaps.clear()
         collections.clear()
+        overdue.update(ms=0.0, where="")
+        last_tick[0] = time.perf_counter()
+        watching.set()
         last[0], last_cpu[0] = clock.elapsed(), time.thread_time()
         timer.start()
         started = time.perf_counter()
@@ -166,6 +195,7 @@ def run_wizard(tmp: Path) -> dict[str, float]:
             app.processEvents()
             time.sleep(0.001)
         timer.stop()
+        watching.clear()
         ordered = sorted(gaps) or [(0.0, 0.0)]
         p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))][0]
         stall, busy = ordered[-1]
@@ -182,6 +212,8 @@ def run_wizard(tmp: Path) -> dict[str, float]:
             f"ticks {len(ordered)}{full}",
             flush=True,
         )
+        if overdue["where"]:
+            print(f"    GUI thread {overdue['ms']:.0f} ms late at: {overdue['where']}", flush=True)
 
     made: list[Path] = []  # jobs and snapshots on this machine, removed at the end
     wizard = MainWizard()
@@ -293,7 +325,6 @@ def run_wizard(tmp: Path) -> dict[str, float]:
             wizard.state.connection.close()
         stopper = PracticeServer(tmp / "practice")
         import shutil
-        import threading
 
         worker = threading.Thread(target=stopper.stop)  # never on the GUI thread
         worker.start()
