@@ -152,6 +152,16 @@ def _load_class(name: str) -> type[KeyringBackend]:
     return cls
 
 
+def platform_backend() -> type[KeyringBackend]:
+    """This platform's system keyring backend, loaded but not asked anything (no D-Bus call).
+
+    The self-test uses it to prove a frozen build carries the backend and its libraries.
+    """
+    return _load_class(
+        _PLATFORM_KEYRING.get(sys.platform, "keyring.backends.SecretService.Keyring")
+    )
+
+
 def _priority(cls: type[KeyringBackend]) -> float:
     # A backend says it is unusable here by raising from its priority (keyring's own rule);
     # the Secret Service's check asks D-Bus whether a provider runs or can be started.

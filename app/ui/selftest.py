@@ -19,7 +19,7 @@ from typing import TextIO
 
 # What the frozen build must carry: the libraries whose package metadata is read at run
 # time (paramiko >= 4 reads its own version at import) and the modules loaded lazily.
-DISTRIBUTIONS = ("paramiko", "cryptography", "bcrypt", "PyNaCl", "PyMySQL", "psutil")
+DISTRIBUTIONS = ("paramiko", "cryptography", "bcrypt", "PyNaCl", "PyMySQL", "psutil", "keyring")
 LAZY_MODULES = (
     "app.remote.ssh",  # paramiko, cryptography, bcrypt, nacl
     "app.mysql.session",  # PyMySQL
@@ -73,6 +73,19 @@ def _check_modules() -> str:
 
 def _check_metadata() -> str:
     return ", ".join(f"{dist} {importlib.metadata.version(dist)}" for dist in DISTRIBUTIONS)
+
+
+def _check_keyring() -> str:
+    from app.access.keyring_store import platform_backend
+
+    backend = platform_backend()
+    # The Secret Service backend imports its D-Bus libraries only if present: ask for them.
+    needed = ("secretstorage", "jeepney") if backend.__module__.endswith("SecretService") else ()
+    for name in needed:
+        importlib.import_module(name)
+    return f"{backend.__module__}.{backend.__qualname__} loads" + (
+        f" with {', '.join(needed)}" if needed else ""
+    )
 
 
 def _check_wizard() -> str:
@@ -130,6 +143,7 @@ CHECKS: tuple[tuple[str, Callable[[], str]], ...] = (
     ("catalogue", _check_catalogue),
     ("modules", _check_modules),
     ("package metadata", _check_metadata),
+    ("keyring", _check_keyring),
     ("wizard", _check_wizard),
 )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,10 +41,22 @@ def test_self_test_names_missing_data_files(
     text = out.getvalue()
     assert f"FAIL resources: SelfTestFailed: missing under {tmp_path / 'resources'}" in text
     assert "FAIL wizard: SelfTestFailed: the window icon did not load" in text
-    assert text.rstrip().endswith("self-test FAILED (2 of 5 checks)")
+    assert text.rstrip().endswith("self-test FAILED (2 of 6 checks)")
 
 
 def test_self_test_is_a_top_level_option() -> None:
     parser, _handlers = build_parser()
     assert parser.parse_args(["--self-test"]).self_test
     assert "--self-test" in parser.format_help()
+
+
+def test_self_test_fails_when_the_keyring_libraries_are_missing(
+    qapp: QApplication, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build without the Secret Service's D-Bus library would leave the keyring box off
+    forever with a puzzling reason: the self-test names it instead."""
+    monkeypatch.setitem(sys.modules, "secretstorage", None)  # import raises ImportError
+    out = io.StringIO()
+    assert run_self_test(out) == 1
+    assert "FAIL keyring: ModuleNotFoundError" in out.getvalue()
+    assert "secretstorage" in out.getvalue()
