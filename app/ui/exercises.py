@@ -259,8 +259,7 @@ class ExercisePanel(QWidget):
     def stop_and_wait(self) -> None:
         """Ask a running exercise to stop and wait for it (the window is closing)."""
         if self.job is not None and self.job.is_running():
-            self.job.cancel()
-            self.job.wait(300_000)
+            self.job.stop(300_000)  # cancel + wait would sit out the timeout (quit is queued)
 
 
 class ExercisesDialog(QDialog):

@@ -79,9 +79,12 @@ class Job(QObject):
         self._runner.failed.connect(self.failed)
         self._runner.done.connect(self._thread.quit)
         self._thread.finished.connect(self._on_thread_finished)
+        self._started = False
+        self._finished_delivered = False
 
     def start(self) -> None:
         """Start the work."""
+        self._started = True
         self._thread.start()
 
     def cancel(self) -> None:
@@ -96,11 +99,21 @@ class Job(QObject):
         """
         self.cancel()
         self._thread.quit()  # takes effect as soon as the job returns to the thread's loop
-        return self._thread.wait(msecs)
+        ended = self._thread.wait(msecs)
+        if ended:  # over for whoever stopped it (a closing window), though finished is queued
+            self._finished_delivered = True
+        return ended
 
     def is_running(self) -> bool:
-        """True while the thread runs."""
-        return self._thread.isRunning()
+        """True from :meth:`start` until ``finished`` has reached the GUI thread.
+
+        Not the thread's own state: ``finished`` is queued from the thread, which may still
+        count as running after the signal was delivered (or be stopped before it is), so a
+        caller that judged by the thread and then connected to ``finished`` could wait for a
+        signal already gone. Judged on the GUI thread, as here, "running" means a slot
+        connected now to ``finished`` will still be called.
+        """
+        return self._started and not self._finished_delivered
 
     def wait(self, msecs: int = 30000) -> bool:
         """Block until the thread ends (used at shutdown)."""
@@ -108,4 +121,5 @@ class Job(QObject):
 
     @Slot()
     def _on_thread_finished(self) -> None:
+        self._finished_delivered = True
         self.finished.emit()
