@@ -25,13 +25,8 @@ def _tree(directory: Path) -> dict[str, str]:
     }
 
 
-def test_apply_then_roll_back_from_the_page(
-    qtbot: QtBot, private_server: PrivateServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    need_root()
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    server = private_server
-    before = _tree(server.base / "etc")
+def open_apply_page(qtbot: QtBot, server: PrivateServer) -> ApplyPage:
+    """The Apply page for a plan on ``server``, its preview built as the Preview page does."""
     state = _state(server)
     assert state.plan is not None
     state.preview = make_preview(state, state.plan, Progress(lambda _t: None, lambda _o: None))
@@ -39,6 +34,17 @@ def test_apply_then_roll_back_from_the_page(
     qtbot.addWidget(page)
     page.show()
     page.initializePage()
+    return page
+
+
+def test_apply_then_roll_back_from_the_page(
+    qtbot: QtBot, private_server: PrivateServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    need_root()
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    server = private_server
+    before = _tree(server.base / "etc")
+    page = open_apply_page(qtbot, server)
     assert "No restart needed" in page.summary.text()
     assert not page.apply_button.isEnabled()  # nothing happens without consent
     page.consent.setChecked(True)

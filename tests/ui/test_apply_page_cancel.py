@@ -11,9 +11,6 @@ from pytestqt.qtbot import QtBot
 
 from app.appliers import runner
 from app.practice.server import PrivateServer
-from app.ui.pages.apply import ApplyPage
-from app.ui.pages.preview import make_preview
-from app.ui.worker import Progress
 from tests.hosts.util import need_root
 from tests.integration.test_apply import (  # noqa: F401 - autouse cleanup of jobs
     WATCH,
@@ -21,27 +18,16 @@ from tests.integration.test_apply import (  # noqa: F401 - autouse cleanup of jo
     restart_argv,
     tree,
 )
-from tests.ui.test_preview_page import _state
+from tests.ui.test_apply_page import open_apply_page
 
 TRX = "SELECT @@innodb_flush_log_at_trx_commit"
-
-
-def _page(qtbot: QtBot, server: PrivateServer) -> ApplyPage:
-    state = _state(server)
-    assert state.plan is not None
-    state.preview = make_preview(state, state.plan, Progress(lambda _t: None, lambda _o: None))
-    page = ApplyPage(state)
-    qtbot.addWidget(page)
-    page.show()
-    page.initializePage()
-    return page
 
 
 def test_restart_box_changes_the_summary_and_needs_a_way_to_restart(
     qtbot: QtBot, private_server: PrivateServer
 ) -> None:
     need_root()
-    page = _page(qtbot, private_server)
+    page = open_apply_page(qtbot, private_server)
     assert "No restart needed" in page.summary.text()
     assert page.restart_box.isEnabled() and not page.restart_box.isChecked()
     assert page.restart_box.accessibleName()
@@ -68,7 +54,7 @@ def test_cancel_after_the_snapshot_rolls_back_and_leaves_the_server_up(
     monkeypatch.setattr(runner, "apply", functools.partial(runner.apply, watch_seconds=WATCH))
     server = private_server
     before = tree(server.base / "etc")
-    page = _page(qtbot, server)
+    page = open_apply_page(qtbot, server)
     page.restart_edit.setText(shlex.join(restart_argv(server)))
     page.restart_box.setChecked(True)
     page.consent.setChecked(True)
@@ -107,7 +93,7 @@ def test_cancel_while_waiting_for_a_confirmation_rolls_back_at_once(
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     server = private_server
     before = tree(server.base / "etc")
-    page = _page(qtbot, server)
+    page = open_apply_page(qtbot, server)
     page.confirm_spin.setValue(600)  # a deadline far away: only the cancel can end the wait
     page.consent.setChecked(True)
     page.apply_button.click()
@@ -145,7 +131,7 @@ def test_cancel_at_once_changes_nothing(
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     server = private_server
     before, pid = tree(server.base / "etc"), server.running_pid()
-    page = _page(qtbot, server)
+    page = open_apply_page(qtbot, server)
     page.consent.setChecked(True)
     page.apply_button.click()
     page.cancel_button.click()  # before the job can start on the server, almost always
