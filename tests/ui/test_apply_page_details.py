@@ -26,7 +26,8 @@ from tests.integration.test_apply import (  # noqa: F401 - autouse cleanup of jo
     restart_argv,
     tree,
 )
-from tests.ui.test_apply_page_cancel import TRX, _page
+from tests.ui.test_apply_page import open_apply_page
+from tests.ui.test_apply_page_cancel import TRX
 from tests.ui.test_log_details import log_file  # noqa: F401 - the log file fixture
 from tests.ui.test_preview_page import _state
 
@@ -43,7 +44,7 @@ def test_after_a_reconnect_the_summary_describes_the_job_followed(
 ) -> None:
     need_root()
     server = private_server
-    first = _page(qtbot, server)
+    first = open_apply_page(qtbot, server)
     first.confirm_spin.setValue(600)  # the job waits on the target for a Keep
     first.consent.setChecked(True)
     first.apply_button.click()
@@ -98,7 +99,7 @@ def test_an_apply_error_links_to_the_details_in_the_log(
 ) -> None:
     need_root()
     server = private_server
-    page = _page(qtbot, server)
+    page = open_apply_page(qtbot, server)
     assert page.state.preview is not None
     [drop_in] = page.state.preview.option_files
     assert not Path(drop_in.path).exists()
@@ -138,7 +139,7 @@ def test_a_job_that_rolls_back_links_its_errors_to_the_log(
     need_root()
     server = private_server
     before = tree(server.base / "etc")
-    page = _page(qtbot, server)
+    page = open_apply_page(qtbot, server)
     preview = page.state.preview
     assert preview is not None
     # An option the server binary rejects: the job's validation fails, it rolls back.
