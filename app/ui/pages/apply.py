@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import html
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -471,28 +472,27 @@ class ApplyPage(QWizardPage):
 
     def _cancel_waiting(self, job_id: str) -> None:
         """Cancel a change that waits for its confirmation: the job rolls back at once."""
-
-        def work(progress: Progress) -> Any:
-            transport = self._transport()
-            runner.request_cancel(transport, job_id)
-            done = runner.follow(transport, job_id, progress.post, stop_at_confirm=False)
-            return self._reconnect_after(progress, done)
-
-        self.journal.clear()
-        self._run(work, "Cancelling: rolling the change back on the server…")
+        self._answer_waiting_job(
+            runner.request_cancel, job_id, "Cancelling: rolling the change back on the server…"
+        )
 
     def _on_keep_clicked(self) -> None:
         assert self.status is not None
-        job_id = self.status.job_id
+        self._answer_waiting_job(runner.confirm, self.status.job_id, "Keeping the change…")
+
+    def _answer_waiting_job(
+        self, answer: Callable[[Any, str], None], job_id: str, doing: str
+    ) -> None:
+        """Give a job waiting for its confirmation its answer, then follow it to its end."""
 
         def work(progress: Progress) -> Any:
             transport = self._transport()
-            runner.confirm(transport, job_id)
+            answer(transport, job_id)
             done = runner.follow(transport, job_id, progress.post, stop_at_confirm=False)
             return self._reconnect_after(progress, done)
 
         self.journal.clear()
-        self._run(work, "Keeping the change…")
+        self._run(work, doing)
 
     def _on_rollback_clicked(self) -> None:
         assert self.status is not None and self.status.snapshot_id is not None
