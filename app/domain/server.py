@@ -35,7 +35,6 @@ class VersionError(InnoTuneError):
 # servers put in front of the real version in the protocol handshake (for old clients).
 _NUMBER = re.compile(r"(?<![\d.])(\d{1,3})\.(\d{1,3})(?:\.(\d{1,4}))?")
 _RPL_PREFIX = re.compile(r"^\s*5\.5\.5-(?=\d+\.\d+)")
-_PERCONA_RELEASE = re.compile(r"^\d+\.\d+\.\d+-\d+(?:\.\d+)?(?:-|$)")
 
 
 @dataclass(frozen=True, order=True)
@@ -57,7 +56,7 @@ class ServerVersion:
 
         Args:
             text: e.g. ``10.11.19-MariaDB-0+deb12u1``, ``5.5.5-10.6.16-MariaDB-log``,
-                ``8.0.36-28`` (Percona), ``mysqld  Ver 8.4.0 for Linux on x86_64 (MySQL
+                ``9.7.4-2`` (Debian's MySQL), ``8.0.36-28`` (Percona), ``mysqld  Ver 8.4.0 for Linux on x86_64 (MySQL
                 Community Server - GPL)``.
             comment: ``@@version_comment`` when known; it names Percona Server.
 
@@ -76,9 +75,9 @@ class ServerVersion:
         lowered = f"{text} {comment}".lower()
         if "mariadb" in lowered:
             flavour = Flavour.MARIADB
-        elif "percona" in lowered or _PERCONA_RELEASE.match(body[match.start() :]):
-            # Percona's VERSION() carries its release after a dash ("8.0.36-28"), Oracle's
-            # builds don't ("8.0.36", "8.0.36-log", "8.0.36-0ubuntu0.22.04.1").
+        elif "percona" in lowered:
+            # Only Percona's own words say Percona: a number after a dash is no sign of it,
+            # as Debian's packages put their revision there too ("9.7.4-2", Percona "8.4.3-3").
             flavour = Flavour.PERCONA
         else:
             flavour = Flavour.MYSQL

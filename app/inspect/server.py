@@ -11,6 +11,7 @@ from collections.abc import Callable
 from app.domain.errors import InnoTuneError
 from app.domain.facts import Unknown
 from app.domain.instance import ServerInstance
+from app.domain.server import ServerVersion, VersionError
 from app.domain.serverfacts import EngineUse, ErrorLog, Rates, ServerFacts, Variable
 from app.domain.service import ServiceInfo
 from app.inspect.systemd import read_service
@@ -32,11 +33,10 @@ WRITE_COUNTERS = (
 
 def flavour_of(version: str, comment: str) -> str:
     """mariadb, percona or mysql, from VERSION() and @@version_comment."""
-    if "mariadb" in version.lower():
-        return "mariadb"
-    if "percona" in comment.lower():
-        return "percona"
-    return "mysql"
+    try:
+        return str(ServerVersion.parse(version, comment).flavour)
+    except VersionError:
+        return "mariadb" if "mariadb" in version.lower() else "mysql"
 
 
 def _rate(

@@ -486,8 +486,23 @@ def test_the_loader_refuses_a_missing_catalogue(tmp_path: Path) -> None:
             Flavour.PERCONA,
             (8, 0, 36),
         ),
-        ("8.0.36-28", "", Flavour.PERCONA, (8, 0, 36)),
-        ("5.7.44-48-log", "", Flavour.PERCONA, (5, 7, 44)),
+        (
+            "5.7.44-48-log",
+            "Percona Server (GPL), Release 48, Revision 497f936a373",
+            Flavour.PERCONA,
+            (5, 7, 44),
+        ),
+        (
+            "8.4.3-3",
+            "Percona Server (GPL), Release 3, Revision 8ccdb4ba",
+            Flavour.PERCONA,
+            (8, 4, 3),
+        ),
+        # Debian's own MySQL packages (sid: 9.7.4-2, seen on the live server) and Oracle's.
+        ("9.7.4-2", "(Debian)", Flavour.MYSQL, (9, 7, 4)),
+        ("8.4.3", "MySQL Community Server - GPL", Flavour.MYSQL, (8, 4, 3)),
+        # Without a comment a release after a dash says nothing: Debian's and Percona's look alike.
+        ("8.0.36-28", "", Flavour.MYSQL, (8, 0, 36)),
         ("8.4", "", Flavour.MYSQL, (8, 4, 0)),
     ],
 )
@@ -506,8 +521,12 @@ def test_server_version_orders_and_compares() -> None:
     assert a < b and a.series == (10, 11)
     assert b.at_least("mariadb", "10.11.12") and not a.at_least("mariadb", "10.11.12")
     assert not b.at_least("mysql", "8.0.0")
-    percona = ServerVersion.parse("8.0.36-28")
-    assert percona.family is Flavour.MYSQL and percona.at_least("mysql", "8.0.30")
+    percona = ServerVersion.parse("8.0.36-28", "Percona Server (GPL), Release 28")
+    assert (
+        percona.flavour is Flavour.PERCONA
+        and percona.family is Flavour.MYSQL
+        and percona.at_least("mysql", "8.0.30")
+    )
     assert str(b) == "mariadb 10.11.12"
 
 

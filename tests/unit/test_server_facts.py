@@ -101,6 +101,7 @@ def test_flavour() -> None:
     assert flavour_of("10.11.19-MariaDB-0+deb12u1", "Debian 12") == "mariadb"
     assert flavour_of("8.0.36-28", "Percona Server (GPL), Release 28") == "percona"
     assert flavour_of("8.4.3", "MySQL Community Server - GPL") == "mysql"
+    assert flavour_of("9.7.4-2", "(Debian)") == "mysql"  # Debian sid's MySQL, not Percona
 
 
 def test_file_name_decoding() -> None:
