@@ -606,7 +606,7 @@ def _plan(changes: Sequence[Change], host: Host) -> _Planned:
         current = ask_binary(
             transport,
             instance.binary,
-            [*defaults_switches(cmdline), *cmdline.args],
+            [*defaults_switches(cmdline), *cmdline.checking_args()],
             sudo=host.sudo,
         )
         help_files = list(current.default_files) or help_files
@@ -703,7 +703,7 @@ def _plan(changes: Sequence[Change], host: Host) -> _Planned:
         answer = ask_binary(
             transport,
             instance.binary,
-            ["--no-defaults", *would.public_file_args(), *would.cmdline.args],
+            ["--no-defaults", *would.public_file_args(), *would.cmdline.checking_args()],
             sudo=host.sudo,
         )
         warnings += _binary_warnings(answer, wanted, would, warnings)
@@ -845,7 +845,7 @@ def verify(host: Host, path: str, wanted: dict[str, str]) -> list[str]:
         current = ask_binary(
             host.transport,
             instance.binary,
-            [*defaults_switches(cmdline), *cmdline.args],
+            [*defaults_switches(cmdline), *cmdline.checking_args()],
             sudo=host.sudo,
         )
         help_files = list(current.default_files) or help_files

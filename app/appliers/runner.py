@@ -260,8 +260,8 @@ def validation_command(server: ServerFacts, job_id: str) -> dict[str, Any]:
 
     instance = server.instance
     cmdline = parse_argv(instance.argv or (instance.binary,))
-    base = [instance.binary, *defaults_switches(cmdline), *cmdline.args]
-    if server.flavour == "mysql" and _version_tuple(server.version) >= (8, 0, 16):
+    base = [instance.binary, *defaults_switches(cmdline), *cmdline.checking_args()]
+    if server.flavour in ("mysql", "percona") and _version_tuple(server.version) >= (8, 0, 16):
         argv = [*base, "--validate-config"]
     else:
         argv = [*base, "--verbose", "--help", f"--log-bin-index=/tmp/innotune-{job_id}.index"]

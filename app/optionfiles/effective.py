@@ -258,6 +258,18 @@ class CommandLine:
     group_suffix: str | None = None
     args: tuple[str, ...] = ()
 
+    def checking_args(self) -> tuple[str, ...]:
+        """The arguments to ask the server binary with: without those that act on a process.
+
+        ``--daemonize`` would fork a daemon instead of answering (MySQL: "[MY-010946] Failed to
+        start mysqld daemon"), and the running server's ``--pid-file`` is not the checker's.
+        """
+        return tuple(a for a in self.args if resolve(a, RUNTIME_ONLY).name not in RUNTIME_ONLY)
+
+
+# Options about the running process rather than what the server does with its files.
+RUNTIME_ONLY = frozenset({"daemonize", "pid_file"})
+
 
 def parse_argv(argv: Sequence[str]) -> CommandLine:
     """Split a running server's argv (``/proc/PID/cmdline``, a unit's ExecStart).

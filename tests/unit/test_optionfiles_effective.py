@@ -339,3 +339,21 @@ def _unreadable_cases(tmp_path: Path) -> None:
     main.write_text(f"[mysqld]\n!includedir {locked}\n")
     with pytest.raises(OptionFileError, match="locked"):
         collect(reader, [str(main)], ["mysqld"])
+
+
+def test_checking_args_leave_out_what_acts_on_the_running_process() -> None:
+    # Oracle's EL units started mysqld this way; asking the binary with --daemonize forks.
+    cmdline = parse_argv(
+        [
+            "/usr/sbin/mysqld",
+            "--defaults-file=/etc/my.cnf",
+            "--daemonize",
+            "--pid-file=/var/run/mysqld/mysqld.pid",
+            "--loose-pid_file",
+            "/run/x.pid",
+            "--datadir=/var/lib/mysql",
+            "--user=mysql",
+        ]
+    )
+    assert cmdline.checking_args() == ("--datadir=/var/lib/mysql", "--user=mysql")
+    assert "--daemonize" in cmdline.args
