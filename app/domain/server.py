@@ -56,8 +56,8 @@ class ServerVersion:
 
         Args:
             text: e.g. ``10.11.19-MariaDB-0+deb12u1``, ``5.5.5-10.6.16-MariaDB-log``,
-                ``9.7.4-2`` (Debian's MySQL), ``8.0.36-28`` (Percona), ``mysqld  Ver 8.4.0 for Linux on x86_64 (MySQL
-                Community Server - GPL)``.
+                ``9.7.4-2`` (Debian's MySQL), ``8.0.36-28`` (Percona),
+                ``mysqld  Ver 8.4.0 for Linux on x86_64 (MySQL Community Server - GPL)``.
             comment: ``@@version_comment`` when known; it names Percona Server.
 
         Raises:
