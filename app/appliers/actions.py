@@ -97,6 +97,10 @@ class Action:
         files: files written, each with its full new content.
         commands: commands run, in order.
         statements: SQL statements run (dynamic variables).
+        persist_statements: ``RESET PERSIST``/``SET PERSIST_ONLY`` run after them (MySQL):
+            a value persisted in mysqld-auto.cnf would otherwise beat the option file.
+        server_files: files the server itself rewrites because of those statements
+            (mysqld-auto.cnf); snapshotted and put back byte for byte on rollback.
         values: current → new values of settings.
         warnings: what would override or undo the change, each with its fix.
         unsupported: changes this host cannot take ("not supported on this host").
@@ -113,6 +117,8 @@ class Action:
     files: tuple[FileWrite, ...] = ()
     commands: tuple[Command, ...] = ()
     statements: tuple[str, ...] = ()
+    persist_statements: tuple[str, ...] = ()
+    server_files: tuple[str, ...] = ()
     values: tuple[ValueChange, ...] = ()
     warnings: tuple[str, ...] = ()
     unsupported: tuple[str, ...] = ()
@@ -128,7 +134,7 @@ class Action:
     @property
     def empty(self) -> bool:
         """True when the action changes nothing."""
-        return not (self.files or self.commands or self.statements)
+        return not (self.files or self.commands or self.statements or self.persist_statements)
 
 
 @dataclass
@@ -143,6 +149,9 @@ class Host:
     transport: Transport | None = None
     session: Any = None  # app.mysql.session.Session when logged in
     sudo: bool = False
+    # A value persisted in mysqld-auto.cnf (MySQL's SET PERSIST) beats the option files:
+    # "reset" removes it (RESET PERSIST), "persist" persists InnoTune's value there too.
+    persisted: str = "reset"
 
     @property
     def live(self) -> bool:

@@ -557,6 +557,53 @@ def check_winners(
     return warnings
 
 
+PERSISTED_CHOICES = ("reset", "persist")
+
+
+def persisted_winners(view: ServerView, wanted: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """The keys of ``wanted`` whose value comes from mysqld-auto.cnf: key → (file, value)."""
+    found = {}
+    for key in wanted:
+        setting = view.settings.get(key)
+        if setting is not None and setting.source.kind == "persisted":
+            found[key] = (setting.source.file or "mysqld-auto.cnf", setting.value or "")
+    return found
+
+
+def persist_statement(key: str, value: str, choice: str) -> str:
+    """``RESET PERSIST`` (the option file then wins) or ``SET PERSIST_ONLY`` InnoTune's value.
+
+    PERSIST_ONLY writes mysqld-auto.cnf without touching the live value: the job sets that
+    with SET GLOBAL (or the restart does), as for any other change.
+    """
+    if not _KEY.match(key):
+        raise ApplyError(f"Not a server variable name InnoTune writes: {key!r}.")
+    if choice == "reset":
+        return f"RESET PERSIST IF EXISTS {key}"
+    if choice != "persist":
+        raise ApplyError(f"Unknown choice for persisted values: {choice!r}.")
+    if re.fullmatch(r"[0-9]+", value):
+        return f"SET PERSIST_ONLY {key} = {value}"
+    if not re.fullmatch(r"[A-Za-z0-9_.,/+-]*", value):
+        raise ApplyError(f"{key}: InnoTune does not send the value {value!r}.")
+    return f"SET PERSIST_ONLY {key} = '{value}'"
+
+
+def _persisted_note(
+    persisted: dict[str, tuple[str, str]], wanted: dict[str, str], choice: str
+) -> str:
+    path = next(iter(persisted.values()))[0]
+    items = ", ".join(f"{k} = {v}" for k, (_, v) in sorted(persisted.items()))
+    if choice == "reset":
+        what = "RESET PERSIST removes them there, so this file's values apply at every start"
+    else:
+        what = "SET PERSIST_ONLY writes InnoTune's values there too"
+    return (
+        f"{path} (SET PERSIST) holds {items}, which would beat this file; {what} "
+        f"({path} is in the snapshot and is put back byte for byte on rollback)"
+    )
+
+
 @dataclass(frozen=True)
 class _Planned:
     action: Action
@@ -698,7 +745,15 @@ def _plan(changes: Sequence[Change], host: Host) -> _Planned:
     # What the server itself would complain about (include loops, rejected lines in an
     # included file, missing includes): shown, with file and line, beside the overrides.
     warnings = [f"option files: {p}" for p in view.reading.problems]
-    warnings += check_winners(would, dest.path, wanted)
+    persisted = persisted_winners(would, wanted)
+    warnings += check_winners(
+        would, dest.path, {k: v for k, v in wanted.items() if k not in persisted}
+    )
+    persist_statements = tuple(
+        persist_statement(key, wanted[key], host.persisted) for key in sorted(persisted)
+    )
+    if persisted:
+        notes.append(_persisted_note(persisted, wanted, host.persisted))
     if have_binary:
         answer = ask_binary(
             transport,
@@ -724,11 +779,17 @@ def _plan(changes: Sequence[Change], host: Host) -> _Planned:
         if files
         else "option files already hold these values"
     )
+    if persisted and files:
+        files = (dataclasses.replace(files[0], note="; ".join(notes)),)
+    elif persisted:
+        summary += f"; {notes[-1]}"
     action = Action(
         applier="optionfile",
         change_ids=tuple(c.id for c in accepted),
         summary=summary,
         files=files,
+        persist_statements=persist_statements,
+        server_files=tuple(sorted({path for path, _ in persisted.values()})),
         warnings=tuple(warnings),
         unsupported=tuple(unsupported),
         restart_needed=needs_restart and bool(files),

@@ -121,8 +121,14 @@ class Preview:
 
     @property
     def statements(self) -> tuple[str, ...]:
-        """SQL statements apply runs."""
-        return tuple(s for a in self.actions for s in a.statements)
+        """SQL statements apply runs, in its order (SET GLOBAL, then the persisted values)."""
+        live = [s for a in self.actions for s in a.statements]
+        return tuple(live + [s for a in self.actions for s in a.persist_statements])
+
+    @property
+    def server_files(self) -> tuple[str, ...]:
+        """Files the server rewrites because of those statements (mysqld-auto.cnf)."""
+        return tuple(sorted({f for a in self.actions for f in a.server_files}))
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -185,6 +191,10 @@ class Preview:
             out.append("")
         out.append("== SQL ==")
         out += [f"  {s};" for s in self.statements] or ["(none)"]
+        for path in self.server_files:
+            out.append(
+                f"  (the server rewrites {path}: it is in the snapshot, put back on rollback)"
+            )
         out.append("")
         out.append("== Commands, in order ==")
         out += [f"  {c.line()}    # {c.why}" for c in self.commands] or ["(none)"]

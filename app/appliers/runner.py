@@ -357,6 +357,7 @@ def build_bundle(
         "files": files,
         "values": values,
         "statements": [s for a in actions for s in a.statements],
+        "persist_statements": [s for a in actions for s in a.persist_statements],
         "commands": commands,
         "validate": validate if has_option_files else None,
         "buffer_pool_bytes": int(pool) if pool and pool.isdigit() else None,

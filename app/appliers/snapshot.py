@@ -231,26 +231,27 @@ def take(
     """
     files: list[SavedFile] = []
     seen: set[str] = set()
-    for action in actions:
-        for write in action.files:
-            if write.path in seen:
-                continue
-            seen.add(write.path)
-            content, mode, owner = read_state(transport, write.path, sudo=sudo)
-            if content is None:
-                files.append(SavedFile(write.path, False, None, purpose=write.purpose))
-            else:
-                files.append(
-                    SavedFile(
-                        write.path,
-                        True,
-                        sha256(content),
-                        mode,
-                        owner,
-                        write.purpose,
-                        base64.b64encode(content).decode("ascii"),
-                    )
+    touched = [(w.path, w.purpose) for a in actions for w in a.files]
+    touched += [(path, "persisted") for a in actions for path in a.server_files]
+    for path, purpose in touched:
+        if path in seen:
+            continue
+        seen.add(path)
+        content, mode, owner = read_state(transport, path, sudo=sudo)
+        if content is None:
+            files.append(SavedFile(path, False, None, purpose=purpose))
+        else:
+            files.append(
+                SavedFile(
+                    path,
+                    True,
+                    sha256(content),
+                    mode,
+                    owner,
+                    purpose,
+                    base64.b64encode(content).decode("ascii"),
                 )
+            )
     values: list[SavedValue] = []
     for action in actions:
         for v in action.values:

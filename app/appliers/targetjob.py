@@ -766,6 +766,23 @@ class Job:
         self.step("confirm", "fail", f"no confirmation within {seconds:.0f} s")
         return False
 
+    def set_persisted(self, statements: list[str], logged_in: bool) -> None:
+        """RESET PERSIST / SET PERSIST_ONLY: mysqld-auto.cnf must not undo the option files.
+
+        Without them the change would be undone at the next start, so they are not skipped
+        like SET GLOBAL when the job cannot log in: the apply fails and rolls back.
+        """
+        if statements and not logged_in:
+            raise JobFailed(
+                "cannot log in to the server to change mysqld-auto.cnf (%s)" % statements[0]
+            )
+        for sql in statements:
+            self.step("persisted", "start", sql)
+            good, reply = self.client(sql)
+            if not good:
+                raise JobFailed(f"{sql} failed: {reply[-300:]}")
+            self.step("persisted", "ok", sql)
+
     # -- restore ----------------------------------------------------------------------------
     def restore(self, standalone: bool) -> bool:
         """Put the snapshot back, newest first, past failures; True when all of it worked.
@@ -918,6 +935,7 @@ class Job:
                     self.live_set.add(str(_set_key(sql)))
                     self.step("dynamic", "ok", sql)
                     self.check_cancel("after " + sql)
+            self.set_persisted(bundle.get("persist_statements") or [], ok)
             self.set_values(
                 [v for v in bundle.get("values", []) if v["kind"] != "dynamic"], "live", False
             )

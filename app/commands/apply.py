@@ -20,6 +20,7 @@ from typing import Any
 
 from app.cli import add_target_arguments
 from app.commands import Handler
+from app.commands.common import add_persisted_argument
 from app.commands.sliders import add_slider_arguments, positions_from_args
 from app.domain.errors import InnoTuneError
 
@@ -59,6 +60,7 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
         "--plan", metavar="PLAN.json", help="the plan to apply (from preview --plan-out)"
     )
     add_slider_arguments(parser)
+    add_persisted_argument(parser)
     parser.add_argument(
         "--sample",
         type=float,
@@ -239,6 +241,7 @@ def run_apply(args: argparse.Namespace) -> int:
             conn.transport,
             conn.session,
             sudo=conn.sudo_mode in ("root", "nopasswd", "password-ok"),
+            persisted=args.persisted,
         )
         preview = build_preview(plan, host)
         restart_argv = runner.restart_argv_from(args.restart_command)

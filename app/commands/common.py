@@ -69,3 +69,17 @@ def connect(args: argparse.Namespace, *, quiet: bool = True) -> DoctorResult:
             f"See the line above; `innotune doctor {args.target}` checks every step.",
         )
     return result
+
+
+def add_persisted_argument(parser: argparse.ArgumentParser) -> None:
+    """``--persisted``: what to do with a value MySQL's SET PERSIST keeps in mysqld-auto.cnf."""
+    parser.add_argument(
+        "--persisted",
+        choices=("reset", "persist"),
+        default="reset",
+        help=(
+            "MySQL: a value SET PERSIST keeps in mysqld-auto.cnf beats InnoTune's option file; "
+            "'reset' removes it there (RESET PERSIST, default), 'persist' writes InnoTune's "
+            "value there too (SET PERSIST_ONLY). Either way the file is snapshotted."
+        ),
+    )

@@ -9,6 +9,7 @@ from typing import Any
 
 from app.cli import add_target_arguments
 from app.commands import Handler
+from app.commands.common import add_persisted_argument
 from app.commands.plan import _read_facts, _target_optional
 from app.commands.sliders import add_slider_arguments, positions_from_args
 
@@ -46,6 +47,7 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
         help="facts saved by inspect --out; alone: preview offline, with TARGET: skip inspecting",
     )
     add_slider_arguments(parser)
+    add_persisted_argument(parser)
     parser.add_argument(
         "--sample",
         type=float,
@@ -90,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
                 conn.transport,
                 conn.session,
                 sudo=conn.sudo_mode in ("root", "nopasswd", "password-ok"),
+                persisted=args.persisted,
             )
         preview = build_preview(plan, host)
     finally:
