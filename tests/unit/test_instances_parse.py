@@ -8,6 +8,8 @@ import pytest
 
 from app.inspect.instances import InstanceChoiceError, choose_instance, parse_instances
 
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "hosts"
+
 FIXTURE = Path(__file__).parents[1] / "fixtures/hosts/debian12-two-instances/find-instances.txt"
 
 
@@ -69,3 +71,15 @@ def test_without_sudo_an_explicit_endpoint_is_taken_as_given() -> None:
     chosen = choose_instance(instances, "46085")  # the private server's port, not visible
     assert chosen.ports == (46085,)
     assert any("given by --instance" in n for n in chosen.notes)
+
+
+def test_servers_in_containers_are_not_this_hosts() -> None:
+    # Recorded with the suite's Debian hosts booted beside the host's own MariaDB: three
+    # servers share the network namespace, two with /run/mysqld/mysqld.sock.
+    text = (FIXTURES / "containers" / "find-instances.txt").read_text()
+    found = parse_instances(text)
+    assert [(i.pid, i.started_by, i.service) for i in found] == [(22509, "sysv", "mariadb")]
+    assert choose_instance(found, "/run/mysqld/mysqld.sock").pid == 22509
+    # Without the namespace lines (an older capture, or no root to read them) all are kept.
+    blind = "\n".join(ln for ln in text.splitlines() if not ln.startswith(("@@self", "@@mntns")))
+    assert len(parse_instances(blind)) == 3
