@@ -18,7 +18,7 @@ from app.remote.transport import Transport
 SERVER_NAMES = ("mysqld", "mariadbd")
 
 FIND_SCRIPT = r"""
-echo "@@self $(readlink /proc/$$/ns/mnt 2>/dev/null)"
+echo "@@self $(readlink /proc/$$/ns/pid 2>/dev/null)"
 for p in /proc/[0-9]*; do
     name=$(cat "$p/comm" 2>/dev/null) || continue
     case "$name" in mysqld|mariadbd) ;; *) continue ;; esac
@@ -29,7 +29,7 @@ for p in /proc/[0-9]*; do
     echo "@@status $(awk '/^(PPid|Uid):/ {printf "%s %s ", $1, $2}' "$p/status" 2>/dev/null)"
     pp=$(awk '/^PPid:/ {print $2}' "$p/status" 2>/dev/null)
     echo "@@parent $(cat "/proc/$pp/comm" 2>/dev/null)"
-    echo "@@mntns $(readlink "$p/ns/mnt" 2>/dev/null)"
+    echo "@@pidns $(readlink "$p/ns/pid" 2>/dev/null)"
     sed 's/^/@@cgroup /' "$p/cgroup" 2>/dev/null
     for f in "$p"/fd/*; do readlink "$f" 2>/dev/null; done |
         sed -n 's/^socket:\[\([0-9]*\)\]$/@@inode \1/p'
@@ -55,7 +55,7 @@ class _Proc:
     parent: str = ""
     cgroups: list[str] | None = None
     inodes: set[str] | None = None
-    mntns: str = ""
+    pidns: str = ""
 
 
 def _option(args: list[str], name: str) -> str | None:
@@ -99,8 +99,8 @@ def parse_instances(text: str) -> list[ServerInstance]:
                     procs[-1].uid = int(parts[parts.index("Uid:") + 1])
             elif tag == "@@parent":
                 procs[-1].parent = value.strip()
-            elif tag == "@@mntns":
-                procs[-1].mntns = value.strip()
+            elif tag == "@@pidns":
+                procs[-1].pidns = value.strip()
             elif tag == "@@cgroup":
                 assert procs[-1].cgroups is not None
                 procs[-1].cgroups.append(value)
@@ -122,10 +122,11 @@ def parse_instances(text: str) -> list[ServerInstance]:
                 users[int(uid)] = name
         elif section == "initd":
             initd.add(line.strip())
-    # A server in another mount namespace runs in a container: its socket, files and
-    # service are the container's (the same /run/mysqld/mysqld.sock may be two sockets),
-    # so it is tuned by connecting to the container, not from here.
-    here = [p for p in procs if not (own_ns and p.mntns and p.mntns != own_ns)]
+    # A server in another pid namespace runs in a container: its socket, files and service
+    # are the container's (the same /run/mysqld/mysqld.sock may be two sockets), so it is
+    # tuned by connecting to the container, not from here. (Not the mount namespace:
+    # systemd gives hardened units such as mariadb.service one of their own.)
+    here = [p for p in procs if not (own_ns and p.pidns and p.pidns != own_ns)]
     return [_instance(p, unix, tcp, users, initd) for p in here]
 
 

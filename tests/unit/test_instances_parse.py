@@ -78,8 +78,8 @@ def test_servers_in_containers_are_not_this_hosts() -> None:
     # servers share the network namespace, two with /run/mysqld/mysqld.sock.
     text = (FIXTURES / "containers" / "find-instances.txt").read_text()
     found = parse_instances(text)
-    assert [(i.pid, i.started_by, i.service) for i in found] == [(22509, "sysv", "mariadb")]
-    assert choose_instance(found, "/run/mysqld/mysqld.sock").pid == 22509
+    assert [(i.pid, i.started_by, i.service) for i in found] == [(31751, "sysv", "mariadb")]
+    assert choose_instance(found, "/run/mysqld/mysqld.sock").pid == 31751
     # Without the namespace lines (an older capture, or no root to read them) all are kept.
-    blind = "\n".join(ln for ln in text.splitlines() if not ln.startswith(("@@self", "@@mntns")))
+    blind = "\n".join(ln for ln in text.splitlines() if not ln.startswith(("@@self", "@@pidns")))
     assert len(parse_instances(blind)) == 3
