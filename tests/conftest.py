@@ -12,12 +12,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from app.practice.server import PrivateServer
+from tests.hosts.debian_hosts import SPECS, DebianHost, LocalDebian
 from tests.hosts.debian_mariadb import DebianMariaDB, exclusive_use
 from tests.hosts.loopdev import LoopFs
 from tests.hosts.sshd import SshServer, SshUsers
@@ -200,6 +202,78 @@ def debian_mariadb(_debian_mariadb_session: DebianMariaDB) -> Iterator[DebianMar
         _debian_mariadb_session.ensure_pristine()
         yield _debian_mariadb_session
         _debian_mariadb_session.ensure_pristine()
+
+
+# -- Debian systems from Debian's archive, booted with systemd ----------------------------------
+
+
+@pytest.fixture(scope="session")
+def debian_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, DebianHost]]:
+    """bullseye (MariaDB 10.5), trixie (MariaDB 11.8) and sid (MySQL 9.7), booted together.
+
+    Built with debootstrap on first use (then cached), powered off after the session.
+    """
+    need_root()
+    need(shutil.which("debootstrap") is not None, "debootstrap is not installed")
+    need(shutil.which("unshare") is not None, "unshare (util-linux) is not installed")
+    hosts = {
+        name: DebianHost(spec, tmp_path_factory.mktemp(f"host-{name}"))
+        for name, spec in SPECS.items()
+    }
+    errors: list[str] = []
+
+    def boot(host: DebianHost) -> None:
+        try:
+            host.boot()
+        except Exception as exc:  # reported below, after every boot ended
+            errors.append(f"{host.name}: {exc}")
+
+    threads = [threading.Thread(target=boot, args=(h,)) for h in hosts.values()]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    try:
+        if errors:
+            pytest.fail("test hosts did not boot:\n" + "\n".join(errors))
+        print(
+            "\n[test hosts] booted: "
+            + ", ".join(f"{h.name} {h.boot_seconds:.1f} s" for h in hosts.values())
+        )
+        yield hosts
+    finally:
+        for host in hosts.values():
+            host.poweroff()
+            shutil.rmtree(host.workdir, ignore_errors=True)  # the overlay's copy-ups
+
+
+SERVER_HOSTS = ("bookworm", "bullseye", "trixie", "sid")
+
+
+@pytest.fixture(params=SERVER_HOSTS)
+def server_host(request: pytest.FixtureRequest) -> Iterator[DebianHost | LocalDebian]:
+    """Each server line for real: bookworm's MariaDB 10.11 (SysV) and the booted hosts.
+
+    After the test every file under /etc/mysql and the datadir's option files must be
+    byte-identical and the server up; otherwise they are put back and the test fails.
+    """
+    host: DebianHost | LocalDebian
+    if request.param == "bookworm":
+        request.getfixturevalue("debian_mariadb")
+        host = LocalDebian(
+            request.getfixturevalue("_debian_mariadb_session"), request.getfixturevalue("sshd")
+        )
+    else:
+        host = request.getfixturevalue("debian_hosts")[request.param]
+    yield host
+    changed, up = host.differences(), host.active()
+    if changed or not up:
+        host.put_back()
+        pytest.fail(
+            f"{host.name}: after the test "
+            + ("; ".join(changed) + " differ" if changed else "")
+            + ("" if up else " the server is down")
+        )
 
 
 # -- private servers and the loop device ----------------------------------------------------

@@ -168,6 +168,7 @@ def _resolve(knob: Knob, base: LineFacts, sv: ServerVersion, exact: bool) -> Ver
         ignored=ignored,
         deprecated=deprecated,
         notes=tuple(notes),
+        restart_values=base.restart_values,
     )
 
 

@@ -73,6 +73,7 @@ _LINE_KEYS = {
     "min",
     "max",
     "allowed",
+    "restart_values",
     "block",
     "ignored",
     "deprecated",
@@ -405,6 +406,9 @@ def _line_facts(
         allowed=_allowed(ctx, f"{where}.allowed", entry["allowed"], kind)
         if "allowed" in entry
         else None,
+        restart_values=_allowed(ctx, f"{where}.restart_values", entry["restart_values"], kind)
+        if "restart_values" in entry
+        else (),
         block=_block(ctx, f"{where}.block", entry.get("block")),
         ignored=_bool(ctx, f"{where}.ignored", entry.get("ignored", False)),
         deprecated=_bool(ctx, f"{where}.deprecated", entry.get("deprecated", False)),

@@ -65,7 +65,7 @@ INPUTS = frozenset(
 
 #: The server lines the catalogue states facts for, oldest first within a family.
 LINES: dict[Flavour, tuple[tuple[int, int], ...]] = {
-    Flavour.MYSQL: ((5, 7), (8, 0), (8, 4)),
+    Flavour.MYSQL: ((5, 7), (8, 0), (8, 4), (9, 7)),
     Flavour.MARIADB: ((10, 5), (10, 6), (10, 11), (11, 4), (11, 8)),
 }
 
@@ -119,6 +119,9 @@ class LineFacts:
     min: int | float | None = None
     max: int | float | None = None
     allowed: tuple[Value, ...] | None = None
+    # Values SET GLOBAL cannot switch to or from (MySQL's innodb_doublewrite OFF): a change
+    # that involves one needs a restart although the variable is dynamic.
+    restart_values: tuple[Value, ...] = ()
     block: int | None = None
     ignored: bool = False
     deprecated: bool = False
@@ -278,6 +281,12 @@ class VersionFacts:
     ignored: bool
     deprecated: bool
     notes: tuple[str, ...]
+    restart_values: tuple[Value, ...] = ()
+
+    def live_between(self, current: str | None, proposed: str) -> bool:
+        """True when SET GLOBAL can move the variable from ``current`` to ``proposed``."""
+        stuck = {str(v).upper() for v in self.restart_values}
+        return self.dynamic and not ({str(current).upper(), proposed.upper()} & stuck)
 
     @property
     def verified(self) -> bool:

@@ -333,7 +333,7 @@ class Ctx:
             if canon not in allowed:
                 self.leave(name, slider, f"{self.version} does not accept {proposed}.")
                 return False
-        live = vf.dynamic and not restart
+        live = vf.live_between(current, proposed) and not restart
         confidence = vf.confidence if vf.verified else "unverified"
         return self.propose(
             Change(
