@@ -7,11 +7,10 @@ only through ``Ctx.final``.
 
 from __future__ import annotations
 
-from app.domain.plan import Change, PoolRule
+from app.domain.plan import REDO_PRESETS, Change, PoolRule
 from app.domain.server import Flavour
 from app.planner.context import DIRECT_IO_FS, Ctx, Disk, first_sentence, reports_rotational
 from app.planner.sliders import (
-    ASSUMED_REDO_BYTES_PER_S,
     OS_RESERVE_DIVISOR,
     OS_RESERVE_MAX,
     OS_RESERVE_MIN,
@@ -21,8 +20,10 @@ from app.planner.sliders import (
     current_share,
     doublewrite_on,
     memory_budget,
+    planning_rate,
     recovery_words,
     redo_rate,
+    representative,
     uses_capacity,
 )
 from app.planner.values import (
@@ -163,6 +164,10 @@ def _pool_unit(ctx: Ctx, pool: int) -> tuple[int, str]:
         return MIB, "a multiple of 1 MiB"
     chunk = ctx.num("innodb_buffer_pool_chunk_size") or 128 * MIB
     instances = ctx.num("innodb_buffer_pool_instances") or 1
+    if pool < GIB:
+        # MySQL starts with one instance when the pool is below 1 GiB (the manual: the
+        # option "takes effect only when you set innodb_buffer_pool_size to 1GB or more").
+        instances = 1
     defaults_to_8 = ctx.version.series in ((5, 7), (8, 0)) and pool >= GIB
     instances_origin = next(
         (v.origin for v in ctx.server.variables if v.name == "innodb_buffer_pool_instances"), None
@@ -227,6 +232,16 @@ def memory(ctx: Ctx) -> None:
             "RAM and it fits.",
         )
         return
+    if want > current > proposed:
+        # The person asked for more than now, and even now does not fit: shrinking it
+        # would contradict the slider; the warning above says what to lower instead.
+        ctx.leave(
+            name,
+            "memory",
+            f"You chose {share}% ({size_text(want)}), more than the {size_text(current)} now, "
+            f"but no larger pool fits: {budget.words()}.",
+        )
+        return
     capped = (
         f"; {share}% ({size_text(want)}) would not fit, so it is capped"
         if want > budget.fits
@@ -239,8 +254,10 @@ def memory(ctx: Ctx) -> None:
     free = budget.headroom(proposed)
     risk = (
         f"With every one of the {budget.max_connections} connections using its buffers, "
-        f"{size_text(free)} stay free; if other processes grow beyond that, Linux swaps or its "
-        "OOM killer ends the server (a crash)."
+        f"{size_text(free)} stay free beyond the OS's share"
+        + (" (thin)" if budget.thin(proposed) else "")
+        + "; if other processes grow beyond that, Linux swaps or its OOM killer ends the "
+        "server (a crash)."
     )
     restart = False
     size_max = ctx.num("innodb_buffer_pool_size_max")
@@ -249,6 +266,16 @@ def memory(ctx: Ctx) -> None:
         reason += (
             f" It is above innodb_buffer_pool_size_max ({size_text(size_max)}), so it takes "
             "effect at the next restart."
+        )
+    instances = ctx.num("innodb_buffer_pool_instances") or 1
+    if not ctx.mariadb and proposed < GIB and instances > 1 and not restart:
+        # innodb_buffer_pool_size_validate() (ha_innodb.cc) refuses a live resize below
+        # 1 GiB while there are several instances: a warning, and the pool stays as it is.
+        restart = True
+        reason += (
+            f" MySQL refuses to resize the pool live below 1 GiB while "
+            f"innodb_buffer_pool_instances is {instances}, so it takes effect at the next "
+            "restart, which starts it with one instance."
         )
     if ctx.server_change(name, str(proposed), reason, "memory", risk=risk, restart=restart):
         ctx.pool_rules.append(_pool_rule(ctx, budget, share, minimum, target))
@@ -306,24 +333,27 @@ def redo(ctx: Ctx) -> None:
             f"The redo slider is at 'keep': it stays {size_text(current_total)}{held}.",
         )
         return
-    if rate is not None:
-        secs = ctx.server.rates.seconds if ctx.server.rates else 0
-        basis = (
-            f"the server wrote {size_text(rate)} of redo per second during the {secs:.0f} s "
-            f"sample, so {minutes} min of writes is"
-        )
-    else:
-        basis = (
-            "no redo write rate was measured (no sample, or an idle server), so this is a "
-            f"labelled default: {minutes} min at an assumed 1 GiB per hour is"
-        )
-    total = round_up((rate or ASSUMED_REDO_BYTES_PER_S) * minutes * 60, 32 * MIB)
+    planned_rate, said = planning_rate(ctx.server)
+    measured = representative(ctx.server)
+    basis = f"{said}, so {minutes} min of writes is"
+    total = round_up(planned_rate * minutes * 60, 32 * MIB)
     vf = ctx.facts_for(name)
     if vf is None:  # pragma: no cover - every covered version has one of the two
         ctx.leave(name, "redo", f"{ctx.version} has no {name}.")
         return
+    if not measured and current_total is not None and total < current_total:
+        ctx.leave(
+            name,
+            "redo",
+            f"It is {size_text(current_total)}; {said}, which is no reason to shrink it.",
+        )
+        return
     per_file = round_up(total / files, MIB)
     lows = [int(vf.min)] if vf.min is not None else []
+    default = parse_int(str(vf.default)) if vf.default is not None else None
+    if default and minutes > REDO_PRESETS["fast-recovery"]:
+        # Never below the version's default unless the person asks for fast recovery.
+        lows.append(default)
     log_buffer = ctx.num("innodb_log_buffer_size")
     if ctx.mariadb and log_buffer:
         lows.append(round_up(log_buffer, MIB))
@@ -525,8 +555,28 @@ def _io_capacity(ctx: Ctx) -> None:
         )
 
 
+def _order_io_capacity(ctx: Ctx) -> None:
+    """Put the pair in an order the server takes one statement at a time.
+
+    MySQL clamps ``SET GLOBAL innodb_io_capacity`` to the current innodb_io_capacity_max
+    (and the max to the current io_capacity), so raising io_capacity needs the max raised
+    first, lowering it needs io_capacity lowered first. The apply job keeps this order.
+    """
+    spots = {c.id: i for i, c in enumerate(ctx.changes)}
+    if "innodb_io_capacity" not in spots or "innodb_io_capacity_max" not in spots:
+        return
+    i, j = sorted((spots["innodb_io_capacity"], spots["innodb_io_capacity_max"]))
+    cap = ctx.changes[spots["innodb_io_capacity"]]
+    cap_max = ctx.changes[spots["innodb_io_capacity_max"]]
+    new, old = parse_int(cap.proposed), parse_int(cap.current)
+    raising = new is not None and old is not None and new > old
+    first, second = (cap_max, cap) if raising else (cap, cap_max)
+    ctx.changes[i], ctx.changes[j] = first, second
+
+
 def _consistent_io_capacity(ctx: Ctx) -> None:
     """Never io_capacity_max < io_capacity: drop whichever change would cause it."""
+    _order_io_capacity(ctx)
     cap = parse_int(ctx.final("innodb_io_capacity"))
     cap_max = parse_int(ctx.final("innodb_io_capacity_max"))
     if cap is None or cap_max is None or cap_max >= cap:

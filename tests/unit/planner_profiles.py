@@ -127,6 +127,10 @@ def server_facts(
     """A ServerFacts with the version's default variables and the given overrides."""
     values, _ = server_variables(flavour, version)
     values.update(overrides or {})
+    pool = values.get("innodb_buffer_pool_size", "")
+    if flavour == "mysql" and pool.isdigit() and int(pool) < GIB:
+        # MySQL starts with one instance below a 1 GiB pool and reports 1 (the manual).
+        values["innodb_buffer_pool_instances"] = "1"
     values["log_bin"] = "ON" if binlog else "OFF"
     suffix = "-MariaDB" if flavour == "mariadb" else ""
     rates = None
