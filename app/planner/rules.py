@@ -512,28 +512,58 @@ def _sysfs(ctx: Ctx, key: str, disk: str, current: str | None, proposed: str, re
     )
 
 
+#: The manual ("Configuring InnoDB I/O Capacity"): values above 20000 are generally not
+#: recommended unless lower values are shown to be insufficient for the workload.
+IO_CAPACITY_CEILING = 20000
+
+
 def _io_capacity(ctx: Ctx) -> None:
     probe = ctx.facts.disk_probe
-    measured = probe.sync_writes_per_s if probe else None
+    measured = probe.page_writes_per_s if probe else None
     if not measured:
+        why = (
+            "The disk probe measured only synced single writes (a flush's latency), not how "
+            "many pages per second the disk takes; inspect again with --probe-disk to size it."
+            if probe is not None and probe.sync_writes_per_s
+            else "The disk's page-write rate was not measured (plan with --probe-disk to size it)."
+        )
         for name in ("innodb_io_capacity", "innodb_io_capacity_max"):
-            ctx.leave(
-                name,
-                "fit_disks",
-                "The disk's sync rate was not measured (plan with --probe-disk to size it).",
-            )
+            ctx.leave(name, "fit_disks", why)
         return
     assert probe is not None
+    how = probe.page_method or "the probe"
+    where = (
+        f"{probe.directory} took {measured:.0f} writes of 16 KiB pages per second from "
+        f"{probe.page_queue_depth or 'several'} writers at once ({how})"
+    )
     target = max(100, two_digits(measured))
+    notes = []
+    if target > IO_CAPACITY_CEILING:
+        target = IO_CAPACITY_CEILING
+        notes.append(
+            f"capped at {IO_CAPACITY_CEILING}: the manual advises against more unless lower "
+            "values are shown to be too little for the workload"
+        )
+    vf = ctx.facts_for("innodb_io_capacity")
+    default = parse_int(str(vf.default)) if vf is not None and vf.default is not None else None
+    solid = [d for d in ctx.disks if d.kind in ("nvme", "ssd")]
+    if default and solid and target < default:
+        notes.append(
+            f"below {ctx.version}'s default of {default} because {solid[0].words} that took "
+            f"only {measured:.0f} page writes per second here: asking background flushing for "
+            "more than the disk takes only makes it fall behind and compete with commits"
+        )
+    note = "; ".join(notes)
     current = ctx.num("innodb_io_capacity")
-    where = f"{probe.directory} took {measured:.0f} synced 4 KiB writes per second"
     if current is not None and 0.8 * target <= current <= 1.25 * target:
         ctx.leave("innodb_io_capacity", "fit_disks", f"It is {current}, close to what {where}.")
     else:
         ctx.server_change(
             "innodb_io_capacity",
             str(target),
-            f"{where}, so background flushing can plan with about {target}.",
+            f"{where}, so background flushing can plan with about {target}"
+            + (f" ({note})" if note else "")
+            + ".",
             "fit_disks",
         )
     final = parse_int(ctx.final("innodb_io_capacity")) or target

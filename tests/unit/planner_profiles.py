@@ -210,7 +210,18 @@ class Profile:
 def _facts(name: str, os: OsFacts, server: ServerFacts, probe: float | None) -> HostFacts:
     disk = None
     if probe is not None:
-        disk = DiskProbe(server.datadir or "/var/lib/mysql", "python3", probe, 500.0, 32 * MIB, 2.0)
+        # SYNTHETIC: the same figure as the page-write rate (fio, 8 writers) and the synced rate.
+        disk = DiskProbe(
+            server.datadir or "/var/lib/mysql",
+            "python3",
+            probe,
+            500.0,
+            32 * MIB,
+            2.0,
+            page_writes_per_s=probe,
+            page_queue_depth=8,
+            page_method="fio",
+        )
     return HostFacts(
         target=name,
         collected_at="2026-11-22T10:00:00+00:00",
