@@ -31,6 +31,7 @@ class Rates:
     data_fsyncs_per_s: float | None
     log_fsyncs_per_s: float | None
     buffer_pool_hit_rate: float | None  # share of page reads served from memory, 0..1
+    log_waits: int | None = None  # Innodb_log_waits grew by this much during the sample
 
 
 @dataclass(frozen=True)

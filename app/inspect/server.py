@@ -78,7 +78,16 @@ def compute_rates(before: dict[str, str], after: dict[str, str], seconds: float)
         data_fsyncs_per_s=_rate(before, after, ("Innodb_data_fsyncs",), seconds),
         log_fsyncs_per_s=_rate(before, after, ("Innodb_os_log_fsyncs",), seconds),
         buffer_pool_hit_rate=hit,
+        log_waits=_delta(before, after, "Innodb_log_waits"),
     )
+
+
+def _delta(before: dict[str, str], after: dict[str, str], name: str) -> int | None:
+    """How much a counter grew between the samples (None: not reported; a restart: 0)."""
+    try:
+        return max(0, int(after[name]) - int(before[name]))
+    except (KeyError, ValueError):
+        return None
 
 
 def dirty_share(status: dict[str, str]) -> float | None:

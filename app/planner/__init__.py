@@ -118,6 +118,7 @@ def make_plan(facts: HostFacts, positions: SliderPositions, catalogue: Catalogue
     rules.doublewrite(ctx)
     rules.fit_disks(ctx)
     rules.fit_os(ctx)
+    rules.reported(ctx)
     _account_for_the_rest(ctx)
     order = {s: i for i, s in enumerate(SLIDERS)}
     changes = sorted(ctx.changes, key=lambda c: order[c.slider])  # stable: rule order kept

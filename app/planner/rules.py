@@ -63,11 +63,12 @@ def crash_loss(ctx: Ctx) -> None:
     else:
         reason = {
             "none": "You chose that a crash may cost nothing, so every commit is flushed to disk.",
-            "os": "You chose that an OS crash or power cut may cost up to "
+            "os": "You chose that an OS crash or power cut may cost about "
             f"innodb_flush_log_at_timeout ({seconds}) of commits, so commits are written to the "
-            "OS at once and flushed once per interval.",
-            "any": f"You chose that any crash may cost up to {seconds} of commits, so commits are "
-            "neither written nor flushed at commit time.",
+            "OS at once and flushed about once per interval (not guaranteed: the manual warns "
+            "that scheduling can delay it).",
+            "any": f"You chose that any crash may cost about {seconds} of commits or more, so "
+            "commits are neither written nor flushed at commit time.",
         }[position]
         ctx.server_change(
             "innodb_flush_log_at_trx_commit",
@@ -77,10 +78,11 @@ def crash_loss(ctx: Ctx) -> None:
             risk={
                 "none": "Every commit waits for a disk flush, so many small transactions run "
                 "at the disk's sync rate.",
-                "os": f"An OS crash or power cut can lose the last {seconds} of commits that "
-                "clients were told had succeeded.",
-                "any": f"Even a crash of the server process alone can lose the last {seconds} "
-                "of commits (more under heavy load).",
+                "os": f"An OS crash or power cut can lose about the last {seconds} of commits "
+                "that clients were told had succeeded (more if the once-per-interval flush is "
+                "delayed, which the manual says can happen).",
+                "any": f"Even a crash of the server process alone can lose about the last "
+                f"{seconds} of commits (more under heavy load).",
             }[position],
             already=f"It is already {trx}, which is position '{position}'.",
         )
@@ -311,8 +313,45 @@ def _pool_rule(ctx: Ctx, budget: MemoryBudget, share: int, minimum: int, target:
 # -- 3. redo ------------------------------------------------------------------------------
 
 
+def _log_buffer(ctx: Ctx) -> None:
+    """innodb_log_buffer_size: the next power of two when Innodb_log_waits grew in the sample."""
+    name = "innodb_log_buffer_size"
+    current = ctx.num(name)
+    rates = ctx.server.rates
+    waits = rates.log_waits if rates is not None else None
+    if current is None:
+        return
+    if waits is None:
+        ctx.leave(
+            name,
+            "redo",
+            "Whether commits waited for room in the log buffer is unknown (no status sample "
+            "with Innodb_log_waits), so it is left alone.",
+        )
+        return
+    secs = f"{rates.seconds:.0f} s" if rates is not None else "the"
+    if waits == 0:
+        ctx.leave(
+            name,
+            "redo",
+            f"Innodb_log_waits did not grow during the {secs} sample: no commit waited for "
+            f"room in the {size_text(current)} log buffer.",
+        )
+        return
+    proposed = 1 << current.bit_length()  # the next power of two above it
+    ctx.server_change(
+        name,
+        str(proposed),
+        f"Innodb_log_waits grew by {waits} during the {secs} sample: transactions waited for "
+        f"room in the {size_text(current)} log buffer, so it goes to the next power of two.",
+        "redo",
+        risk="The log buffer is allocated once, so it takes this much more memory.",
+    )
+
+
 def redo(ctx: Ctx) -> None:
-    """The redo log's size from the measured redo rate."""
+    """The redo log's size from the measured redo rate (and the log buffer's from its waits)."""
+    _log_buffer(ctx)
     capacity = uses_capacity(ctx.version)
     name = "innodb_redo_log_capacity" if capacity else "innodb_log_file_size"
     files = 1
@@ -354,7 +393,7 @@ def redo(ctx: Ctx) -> None:
     if default and minutes > REDO_PRESETS["fast-recovery"]:
         # Never below the version's default unless the person asks for fast recovery.
         lows.append(default)
-    log_buffer = ctx.num("innodb_log_buffer_size")
+    log_buffer = parse_int(ctx.final("innodb_log_buffer_size"))
     if ctx.mariadb and log_buffer:
         lows.append(round_up(log_buffer, MIB))
     per_file = max([per_file, *lows])
@@ -399,6 +438,37 @@ def redo(ctx: Ctx) -> None:
             "redo",
             "Deprecated on MySQL 8.0.30+: innodb_redo_log_capacity replaces it and wins when set.",
         )
+
+
+# -- reported, never changed --------------------------------------------------------------
+
+#: Switches InnoTune keeps as they are and reports when they are off (the catalogue says so).
+REPORTED_WHEN_OFF = {
+    "innodb_adaptive_flushing": (
+        "InnoDB no longer adapts page flushing to the redo rate, which invites checkpoint "
+        "stalls under sustained writes"
+    ),
+    "innodb_file_per_table": (
+        "new tables go into the shared system tablespace, which never gives space back"
+    ),
+}
+
+
+def reported(ctx: Ctx) -> None:
+    """The switches InnoTune only reports: a warning when off, left alone either way."""
+    for name, harm in REPORTED_WHEN_OFF.items():
+        if ctx.facts_for(name) is None:
+            continue
+        slider = ctx.knob(name).slider
+        value = ctx.var(name)
+        if parse_bool(value) is False:
+            ctx.warn(
+                f"{name} is OFF: {harm}. InnoTune does not change it; turn it back ON unless "
+                "it was turned off on purpose."
+            )
+            ctx.leave(name, slider, "It is OFF; reported in the warnings, not changed.")
+        else:
+            ctx.leave(name, slider, f"It is {value or 'ON'}, as it should be; left alone.")
 
 
 # -- 4. doublewrite -----------------------------------------------------------------------
@@ -706,6 +776,15 @@ def _flush_method(ctx: Ctx) -> None:
     name = "innodb_flush_method"
     current = (ctx.var(name) or "").strip() or "fsync"  # MySQL 5.7 shows the default as empty
     if current.lower() in ("o_direct", "o_direct_no_fsync"):
+        path = ctx.path
+        if path is not None and path.data_mode == "journal":
+            ctx.leave(
+                name,
+                "fit_disks",
+                f"It is {current}, but ext4 mounted data=journal disables O_DIRECT: the kernel "
+                "serves these writes through the page cache (see the data=journal advice).",
+            )
+            return
         ctx.leave(name, "fit_disks", f"It is already {current}.")
         return
     if current.lower() != "fsync":
@@ -727,12 +806,11 @@ def _scheduler_for(ctx: Ctx, disk: Disk) -> tuple[str | None, str]:
     if disk.kind in ("nvme", "ssd"):
         want, why = "none", f"{disk.words}: reordering for a spinning head only costs CPU there"
     elif disk.kind == "hwraid" and (d.write_cache or "") == "write back":
+        # seeds/004 measured noop against cfq; cite it only where cfq is what is replaced.
+        seen = " (seeds/004: 4x over cfq)" if (d.scheduler or "") == "cfq" else ""
         want, why = (
             "none",
-            (
-                f"{disk.words} with a write-back cache: the controller orders writes itself "
-                "(seeds/004: 4x over cfq)"
-            ),
+            f"{disk.words} with a write-back cache: the controller orders writes itself{seen}",
         )
     elif disk.spinning:
         cache = "" if disk.kind == "hdd" else " and no controller cache was reported"
@@ -990,9 +1068,9 @@ def fit_os(ctx: Ctx) -> None:
                 "vm.dirty_ratio",
                 m.dirty_ratio,
                 10,
-                f"With {size_text(ram)} RAM, {m.dirty_ratio}% lets about {size_text(share)} of "
-                "dirty page cache (binary log, temporary files) build up for one fsync to push "
-                "out.",
+                f"{m.dirty_ratio}% of the memory the kernel can use for page cache (free plus "
+                f"reclaimable, up to about {size_text(share)} of the {size_text(ram)} RAM) may "
+                "fill with dirty pages (binary log, temporary files) for one fsync to push out.",
             )
         else:
             ctx.leave("vm.dirty_ratio", "fit_os", f"It is {m.dirty_ratio}, already low.")

@@ -18,9 +18,10 @@ from app.planner.values import GIB, MIB, duration_text, parse_bool, parse_int, s
 CRASH_SENTENCES = {
     "none": "Nothing, provided the disk honours flushes (a volatile write cache without a "
     "battery can still lose commits)",
-    "os": "Nothing if only the server process crashes; up to innodb_flush_log_at_timeout "
-    "seconds (1 by default) of commits if the OS crashes or power fails",
-    "any": "Up to that many seconds of commits even if only the server process crashes",
+    "os": "Nothing if only the server process crashes; about innodb_flush_log_at_timeout "
+    "seconds (1 by default; the once-per-interval flush is not guaranteed) of commits if the "
+    "OS crashes or power fails",
+    "any": "About that many seconds of commits or more even if only the server process crashes",
 }
 
 TRX_COMMIT = {"none": "1", "os": "2", "any": "0"}
