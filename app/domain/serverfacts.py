@@ -35,6 +35,17 @@ class Rates:
 
 
 @dataclass(frozen=True)
+class OptionLine:
+    """One option an option file gives the server, and where (file and line) it is written."""
+
+    name: str  # the option as the server resolves it, with underscores (loose- removed)
+    value: str | None
+    file: str
+    line: int
+    text: str  # as written, e.g. "innodb-buffer-pool-instances=4"
+
+
+@dataclass(frozen=True)
 class EngineUse:
     """How much user data one storage engine holds."""
 
@@ -76,6 +87,7 @@ class ServerFacts:
     login_via: str
     unknown: tuple[Unknown, ...] = ()
     service: ServiceInfo | None = None  # the systemd unit, when systemd started the server
+    option_lines: tuple[OptionLine, ...] = ()  # what the option files give it (server groups)
 
     def variable(self, name: str) -> str | None:
         """The value of a global variable, or None when the server has no such variable."""

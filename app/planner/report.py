@@ -58,6 +58,8 @@ def change_lines(change: Change, catalogue: Catalogue) -> list[str]:
     where = f" on {change.device}" if change.device else ""
     if change.target == "advice":
         how = "advice only: InnoTune never changes it; add these lines yourself"
+    elif change.target == "option_remove":
+        how = f"removes the line from {change.path}; the running server does not change"
     elif change.live:
         how = {
             "dynamic": "applies live (SET GLOBAL) and is written to the option file",

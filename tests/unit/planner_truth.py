@@ -96,6 +96,7 @@ class Line:
     io_clamp: str = "mysql"  # how SET GLOBAL on the io_capacity pair resolves a conflict
     log_file_at_least_buffer: bool = False  # innodb_log_file_size >= innodb_log_buffer_size
     memory_extra: str = "temptable"  # temptable (MySQL 8+), tmp (one in-memory tmp table)
+    obsolete: frozenset[str] = frozenset()  # options it removed or ignores: lines to remove
 
     @property
     def mariadb(self) -> bool:
@@ -174,6 +175,8 @@ _MARIADB_ABSENT = frozenset(
     {"innodb_redo_log_capacity", "innodb_use_fdatasync", "innodb_data_file_buffering"}
 )
 
+_REMOVED_106 = frozenset({"innodb_buffer_pool_instances", "innodb_log_files_in_group"})
+
 LINES: tuple[Line, ...] = (
     _mysql(
         "5.7.44",
@@ -204,6 +207,8 @@ LINES: tuple[Line, ...] = (
     _mariadb(
         "10.5.27",
         absent=_MARIADB_ABSENT,
+        # [MDB-IVARS]: ignored from 10.5.1 / 10.5.2 (one buffer pool, one log file)
+        obsolete=frozenset({"innodb_buffer_pool_instances", "innodb_log_files_in_group"}),
         restart=frozenset(
             {
                 "innodb_log_file_size",  # [MDB-IVARS] dynamic only from 10.9
@@ -217,6 +222,7 @@ LINES: tuple[Line, ...] = (
     _mariadb(
         "10.6.16",
         absent=_MARIADB_ABSENT,
+        obsolete=_REMOVED_106,
         restart=frozenset(
             {
                 "innodb_log_file_size",
@@ -230,6 +236,7 @@ LINES: tuple[Line, ...] = (
     _mariadb(
         "10.11.19",
         absent=_MARIADB_ABSENT,
+        obsolete=_REMOVED_106,  # [LIVE-1011] "was removed. It does nothing now"
         # [LIVE-1011]: READ_ONLY=YES for exactly these of PLANNED
         restart=frozenset({"innodb_log_buffer_size", "innodb_doublewrite", "innodb_flush_method"}),
         minimum={**_MARIADB_MIN, "innodb_log_file_size": 4 * MIB, "innodb_write_io_threads": 2},
@@ -237,6 +244,7 @@ LINES: tuple[Line, ...] = (
     ),
     _mariadb(
         "11.4.5",
+        obsolete=_REMOVED_106 | {"innodb_change_buffering"},  # [MDB-IVARS] removed in 11.0
         absent=frozenset({"innodb_redo_log_capacity", "innodb_use_fdatasync"}),
         restart=frozenset(
             {"innodb_log_buffer_size", "innodb_flush_method"}
@@ -246,6 +254,7 @@ LINES: tuple[Line, ...] = (
     ),
     _mariadb(
         "11.8.2",
+        obsolete=_REMOVED_106 | {"innodb_change_buffering"},
         absent=frozenset({"innodb_redo_log_capacity", "innodb_use_fdatasync"}),
         restart=frozenset({"innodb_log_buffer_size", "innodb_flush_method"}),
         minimum={**_MARIADB_MIN, "innodb_log_file_size": 4 * MIB, "innodb_write_io_threads": 2},
@@ -258,6 +267,7 @@ BETWEEN: tuple[Line, ...] = (
     _mariadb(
         "10.10.7",
         absent=_MARIADB_ABSENT,
+        obsolete=_REMOVED_106,
         restart=frozenset(
             {
                 "innodb_log_buffer_size",

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from app.domain.facts import BlockDevice, DiskProbe, OsFacts, WritePath
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan, SliderPositions
-from app.domain.serverfacts import Rates, ServerFacts
+from app.domain.serverfacts import OptionLine, Rates, ServerFacts
 from app.inspect.host_parse import parse_host_output
 from app.knobs import default_catalogue
 from app.planner import make_plan
@@ -137,6 +137,14 @@ def hosts() -> list[Host]:
     ]
 
 
+CARRIED_OVER = (
+    ("innodb_buffer_pool_instances", "4"),
+    ("innodb_log_files_in_group", "2"),
+    ("innodb_change_buffering", "none"),
+    ("key_buffer_size", "16M"),
+)
+
+
 def facts_for(host: Host, line: Line) -> HostFacts:
     """The host with a server of ``line`` on it (its default variables, SYNTHETIC rates)."""
     server = server_facts(
@@ -150,6 +158,15 @@ def facts_for(host: Host, line: Line) -> HostFacts:
         server = dataclasses.replace(
             server, rates=dataclasses.replace(server.rates, log_waits=host.log_waits)
         )
+    # An option file carried over from older servers (SYNTHETIC): what it sets that this
+    # line removed or ignores must be planned for removal, and nothing else.
+    server = dataclasses.replace(
+        server,
+        option_lines=tuple(
+            OptionLine(name, value, "/etc/mysql/my.cnf", n, f"{name}={value}")
+            for n, (name, value) in enumerate(CARRIED_OVER, start=12)
+        ),
+    )
     probe = None
     if host.page_rate is not None:
         probe = DiskProbe(
@@ -387,6 +404,14 @@ def check(plan: Plan, facts: HostFacts, line: Line) -> list[str]:  # noqa: C901 
             bad.append(f"{where}: 'up to' a flush interval the manual does not guarantee")
         if re.search(r"\b1 B stay free\b.*should not need", text):
             bad.append(f"{where}: '1 B stay free' called safe")
+    removed = {c.key for c in plan.changes if c.target == "option_remove"}
+    carried = {o.name for o in server.option_lines}
+    if removed - line.obsolete:
+        bad.append(f"removes lines the server still reads: {sorted(removed - line.obsolete)}")
+    if (carried & line.obsolete) - removed:
+        bad.append(
+            f"leaves lines the server ignores: {sorted((carried & line.obsolete) - removed)}"
+        )
     bad += _promises(plan)
     return bad
 

@@ -48,6 +48,7 @@ TARGET_WORDS = {
     "sysfs": "live (disk)",
     "sysctl": "live (kernel)",
     "advice": "advice only",
+    "option_remove": "line removed",
 }
 
 
