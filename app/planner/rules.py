@@ -202,6 +202,14 @@ def memory(ctx: Ctx) -> None:
         return
     share = ctx.positions.memory_share
     want = budget.ram * share // 100
+    temptable = dict(budget.other_parts).get("temptable_max_ram", 0)
+    if temptable > budget.ram // 4:
+        ctx.warn(
+            f"temptable_max_ram ({size_text(temptable)}) lets in-memory temporary tables take "
+            f"{temptable * 100 // budget.ram}% of the {size_text(budget.ram)} RAM, and the buffer "
+            "pool gets only what is left after it; lower temptable_max_ram (it is dynamic) to give "
+            "the pool that room. InnoTune does not change it."
+        )
     vf = ctx.facts_for(name)
     minimum = int(vf.min) if vf is not None and vf.min is not None else 5 * MIB
     if current > budget.fits:
