@@ -67,6 +67,7 @@ from app.optionfiles import (
 from app.remote.transport import Transport
 
 GROUP = "mysqld"  # read by every MySQL and MariaDB server
+REMOVED_NOTE = "obsolete lines removed"  # the note of a file InnoTune only removed lines from
 STEM = "innotune"
 _KEY = re.compile(r"^[a-z][a-z0-9_]*$")
 _SECRET_NAME = re.compile(r"passw(or)?d|_auth$|secret|token|credential")
@@ -641,7 +642,7 @@ def _removal_action(removals: Sequence[Change], host: Host) -> _Planned:
     """Only lines to remove: no drop-in, no restart."""
     edits, unsupported, done = _remove_lines(removals, host)
     files = tuple(
-        FileWrite(path, before, after, mode, owner, "option_file", note="obsolete lines removed")
+        FileWrite(path, before, after, mode, owner, "option_file", note=REMOVED_NOTE)
         for path, (before, after, (mode, owner)) in edits.items()
     )
     summary = "remove " + ", ".join(f"{c.key} ({c.path}:{_line_of(c)})" for c in done)
@@ -768,7 +769,7 @@ def _plan(changes: Sequence[Change], host: Host) -> _Planned:
             ),
         )
     files += tuple(
-        FileWrite(path, was, now, m, o, "option_file", note="obsolete lines removed")
+        FileWrite(path, was, now, m, o, "option_file", note=REMOVED_NOTE)
         for path, (was, now, (m, o)) in edits.items()
         if path != dest.path
     )
@@ -913,8 +914,9 @@ def apply(
         if read_file_or_none(host, write.path) != write.after:
             raise ApplyError(f"{write.path} does not read back as written.")
         outcome.append(f"wrote {write.path} ({len(write.after)} bytes), read back equal")
-    path = action.files[0].path
-    warnings = verify(host, path, planned.wanted)
+    # InnoTune's own file (not one a line was only removed from) is where the values are.
+    path = next((w.path for w in action.files if w.note != REMOVED_NOTE), "")
+    warnings = verify(host, path, planned.wanted) if path and planned.wanted else []
     outcome += warnings or ["every value InnoTune wrote is the one the server will read"]
     return dataclasses.replace(action, dry_run=False, outcome=tuple(outcome))
 

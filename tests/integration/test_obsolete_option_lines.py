@@ -117,3 +117,40 @@ def test_removed_options_are_taken_out_of_the_option_file_and_put_back(
     assert back.state == "rolled-back", back.errors
     assert hashlib.sha256(old.read_bytes()).hexdigest() == original
     assert old.read_text() == OLD
+
+
+def test_a_removal_beside_a_setting_edits_both_files_in_one_action(
+    local: LocalTransport, private_server: PrivateServer
+) -> None:
+    """The drop-in gets the setting, the old file loses its line; one preview, two diffs."""
+    server = private_server
+    old = server.include_dir / "40-old.cnf"
+    old.write_text(OLD)
+    facts = facts_for(local, str(server.socket_path))
+    positions = dataclasses.replace(default_positions(facts), fit_disks=False, fit_os=False)
+    plan = make_plan(facts, positions, default_catalogue())
+    removals = [c for c in plan.changes if c.target == "option_remove"]
+    setting = dataclasses.replace(
+        removals[0],
+        id="innodb_io_capacity",
+        target="dynamic",
+        key="innodb_io_capacity",
+        current="200",
+        proposed="400",
+        live=True,
+        path=None,
+    )
+    host = host_for(local, facts, str(server.socket_path))
+    try:
+        action = optionfile.apply([setting, *removals], host, dry_run=True)
+    finally:
+        host.session.close()
+    assert action.unsupported == ()
+    written = {f.path: f.after for f in action.files}
+    assert written[str(old)] == (
+        b"# carried over from a MariaDB 10.4 host\n[mysqld]\nkey_buffer_size = 16M   # kept\n"
+    )
+    drop_in = next(p for p in written if p != str(old))
+    assert b"innodb_io_capacity = 400" in written[drop_in]
+    assert set(action.change_ids) == {"innodb_io_capacity", *(c.id for c in removals)}
+    assert not action.warnings, action.warnings
