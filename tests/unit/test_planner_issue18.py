@@ -12,7 +12,7 @@ import pytest
 from app.appliers.targetjob import _set_key, _set_value, ordered_settings
 from app.domain.facts import DiskProbe
 from app.domain.hostfacts import HostFacts
-from app.domain.plan import Plan, SliderPositions
+from app.domain.plan import Plan
 from app.domain.serverfacts import Variable
 from app.inspect.server import compute_rates
 from app.knobs import default_catalogue
@@ -67,7 +67,6 @@ def test_the_job_orders_statements_from_the_values_now() -> None:
     raise_ = ["SET GLOBAL innodb_io_capacity = 20000", "SET GLOBAL innodb_io_capacity_max = 40000"]
     now = {"innodb_io_capacity": "200", "innodb_io_capacity_max": "2000"}
     assert ordered_settings(raise_, _set_key, _set_value, now) == raise_[::-1]
-    lower = raise_[::-1]
     lower = ["SET GLOBAL innodb_io_capacity_max = 300", "SET GLOBAL innodb_io_capacity = 150"]
     now = {"innodb_io_capacity": "20000", "innodb_io_capacity_max": "40000"}
     assert ordered_settings(lower, _set_key, _set_value, now) == lower[::-1]
@@ -242,6 +241,3 @@ def test_sizes_read_as_sizes_and_sections_are_numbered_once() -> None:
     assert human_value("5055184896", "size") == "4.7 GiB"
     numbers = [t.split(" ", 1)[0] for t in TITLES.values() if t[0].isdigit()]
     assert len(numbers) == len(set(numbers))
-
-
-_ = SliderPositions  # the positions plans are made with

@@ -13,10 +13,10 @@ import itertools
 import re
 from collections.abc import Iterator
 
-from app.domain.facts import BlockDevice, DiskProbe, OsFacts, WritePath
+from app.domain.facts import DiskProbe, OsFacts
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan, SliderPositions
-from app.domain.serverfacts import OptionLine, Rates, ServerFacts
+from app.domain.serverfacts import OptionLine, ServerFacts
 from app.inspect.host_parse import parse_host_output
 from app.knobs import default_catalogue
 from app.planner import make_plan
@@ -491,6 +491,3 @@ def test_redo_size_is_monotonic_in_the_measured_rate() -> None:
                 assert facts.server is not None
                 sizes.append(int(change.proposed) if change else _int(_var(facts.server, name)))
             assert sizes == sorted(sizes), (line.version, host.name, sizes)
-
-
-_ = (BlockDevice, Rates, WritePath)  # types the profiles above are made of
