@@ -56,6 +56,7 @@ from app.optionfiles import (
     parse_help_table,
     parse_persisted,
     read_config,
+    remove_option_line,
     render,
     resolve,
     search_order,
@@ -66,6 +67,7 @@ from app.optionfiles import (
 from app.remote.transport import Transport
 
 GROUP = "mysqld"  # read by every MySQL and MariaDB server
+REMOVED_NOTE = "obsolete lines removed"  # the note of a file InnoTune only removed lines from
 STEM = "innotune"
 _KEY = re.compile(r"^[a-z][a-z0-9_]*$")
 _SECRET_NAME = re.compile(r"passw(or)?d|_auth$|secret|token|credential")
@@ -627,23 +629,107 @@ def _offline(changes: Sequence[Change]) -> Action:
     )
 
 
+def _line_of(change: Change) -> int:
+    """The line number an ``option_remove`` change is about (its id ends in ``:LINE``)."""
+    try:
+        return int(change.id.rsplit(":", 1)[1])
+    except (IndexError, ValueError):
+        raise ApplyError(f"{change.id}: no line number in a line removal.") from None
+
+
+def _remove_lines(
+    removals: Sequence[Change], host: Host
+) -> tuple[dict[str, tuple[bytes, bytes, tuple[str, str]]], list[str], list[Change]]:
+    """Each file's bytes before and after removing the lines; what could not be removed.
+
+    Returns:
+        path -> (before, after, (mode, owner)); the reasons for lines left in place; the
+        removals done.
+    """
+    edits: dict[str, tuple[bytes, bytes, tuple[str, str]]] = {}
+    unsupported: list[str] = []
+    done: list[Change] = []
+    by_path: dict[str, list[Change]] = {}
+    for change in removals:
+        by_path.setdefault(change.path or "", []).append(change)
+    for path, group in by_path.items():
+        if not path.startswith("/"):
+            unsupported.extend(f"{c.id}: no option file named." for c in group)
+            continue
+        before = read_file_or_none(host, path)
+        if before is None:
+            unsupported.extend(
+                f"{c.id}: {path} no longer exists; nothing to remove." for c in group
+            )
+            continue
+        option_file = parse(before, path)
+        if holds_secrets(option_file):
+            unsupported.extend(
+                f"{path} holds a password, so InnoTune does not rewrite it: delete line "
+                f"{_line_of(c)} ({c.current}) yourself."
+                for c in group
+            )
+            continue
+        # From the last line up, so the line numbers of the others stay as read.
+        for change in sorted(group, key=_line_of, reverse=True):
+            try:
+                option_file = remove_option_line(option_file, _line_of(change), change.key)
+            except ValueError as exc:
+                unsupported.append(f"{exc}; the file changed since the inspection: plan again.")
+                continue
+            done.append(change)
+        after = render(option_file)
+        if after != before:
+            stats = stat_files(host, [path])
+            edits[path] = (before, after, stats.get(path, ("0644", "")))
+    return edits, unsupported, done
+
+
+def _removal_action(removals: Sequence[Change], host: Host) -> _Planned:
+    """Only lines to remove: no drop-in, no restart."""
+    edits, unsupported, done = _remove_lines(removals, host)
+    files = tuple(
+        FileWrite(path, before, after, mode, owner, "option_file", note=REMOVED_NOTE)
+        for path, (before, after, (mode, owner)) in edits.items()
+    )
+    summary = "remove " + ", ".join(f"{c.key} ({c.path}:{_line_of(c)})" for c in done)
+    return _Planned(
+        Action(
+            applier="optionfile",
+            change_ids=tuple(c.id for c in done),
+            summary=summary if done else "no option-file lines removed",
+            files=files,
+            unsupported=tuple(unsupported),
+        ),
+        None,
+        None,
+        {},
+    )
+
+
 def _plan(changes: Sequence[Change], host: Host) -> _Planned:
+    removals = [c for c in changes if c.target == "option_remove"]
     changes = [c for c in changes if c.target in ("option_file", "dynamic")]
     ids = tuple(c.id for c in changes)
-    if not changes:
+    if not changes and not removals:
         return _Planned(Action("optionfile", ids, "no option-file changes"), None, None, {})
     server = host.facts.server
     if server is None:
         raise ApplyError("The facts hold no server; option files cannot be planned.")
     if not host.live:
-        return _Planned(_offline(changes), None, None, {})
+        return _Planned(_offline([*changes, *removals]), None, None, {})
+    if not changes:
+        return _removal_action(removals, host)
     assert host.transport is not None
     transport = host.transport
     instance = server.instance
     bad = [c.key for c in changes if not _KEY.match(c.key)]
     if bad:
         raise ApplyError(f"Not a server variable name InnoTune writes: {', '.join(bad)}.")
+    edits, removal_notes, removed = _remove_lines(removals, host)
     reader = _caching(_reader(transport, host.sudo))
+    for path, (_, after_removal, _) in edits.items():
+        reader = _caching(_overlay(reader, path, after_removal))
     have_binary = binary_present(transport, instance.binary)
     home = user_home(transport, instance.user)
     help_files = list(server.option_files)
@@ -689,7 +775,8 @@ def _plan(changes: Sequence[Change], host: Host) -> _Planned:
             accepted.append(change)
     dest = choose_destination(view, reader, [c.key for c in accepted])
     before = read_file_or_none(host, dest.path)
-    option_file = parse(before or b"", dest.path)
+    start = edits[dest.path][1] if dest.path in edits else before
+    option_file = parse(start or b"", dest.path)
     if before is not None and holds_secrets(option_file):
         raise ApplyError(
             f"{dest.path} holds a password; InnoTune never rewrites such a file.",
@@ -728,6 +815,12 @@ def _plan(changes: Sequence[Change], host: Host) -> _Planned:
                 note="; ".join(notes),
             ),
         )
+    files += tuple(
+        FileWrite(path, was, now, m, o, "option_file", note=REMOVED_NOTE)
+        for path, (was, now, (m, o)) in edits.items()
+        if path != dest.path
+    )
+    unsupported += removal_notes
     wanted = {c.key: c.proposed for c in accepted}
     overlay = _overlay(reader, dest.path, after)
     try:
@@ -779,13 +872,22 @@ def _plan(changes: Sequence[Change], host: Host) -> _Planned:
         if files
         else "option files already hold these values"
     )
-    if persisted and files:
-        files = (dataclasses.replace(files[0], note="; ".join(notes)),)
-    elif persisted:
-        summary += f"; {notes[-1]}"
+    if persisted:
+        # The note belongs to InnoTune's own file (or, when that holds the values already,
+        # to the summary).
+        ours = [f for f in files if f.path == dest.path]
+        if ours:
+            files = tuple(
+                dataclasses.replace(f, note="; ".join(notes)) if f.path == dest.path else f
+                for f in files
+            )
+        else:
+            summary += f"; {notes[-1]}"
+    if removed:
+        summary += "; remove " + ", ".join(f"{c.key} ({c.path}:{_line_of(c)})" for c in removed)
     action = Action(
         applier="optionfile",
-        change_ids=tuple(c.id for c in accepted),
+        change_ids=tuple(c.id for c in (*accepted, *removed)),
         summary=summary,
         files=files,
         persist_statements=persist_statements,
@@ -880,8 +982,9 @@ def apply(
         if read_file_or_none(host, write.path) != write.after:
             raise ApplyError(f"{write.path} does not read back as written.")
         outcome.append(f"wrote {write.path} ({len(write.after)} bytes), read back equal")
-    path = action.files[0].path
-    warnings = verify(host, path, planned.wanted)
+    # InnoTune's own file (not one a line was only removed from) is where the values are.
+    path = next((w.path for w in action.files if w.note != REMOVED_NOTE), "")
+    warnings = verify(host, path, planned.wanted) if path and planned.wanted else []
     outcome += warnings or ["every value InnoTune wrote is the one the server will read"]
     return dataclasses.replace(action, dry_run=False, outcome=tuple(outcome))
 

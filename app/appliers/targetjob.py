@@ -310,6 +310,15 @@ class Job:
         status, out = self.run(list(argv) + ["-N", "-B", "-e", sql], timeout=timeout)
         return status == 0, out.strip()
 
+    def globals_now(self) -> dict[str, str]:
+        """The server's values now of the variables in :data:`ORDERED_PAIRS` (empty: unknown)."""
+        names = [name for pair in ORDERED_PAIRS for name in pair]
+        if not self.how.get("client"):
+            return {}
+        ok, out = self.client("SELECT " + ", ".join("@@GLOBAL." + n for n in names))
+        values = out.split("\t") if ok else []
+        return dict(zip(names, values)) if len(values) == len(names) else {}  # noqa: B905 (3.7+)
+
     # -- cancelling ---------------------------------------------------------------------------
     def cancel_requested(self) -> bool:
         """True once the client asked to cancel (it creates ``DIR/cancel``)."""
@@ -864,6 +873,11 @@ class Job:
             # Values this apply never set live are still as saved: nothing to set back.
             dynamic = [v for v in dynamic if v["key"] in self.live_set]
         if dynamic and not (restarted_before or self.restarted):
+            applied: dict[str, Any] = {
+                str(_set_key(sql)): _set_value(sql) for sql in self.bundle.get("statements") or []
+            }
+            applied.update(self.globals_now())
+            dynamic = ordered_settings(dynamic, lambda v: v["key"], lambda v: v["value"], applied)
             failures += self.set_values(dynamic, "restore", True)
         elif dynamic:
             self.step(
@@ -927,6 +941,13 @@ class Job:
                 self.warnings.append(note)
                 self.step("dynamic", "warn", note)
             elif statements:
+                saved = {
+                    v["key"]: v.get("value")
+                    for v in self.manifest.get("values", [])
+                    if v.get("kind") == "dynamic"
+                }
+                saved.update(self.globals_now())
+                statements = ordered_settings(statements, _set_key, _set_value, saved)
                 for sql in statements:
                     self.step("dynamic", "start", sql)
                     good, reply = self.client(sql)
@@ -1020,6 +1041,51 @@ class Job:
         self.step("end", "ok" if final in ("applied", "rolled-back") else "fail", final)
         self.state(final)
         return final
+
+
+#: Pairs (low, high) of dynamic variables the server keeps as low <= high. MySQL clamps a
+#: SET GLOBAL that would break it (innodb_io_capacity_update() and
+#: innodb_io_capacity_max_update() in ha_innodb.cc: "Setting innodb_io_capacity to ...");
+#: MariaDB 10.11 moves the other value instead. Either way the pair must change in an order
+#: where every single statement keeps low <= high.
+ORDERED_PAIRS = (("innodb_io_capacity", "innodb_io_capacity_max"),)
+
+
+def _set_value(sql: str) -> str | None:
+    """The value a ``SET GLOBAL name = value`` statement sets (quotes removed)."""
+    match = re.match(r"^\s*SET\s+GLOBAL\s+[A-Za-z0-9_]+\s*=\s*'?([^']*)'?\s*$", sql, re.I)
+    return match.group(1) if match else None
+
+
+def _number(value: Any) -> int | None:
+    try:
+        return int(str(value).strip())
+    except (TypeError, ValueError):
+        return None
+
+
+def ordered_settings(
+    items: list[Any], key_of: Any, value_of: Any, now: dict[str, Any]
+) -> list[Any]:
+    """``items`` (statements or saved values) in an order the server takes without clamping.
+
+    For each pair in :data:`ORDERED_PAIRS` that both change: when ``low`` rises above its
+    value ``now`` the ``high`` one goes first (it makes room), otherwise ``low`` goes first
+    (it gets out of the way). Every statement then keeps low <= high, given that the final
+    values do. Items outside the pairs keep their places.
+    """
+    items = list(items)
+    for low, high in ORDERED_PAIRS:
+        spots = {key_of(item): i for i, item in enumerate(items)}
+        if low not in spots or high not in spots:
+            continue
+        i, j = sorted((spots[low], spots[high]))
+        new_low, old_low = _number(value_of(items[spots[low]])), _number(now.get(low))
+        raising = new_low is not None and old_low is not None and new_low > old_low
+        first, second = (high, low) if raising else (low, high)
+        pair = {low: items[spots[low]], high: items[spots[high]]}
+        items[i], items[j] = pair[first], pair[second]
+    return items
 
 
 def _set_key(sql: str) -> str | None:

@@ -179,6 +179,11 @@ class DiskProbe:
     bytes_written: int = 0
     seconds: float = 0.0
     unknown: tuple[Unknown, ...] = ()
+    # What innodb_io_capacity means: page-size writes per second the disk takes from
+    # ``page_queue_depth`` writers at once (O_DIRECT where the filesystem allows it).
+    page_writes_per_s: float | None = None
+    page_queue_depth: int = 0
+    page_method: str = ""  # "fio", "python3 O_DIRECT", "python3 O_DSYNC"
 
 
 # -- JSON ---------------------------------------------------------------------------------

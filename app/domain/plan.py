@@ -23,8 +23,9 @@ REDO_PRESETS: dict[str, int] = {"fast-recovery": 15, "balanced": 60, "smooth": 1
 
 #: Where a change goes. ``dynamic`` server variables apply live (SET GLOBAL) and are also
 #: written to the option file; ``option_file`` ones need a restart; ``advice`` is never
-#: applied, only shown with its ``advice_lines``.
-TARGETS = ("option_file", "dynamic", "sysfs", "sysctl", "advice")
+#: applied, only shown with its ``advice_lines``; ``option_remove`` deletes an option-file
+#: line (``path``) that sets what the server removed or ignores.
+TARGETS = ("option_file", "dynamic", "sysfs", "sysctl", "advice", "option_remove")
 
 
 @dataclass(frozen=True)

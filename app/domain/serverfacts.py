@@ -31,6 +31,18 @@ class Rates:
     data_fsyncs_per_s: float | None
     log_fsyncs_per_s: float | None
     buffer_pool_hit_rate: float | None  # share of page reads served from memory, 0..1
+    log_waits: int | None = None  # Innodb_log_waits grew by this much during the sample
+
+
+@dataclass(frozen=True)
+class OptionLine:
+    """One option an option file gives the server, and where (file and line) it is written."""
+
+    name: str  # the option as the server resolves it, with underscores (loose- removed)
+    value: str | None
+    file: str
+    line: int
+    text: str  # as written, e.g. "innodb-buffer-pool-instances=4"
 
 
 @dataclass(frozen=True)
@@ -75,6 +87,7 @@ class ServerFacts:
     login_via: str
     unknown: tuple[Unknown, ...] = ()
     service: ServiceInfo | None = None  # the systemd unit, when systemd started the server
+    option_lines: tuple[OptionLine, ...] = ()  # what the option files give it (server groups)
 
     def variable(self, name: str) -> str | None:
         """The value of a global variable, or None when the server has no such variable."""

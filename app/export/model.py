@@ -190,6 +190,13 @@ def plan_header(export: Export) -> list[str]:
     for warning in export.plan.warnings:
         lines += comment(f"Warning: {warning}")
     for change in export.advice:
+        if change.target == "option_remove":
+            where = change.id.split(" at ", 1)[-1]
+            lines += comment(
+                f"Not applied by this export, to do by hand: delete {change.current} at "
+                f"{where}; the server no longer reads {change.key}."
+            )
+            continue
         lines += comment(f"Not applied, to do by hand: {change.key}: {change.reason}")
         lines += [f"#     {line}" for line in change.advice_lines]
     return lines

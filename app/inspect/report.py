@@ -172,7 +172,9 @@ def summary(facts: HostFacts) -> str:
     if facts.disk_probe is not None:
         p = facts.disk_probe
         lines.append(
-            f"Disk probe in {p.directory}: {_num(p.sync_writes_per_s)} synced 4 KiB writes/s, "
+            f"Disk probe in {p.directory}: {_num(p.page_writes_per_s)} page writes/s of 16 KiB "
+            f"from {p.page_queue_depth} writers ({p.page_method or 'not measured'}), "
+            f"{_num(p.sync_writes_per_s)} synced 4 KiB writes/s, "
             f"{_num(p.seq_write_mb_s)} MB/s sequential ({p.method})"
         )
     unknowns = list(facts.unknown) + list(facts.os.unknown) + list(facts.os.machine.unknown)

@@ -7,15 +7,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any, cast
 
 from app.domain.errors import InnoTuneError
 from app.domain.facts import Unknown
 from app.domain.instance import ServerInstance
 from app.domain.server import ServerVersion, VersionError
-from app.domain.serverfacts import EngineUse, ErrorLog, Rates, ServerFacts, Variable
+from app.domain.serverfacts import EngineUse, ErrorLog, OptionLine, Rates, ServerFacts, Variable
 from app.domain.service import ServiceInfo
 from app.inspect.systemd import read_service
 from app.mysql.session import Session
+from app.optionfiles import (
+    parse_argv,
+    read_config,
+    resolve,
+    search_order,
+    server_groups,
+    transport_reader,
+)
 from app.remote.transport import Transport
 
 WRITE_COUNTERS = (
@@ -78,7 +87,16 @@ def compute_rates(before: dict[str, str], after: dict[str, str], seconds: float)
         data_fsyncs_per_s=_rate(before, after, ("Innodb_data_fsyncs",), seconds),
         log_fsyncs_per_s=_rate(before, after, ("Innodb_os_log_fsyncs",), seconds),
         buffer_pool_hit_rate=hit,
+        log_waits=_delta(before, after, "Innodb_log_waits"),
     )
+
+
+def _delta(before: dict[str, str], after: dict[str, str], name: str) -> int | None:
+    """How much a counter grew between the samples (None: not reported; a restart: 0)."""
+    try:
+        return max(0, int(after[name]) - int(before[name]))
+    except (KeyError, ValueError):
+        return None
 
 
 def dirty_share(status: dict[str, str]) -> float | None:
@@ -320,6 +338,16 @@ def gather_server_facts(
         if not option_files:
             unknown.append(Unknown("the option files the server reads", result.err.strip()[:200]))
 
+    option_lines: tuple[OptionLine, ...] = ()
+    if transport is not None:
+        say("Reading the option files the server reads")
+        try:
+            option_lines = read_option_lines(transport, instance, flavour, version, option_files)
+        except InnoTuneError as exc:
+            unknown.append(Unknown("the lines of the option files", exc.problem))
+        except OSError as exc:
+            unknown.append(Unknown("the lines of the option files", f"{exc.filename}: {exc}"))
+
     service: ServiceInfo | None = None
     if transport is not None and instance.started_by == "systemd" and instance.service:
         say(f"Asking systemd about {instance.service}")
@@ -349,4 +377,49 @@ def gather_server_facts(
         login_via=session.via,
         unknown=tuple(unknown),
         service=service,
+        option_lines=option_lines,
     )
+
+
+def read_option_lines(
+    transport: Transport,
+    instance: ServerInstance,
+    flavour: str,
+    version: str,
+    option_files: tuple[str, ...],
+) -> tuple[OptionLine, ...]:
+    """The options the server's option files give it, each with its file and line.
+
+    Read as the server reads them (its groups, includes, ``!includedir``), without sudo: a
+    file the login cannot read raises, and the caller records it as unknown.
+
+    Raises:
+        OptionFileError: a file cannot be read, or the server would refuse the files.
+    """
+    cmdline = parse_argv(instance.argv or (instance.binary,))
+    family = "mysql" if flavour in ("mysql", "percona") else "mariadb"
+    groups = server_groups(family, version, cmdline.group_suffix or "")
+    defaults_file = cmdline.defaults_file or instance.defaults_file
+    tops = search_order(
+        family,
+        defaults_file=defaults_file,
+        extra_file=cmdline.extra_file,
+        no_defaults=cmdline.no_defaults,
+        home="~",
+        help_files=[f for f in option_files if f != defaults_file] or None,
+    )
+    # CommandResult is frozen; the reader's protocol declares plain attributes. Same shape.
+    reading = read_config(transport_reader(cast(Any, transport)), tops, groups)
+    lines = []
+    for arg in reading.args:
+        meaning = resolve(arg.text)
+        lines.append(
+            OptionLine(
+                name=meaning.name.replace("-", "_"),
+                value=meaning.value,
+                file=arg.file,
+                line=arg.line,
+                text=arg.text.lstrip("-"),
+            )
+        )
+    return tuple(lines)

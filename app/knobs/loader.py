@@ -334,7 +334,12 @@ def _resolve_same_as(
 
 
 def _changes(
-    ctx: _Ctx, where: str, raw: Any, kind: str, series: tuple[int, int]
+    ctx: _Ctx,
+    where: str,
+    raw: Any,
+    kind: str,
+    series: tuple[int, int],
+    upto: tuple[int, int] = (999, 0),
 ) -> tuple[Change, ...]:
     if not isinstance(raw, list):
         raise ctx.fail(where, "must be a list of tables")
@@ -346,8 +351,10 @@ def _changes(
         if "since" not in entry or "note" not in entry:
             raise ctx.fail(here, "needs 'since' and 'note'")
         since = _version(ctx, f"{here}.since", entry["since"])
-        if since[:2] != series:
-            raise ctx.fail(here, f"since {entry['since']} is not a release of this line")
+        # A line's facts also serve the releases up to the next covered line (MariaDB
+        # 10.9 and 10.10 use mariadb-10.6's), so a change may come from one of those.
+        if not series <= since[:2] < upto:
+            raise ctx.fail(here, f"since {entry['since']} is not a release this line serves")
         if result and since <= result[-1].since:
             raise ctx.fail(here, "changes must be in increasing 'since' order")
         result.append(
@@ -374,6 +381,14 @@ def _changes(
             )
         )
     return tuple(result)
+
+
+def _next_line(key: str) -> tuple[int, int]:
+    """The series of the covered line after ``key`` ((999, 0) after the newest)."""
+    family, _, number = key.partition("-")
+    series = (int(number.split(".")[0]), int(number.split(".")[1]))
+    lines = next((v for f, v in LINES.items() if f.value == family), ())
+    return next((s for s in lines if s > series), (999, 0))
 
 
 def _line_facts(
@@ -413,7 +428,9 @@ def _line_facts(
         ignored=_bool(ctx, f"{where}.ignored", entry.get("ignored", False)),
         deprecated=_bool(ctx, f"{where}.deprecated", entry.get("deprecated", False)),
         note=_opt_str(ctx, f"{where}.note", entry.get("note")),
-        changes=_changes(ctx, f"{where}.changes", entry.get("changes", []), kind, series),
+        changes=_changes(
+            ctx, f"{where}.changes", entry.get("changes", []), kind, series, _next_line(key)
+        ),
     )
     _check_value(ctx, where, facts.default, facts.min, facts.max, facts.allowed, kind)
     # Every state the line goes through must be consistent, not only its first release.

@@ -4,7 +4,13 @@ Pure logic over bytes: files are read through a :data:`Reader` callable, so the
 same code reads this computer and a remote host through a Transport.
 """
 
-from app.optionfiles.editing import holds_secrets, quote_value, set_option, unified_diff
+from app.optionfiles.editing import (
+    holds_secrets,
+    quote_value,
+    remove_option_line,
+    set_option,
+    unified_diff,
+)
 from app.optionfiles.effective import (
     CommandLine,
     Setting,
@@ -66,6 +72,7 @@ __all__ = [
     "resolve",
     "search_order",
     "server_groups",
+    "remove_option_line",
     "set_option",
     "transport_reader",
     "unified_diff",

@@ -176,6 +176,20 @@ def set_option(option_file: OptionFile, group: str, key: str, value: str | None)
     return edited
 
 
+def remove_option_line(option_file: OptionFile, number: int, key: str) -> OptionFile:
+    """Remove line ``number`` when it sets ``key`` (any spelling); every other byte stays.
+
+    Raises:
+        ValueError: that line does not set ``key`` (the file changed since it was read).
+    """
+    lines = list(option_file.lines)
+    found = [i for i, line in enumerate(lines) if line.number == number]
+    if not found or not _same_option(lines[found[0]], key):
+        raise ValueError(f"line {number} of {option_file.path} does not set {key}")
+    del lines[found[0]]
+    return parse(b"".join(line.raw for line in lines), option_file.path)
+
+
 _BANG_KINDS = (Kind.INCLUDE, Kind.INCLUDEDIR, Kind.DIRECTIVE)
 _NAME_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
 

@@ -118,9 +118,12 @@ def make_plan(facts: HostFacts, positions: SliderPositions, catalogue: Catalogue
     rules.doublewrite(ctx)
     rules.fit_disks(ctx)
     rules.fit_os(ctx)
+    rules.reported(ctx)
+    rules.obsolete_lines(ctx)
     _account_for_the_rest(ctx)
     order = {s: i for i, s in enumerate(SLIDERS)}
-    changes = sorted(ctx.changes, key=lambda c: order[c.slider])  # stable: rule order kept
+    # Stable: rule order kept; changes driven by no slider come last.
+    changes = sorted(ctx.changes, key=lambda c: order.get(c.slider, len(order)))
     left = sorted(ctx.left_alone, key=lambda x: order.get(x.slider, len(order)))
     server = ctx.server
     summary = FactsSummary(

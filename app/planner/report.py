@@ -11,8 +11,8 @@ TITLES = {
     "memory": "2. How much memory may the server take?",
     "redo": "3. Write smoothing vs crash-recovery time",
     "doublewrite": "4. Torn-page protection",
-    "fit_disks": "5. Fit the disks",
-    "fit_os": "5. Fit the OS",
+    "fit_disks": "5a. Fit the disks",
+    "fit_os": "5b. Fit the OS",
     "myisam": "6. MyISAM",
     "none": "Not driven by a slider",
 }
@@ -28,6 +28,23 @@ def _value(value: str | None, kind: str) -> str:
     return value
 
 
+def human_value(value: str | None, kind: str) -> str:
+    """A value as a person reads it: sizes as 128 MiB (not 134217728); others as they are."""
+    if value is None:
+        return "(unknown)"
+    if kind == "size":
+        number = parse_int(value)
+        if number is not None:
+            return size_text(number)
+    return value
+
+
+def change_values(change: Change, catalogue: Catalogue) -> tuple[str, str]:
+    """A change's current and proposed values as a person reads them."""
+    kind = _kind(catalogue, change.key)
+    return human_value(change.current, kind), human_value(change.proposed, kind)
+
+
 def _kind(catalogue: Catalogue, key: str) -> str:
     try:
         return catalogue.knob(key).type
@@ -41,6 +58,8 @@ def change_lines(change: Change, catalogue: Catalogue) -> list[str]:
     where = f" on {change.device}" if change.device else ""
     if change.target == "advice":
         how = "advice only: InnoTune never changes it; add these lines yourself"
+    elif change.target == "option_remove":
+        how = f"removes the line from {change.path}; the running server does not change"
     elif change.live:
         how = {
             "dynamic": "applies live (SET GLOBAL) and is written to the option file",

@@ -18,9 +18,10 @@ from app.planner.values import GIB, MIB, duration_text, parse_bool, parse_int, s
 CRASH_SENTENCES = {
     "none": "Nothing, provided the disk honours flushes (a volatile write cache without a "
     "battery can still lose commits)",
-    "os": "Nothing if only the server process crashes; up to innodb_flush_log_at_timeout "
-    "seconds (1 by default) of commits if the OS crashes or power fails",
-    "any": "Up to that many seconds of commits even if only the server process crashes",
+    "os": "Nothing if only the server process crashes; about innodb_flush_log_at_timeout "
+    "seconds (1 by default; the once-per-interval flush is not guaranteed) of commits if the "
+    "OS crashes or power fails",
+    "any": "About that many seconds of commits or more even if only the server process crashes",
 }
 
 TRX_COMMIT = {"none": "1", "os": "2", "any": "0"}
@@ -66,8 +67,9 @@ class MemoryBudget:
     other_processes: int
     per_connection: int
     max_connections: int
-    other_buffers: int  # key buffer, log buffer, the server's own base
+    other_buffers: int  # key buffer, log buffer, temporary tables, Aria, the server's own base
     fits: int  # the largest buffer pool that fits (before the server's rounding)
+    other_parts: tuple[tuple[str, int], ...] = ()  # other_buffers, part by part
 
     @property
     def connections(self) -> int:
@@ -85,15 +87,46 @@ class MemoryBudget:
             - int(pool * POOL_OVERHEAD)
         )
 
+    def thin(self, pool: int) -> bool:
+        """True when what stays free with this pool is too little to absorb a surprise."""
+        return self.headroom(pool) < max(THIN_HEADROOM, self.ram // 20)
+
+    def free_words(self, pool: int) -> str:
+        """What stays free with this pool, said plainly (thin headroom named as such)."""
+        free = self.headroom(pool)
+        if free < 0:
+            return (
+                f"with every connection busy the server needs {size_text(-free)} more than "
+                "the RAM, so Linux may swap or its OOM killer may end the server"
+            )
+        if self.thin(pool):
+            return (
+                f"with every connection busy only {size_text(free)} stay free beyond the "
+                f"{size_text(self.os_reserve)} kept for the OS: thin, so a memory-hungry "
+                "process or a burst of connections can make Linux swap or its OOM killer end "
+                "the server"
+            )
+        return (
+            f"with every connection busy {size_text(free)} stay free beyond the "
+            f"{size_text(self.os_reserve)} kept for the OS, so the OOM killer should not need "
+            "to end the server"
+        )
+
     def words(self) -> str:
         """The budget in one clause, for reasons."""
+        parts = ", ".join(f"{name} {size_text(n)}" for name, n in self.other_parts if n)
+        detail = f": {parts}" if parts else ""
         return (
             f"room is kept for the OS ({size_text(self.os_reserve)}), the other processes "
             f"seen ({size_text(self.other_processes)}), {self.max_connections} connections x "
             f"{size_text(self.per_connection)} of buffers ({size_text(self.connections)}) and "
-            f"the server's other memory ({size_text(self.other_buffers)}), so at most "
+            f"the server's other memory ({size_text(self.other_buffers)}{detail}), so at most "
             f"{size_text(self.fits)} fits"
         )
+
+
+#: Below this (or 5% of RAM) what stays free is called thin.
+THIN_HEADROOM = 256 * MIB
 
 
 #: The OS reserve: RAM // divisor, within min..max (carried in PoolRule for exports).
@@ -123,7 +156,13 @@ def memory_budget(facts: HostFacts, key_buffer: int | None = None) -> MemoryBudg
     max_conn = _var_int(server, "max_connections", 151)
     keys = _var_int(server, "key_buffer_size") if key_buffer is None else key_buffer
     others = sum(p.rss_bytes for p in facts.os.machine.big_processes)
-    other_buffers = keys + _var_int(server, "innodb_log_buffer_size") + SERVER_BASE_BYTES
+    parts = [
+        ("key buffer", keys),
+        ("log buffer", _var_int(server, "innodb_log_buffer_size")),
+        *_temporary_and_caches(server),
+        ("the server itself", SERVER_BASE_BYTES),
+    ]
+    other_buffers = sum(n for _, n in parts)
     reserve = os_reserve(ram)
     room = ram - reserve - others - per_conn * max_conn - other_buffers
     return MemoryBudget(
@@ -134,7 +173,34 @@ def memory_budget(facts: HostFacts, key_buffer: int | None = None) -> MemoryBudg
         max_connections=max_conn,
         other_buffers=other_buffers,
         fits=max(0, int(room / POOL_OVERHEAD)),
+        other_parts=tuple(parts),
     )
+
+
+def _temporary_and_caches(server: ServerFacts) -> list[tuple[str, int]]:
+    """Memory beside the pool that the server takes under load, by flavour and version.
+
+    - MySQL 8.0+: internal temporary tables live in the TempTable engine, which takes up
+      to temptable_max_ram for all of them together (1 GiB by default; the manual,
+      "Internal Temporary Table Use in MySQL").
+    - MySQL 5.7 and MariaDB: an in-memory temporary table may grow to
+      min(tmp_table_size, max_heap_table_size) before it goes to disk; one is counted
+      (per query, as mysqltuner does), the per-connection buffers above are counted for all.
+    - MariaDB: Aria's page cache (aria_pagecache_buffer_size, 128 MiB by default) is
+      allocated at start, for the system tables and on-disk temporary tables.
+    """
+    version = _version(server)
+    parts: list[tuple[str, int]] = []
+    temptable = parse_int(server_variable(server, "temptable_max_ram"))
+    if version.family is Flavour.MYSQL and version.number >= (8, 0, 0):
+        parts.append(("temptable_max_ram", GIB if temptable is None else temptable))
+    else:
+        tmp = _var_int(server, "tmp_table_size", 16 * MIB)
+        heap = _var_int(server, "max_heap_table_size", 16 * MIB)
+        parts.append(("one in-memory temporary table", min(tmp, heap)))
+    if version.family is Flavour.MARIADB:
+        parts.append(("Aria page cache", _var_int(server, "aria_pagecache_buffer_size", 128 * MIB)))
+    return parts
 
 
 def current_share(facts: HostFacts) -> int | None:
@@ -176,6 +242,37 @@ def redo_rate(server: ServerFacts) -> float | None:
     """Measured redo bytes per second, or None without a (non-idle) sample."""
     rate = server.rates.redo_bytes_per_s if server.rates else None
     return rate if rate else None
+
+
+def planning_rate(server: ServerFacts) -> tuple[float, str]:
+    """The redo rate to size the log with, and the words that say where it comes from.
+
+    A short sample of an idle or nearly idle server says little about its peak: below the
+    stated assumption (1 GiB per hour) the assumption is used instead, so the size never
+    falls as the measured rate rises (monotonic) and an idle sample never shrinks the log.
+    """
+    rate = redo_rate(server)
+    secs = server.rates.seconds if server.rates else 0
+    if rate is not None and rate >= ASSUMED_REDO_BYTES_PER_S:
+        return rate, (
+            f"the server wrote {size_text(rate)} of redo per second during the {secs:.0f} s sample"
+        )
+    seen = (
+        f"the {secs:.0f} s sample saw only {size_text(rate)} of redo per second, too little "
+        "to show the peak"
+        if rate is not None
+        else "no redo write rate was measured (no sample, or an idle server)"
+    )
+    return ASSUMED_REDO_BYTES_PER_S, (
+        f"{seen}, so this is a labelled default: an assumed 1 GiB of redo per hour (inspect "
+        "with a longer --sample under the real load to size it from a measurement)"
+    )
+
+
+def representative(server: ServerFacts) -> bool:
+    """True when the sample's redo rate is what the log is sized from (see planning_rate)."""
+    rate = redo_rate(server)
+    return rate is not None and rate >= ASSUMED_REDO_BYTES_PER_S
 
 
 def recovery_range(total: float, spinning: bool) -> tuple[float, float]:
@@ -328,23 +425,20 @@ def _describe_memory(share: int, facts: HostFacts) -> str:
     )
     if current is not None and share == current_share(facts) and current <= budget.fits:
         return (
-            f"The buffer pool stays at {size_text(current)} (about {share}% of RAM); with every "
-            f"connection busy {size_text(budget.headroom(current))} stay free, so the OOM killer "
-            "should not need to end the server."
+            f"The buffer pool stays at {size_text(current)} (about {share}% of RAM); "
+            f"{budget.free_words(current)}."
         )
     want = budget.ram * share // 100
     pool = min(want, budget.fits)
-    free = budget.headroom(pool)
-    capped = f", capped at {size_text(pool)} to fit" if want > budget.fits else ""
-    if free < 0:
+    if current is not None and want > current > pool:
         return (
-            f"The buffer pool takes {share}% of RAM ({size_text(want)}){capped}; with every "
-            "connection busy the server needs more than the RAM, so Linux may swap or its OOM "
-            "killer may end the server."
+            f"You chose {share}% of RAM ({size_text(want)}), but not even the "
+            f"{size_text(current)} pool now fits, so it stays; {budget.free_words(current)}."
         )
+    capped = f", capped at {size_text(pool)} to fit" if want > budget.fits else ""
     return (
-        f"The buffer pool takes {share}% of RAM ({size_text(want)}){capped}; with every connection "
-        f"busy {size_text(free)} stay free, so the OOM killer should not need to end the server."
+        f"The buffer pool takes {share}% of RAM ({size_text(want)}){capped}; "
+        f"{budget.free_words(pool)}."
     )
 
 
@@ -362,8 +456,12 @@ def _describe_redo(minutes: int | None, facts: HostFacts) -> str:
         return f"The redo log stays at {size_text(total)}{held}; {recovery_words(total, spinning)}."
     names = {v: k for k, v in REDO_PRESETS.items()}
     label = f" ({names[minutes]})" if minutes in names else ""
-    planned = (rate or ASSUMED_REDO_BYTES_PER_S) * minutes * 60
-    basis = "of the measured writes" if rate else "of writes at an assumed 1 GiB per hour"
+    planned = planning_rate(server)[0] * minutes * 60
+    basis = (
+        "of the measured writes"
+        if representative(server)
+        else "of writes at an assumed 1 GiB per hour (the sample saw too little to size from)"
+    )
     return (
         f"A redo log of {minutes} min {basis}{label}, about {size_text(planned)}: a larger log "
         f"smooths page flushing; {recovery_words(planned, spinning)}."

@@ -70,6 +70,13 @@ def job(done: subprocess.CompletedProcess[str]) -> str:
     return done.stderr + done.stdout
 
 
+def snapshot_of(out: str) -> str:
+    """The snapshot an apply printed (rollbacks name it: other test runs may apply too)."""
+    found = re.search(r"^\s*snapshot\s+(\S+)$", out, re.MULTILINE)
+    assert found, out
+    return found.group(1)
+
+
 def test_doctor(server_host: Host, tmp_path: Path) -> None:
     cli, target = innotune(server_host, tmp_path)
     out = ok(cli("doctor", *target))
@@ -140,7 +147,7 @@ def test_apply_live(server_host: Host, tmp_path: Path) -> None:
     assert "end: applied" in out, out
     assert server_host.sql(f"SELECT @@{TRX}") == "0"
     assert server_host.main_pid() == pid  # live: no restart
-    out = job(cli("rollback", *target, "--yes"))
+    out = job(cli("rollback", *target, snapshot_of(out), "--yes"))
     assert "rolled-back" in out, out
     assert server_host.sql(f"SELECT @@{TRX}") == "1"
     assert server_host.main_pid() == pid
@@ -156,15 +163,15 @@ def test_apply_with_restart(server_host: Host, tmp_path: Path) -> None:
     assert server_host.main_pid() != pid
     assert int(server_host.sql("SHOW GLOBAL STATUS LIKE 'Uptime'").split()[1]) < 60
     assert server_host.sql(f"SELECT @@{TRX}") == "0"  # read from the drop-in by the start
-    ok(cli("rollback", *target, "--yes"))
+    job(cli("rollback", *target, snapshot_of(out), "--yes"))
 
 
 def test_rollback(server_host: Host, tmp_path: Path) -> None:
     cli, target = innotune(server_host, tmp_path)
     args = ("--crash-loss", "any", *OFF, "--sample", "1", "--yes", "--restart")
-    ok(cli("apply", *target, *args))
+    snapshot = snapshot_of(job(cli("apply", *target, *args)))
     pid = server_host.main_pid()
-    out = job(cli("rollback", *target, "--yes"))
+    out = job(cli("rollback", *target, snapshot, "--yes"))
     assert f"restart-old: {restart_command(server_host)}" in out, out
     assert "end: rolled-back" in out, out
     assert server_host.main_pid() != pid
@@ -177,7 +184,7 @@ def test_bench(server_host: Host, tmp_path: Path) -> None:
     before = server_host.sql("SHOW DATABASES")
     out = ok(cli("bench", *target, "--seconds", "1", "--threads", "2", "--json", "--yes"))
     report = json.loads(out)
-    rates = [r["commits_per_s"] for r in report["runs"]]
+    rates = [r["commits_per_s"] for r in report["results"]]
     assert rates and all(rate > 0 for rate in rates), report
     assert server_host.sql("SHOW DATABASES") == before  # the scratch schema is dropped
 

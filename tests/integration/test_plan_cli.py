@@ -59,7 +59,7 @@ def test_plan_live_and_from_saved_facts_agree(tmp_path_factory: pytest.TempPathF
     # The readable output: slider sentences, changes with reason and risk, knobs left alone.
     text = live.stdout
     assert "1. What may a crash cost?" in text
-    assert "up to innodb_flush_log_at_timeout seconds (1 by default)" in text
+    assert "about innodb_flush_log_at_timeout seconds (1 by default; the once-per-interval" in text
     assert "innodb_flush_log_at_trx_commit: 1 -> 2" in text
     assert "why:" in text and "risk:" in text
     assert "left alone: sync_binlog: The binary log is off" in text

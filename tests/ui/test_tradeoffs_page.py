@@ -214,3 +214,25 @@ def test_left_alone_follows_a_move(qtbot: QtBot, page: TradeoffsPage) -> None:
     qtbot.waitUntil(lambda: before not in page.left_alone.toPlainText(), timeout=10_000)
     control.setValue(0)
     qtbot.waitUntil(lambda: before in page.left_alone.toPlainText(), timeout=10_000)
+
+
+def test_sizes_read_as_sizes_and_the_fit_sections_are_5a_and_5b(page: TradeoffsPage) -> None:
+    """Issue 18: "128 MiB → 4.7 GiB", not "134217728 → 5055184896"; no two sections numbered 5."""
+    control = page.sections["memory"].control
+    assert isinstance(control, QSlider)
+    control.setValue(40)
+    tree = page.sections["memory"].changes
+    row = next(
+        tree.topLevelItem(i)
+        for i in range(tree.topLevelItemCount())
+        if tree.topLevelItem(i).text(0) == "innodb_buffer_pool_size"  # type: ignore[union-attr]
+    )
+    assert row is not None
+    assert row.text(1).endswith(("MiB", "GiB")) and row.text(2).endswith(("MiB", "GiB"))
+    assert not row.text(2).isdigit()
+    assert row.toolTip(2).split(" → ")[1] == _planned(page)["innodb_buffer_pool_size"]
+    titles = [s.title() for s in page.sections.values()]
+    numbers = [t.split(".", 1)[0] for t in titles]
+    assert len(numbers) == len(set(numbers)), titles
+    assert page.sections["fit_disks"].title().startswith("5a.")
+    assert page.sections["fit_os"].title().startswith("5b.")

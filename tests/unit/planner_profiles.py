@@ -127,6 +127,10 @@ def server_facts(
     """A ServerFacts with the version's default variables and the given overrides."""
     values, _ = server_variables(flavour, version)
     values.update(overrides or {})
+    pool = values.get("innodb_buffer_pool_size", "")
+    if flavour == "mysql" and pool.isdigit() and int(pool) < GIB:
+        # MySQL starts with one instance below a 1 GiB pool and reports 1 (the manual).
+        values["innodb_buffer_pool_instances"] = "1"
     values["log_bin"] = "ON" if binlog else "OFF"
     suffix = "-MariaDB" if flavour == "mariadb" else ""
     rates = None
@@ -206,7 +210,18 @@ class Profile:
 def _facts(name: str, os: OsFacts, server: ServerFacts, probe: float | None) -> HostFacts:
     disk = None
     if probe is not None:
-        disk = DiskProbe(server.datadir or "/var/lib/mysql", "python3", probe, 500.0, 32 * MIB, 2.0)
+        # SYNTHETIC: the same figure as the page-write rate (fio, 8 writers) and the synced rate.
+        disk = DiskProbe(
+            server.datadir or "/var/lib/mysql",
+            "python3",
+            probe,
+            500.0,
+            32 * MIB,
+            2.0,
+            page_writes_per_s=probe,
+            page_queue_depth=8,
+            page_method="fio",
+        )
     return HostFacts(
         target=name,
         collected_at="2026-11-22T10:00:00+00:00",

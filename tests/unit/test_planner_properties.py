@@ -83,7 +83,11 @@ def facts_strategy(draw: st.DrawFn) -> HostFacts:
     sync = draw(st.one_of(st.none(), st.floats(1, 500000)))
     if sync is not None:
         probe = dataclasses.replace(
-            probe or _probe(base), sync_writes_per_s=sync, directory=paths[0].directory
+            probe or _probe(base),
+            sync_writes_per_s=sync,
+            page_writes_per_s=draw(st.one_of(st.none(), st.floats(1, 500000))),
+            page_queue_depth=8,
+            directory=paths[0].directory,
         )
     os = dataclasses.replace(base.os, machine=m, write_paths=paths)
     return dataclasses.replace(base, os=os, server=server, disk_probe=probe)

@@ -31,6 +31,7 @@ from app.domain.hostfacts import HostFacts
 from app.domain.plan import REDO_PRESETS, SLIDERS, Change, Plan, SliderPositions
 from app.knobs import default_catalogue
 from app.planner import default_positions, facts_checksum, make_plan, sentences
+from app.planner.report import change_values
 from app.resources import resource_path
 from app.ui.logview import error_html, error_parts, link_to_log, log_error
 from app.ui.state import WizardState
@@ -47,6 +48,7 @@ TARGET_WORDS = {
     "sysfs": "live (disk)",
     "sysctl": "live (kernel)",
     "advice": "advice only",
+    "option_remove": "line removed",
 }
 
 
@@ -165,15 +167,21 @@ class SliderSection(QGroupBox):
     def _fill_changes(self, changes: list[Change], rejected: set[str]) -> None:
         self.changes.clear()
         self._checkable = {}
+        catalogue = default_catalogue()
         for change in changes:
+            current, proposed = change_values(change, catalogue)
             item = QTreeWidgetItem(
                 [
                     change_label(change),
-                    change.current if change.current is not None else "(unknown)",
-                    change.proposed,
+                    current,
+                    proposed,
                     TARGET_WORDS.get(change.target, change.target),
                 ]
             )
+            if (current, proposed) != (change.current, change.proposed):
+                exact = f"{change.current} → {change.proposed}"
+                item.setToolTip(1, exact)
+                item.setToolTip(2, exact)
             item.setData(0, Qt.ItemDataRole.UserRole, change.id)
             if change.target != "advice":
                 item.setCheckState(0, _tick(change.id not in rejected))
@@ -252,10 +260,10 @@ class TradeoffsPage(QWizardPage):
             section = SliderSection(
                 slider, texts[slider], min(number, 5 if number >= 5 else number)
             )
-            if slider in ("fit_os", "myisam"):
-                section.setTitle(
-                    f"{number - 1 if slider == 'fit_os' else 6}. {texts[slider]['title']}"
-                )
+            if slider in ("fit_disks", "fit_os", "myisam"):
+                # Both "fit" sections are slider 5, as the plan text numbers them.
+                label = {"fit_disks": "5a", "fit_os": "5b", "myisam": "6"}[slider]
+                section.setTitle(f"{label}. {texts[slider]['title']}")
             section.moved.connect(self._on_section_moved)
             section.rejected_changed.connect(self._on_rejected_changed)
             self.sections[slider] = section

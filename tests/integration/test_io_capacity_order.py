@@ -1,0 +1,114 @@
+"""The io_capacity pair changes in an order the live server takes without adjusting anything.
+
+MySQL clamps a ``SET GLOBAL innodb_io_capacity`` above the current max (ha_innodb.cc,
+innodb_io_capacity_update); the MariaDB 10.11 here moves the other value instead and says so
+with warning 1210. Either way the order matters; these tests run on a private MariaDB 10.11,
+through the real apply job and through the client, and show that the order InnoTune uses
+draws no adjustment while the naive one does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.appliers import dynamic, runner
+from app.appliers import snapshot as snap
+from app.appliers.targetjob import _set_key, _set_value, ordered_settings
+from app.practice.server import PrivateServer
+from app.remote.local import LocalTransport
+from tests.integration.test_apply import (
+    change,
+    facts_for,
+    host_for,
+    remove_jobs_and_snapshots,
+    run_job,
+    variable,
+)
+
+PAIR = ("innodb_io_capacity", "innodb_io_capacity_max")
+
+
+@pytest.fixture(autouse=True)
+def _remove_new_jobs_and_snapshots(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    made: list[str] = []
+    new_id = snap.new_id
+
+    def recording() -> str:
+        made.append(new_id())
+        return made[-1]
+
+    monkeypatch.setattr(snap, "new_id", recording)
+    yield
+    remove_jobs_and_snapshots(made + [f"{m}-restore" for m in made])
+
+
+def _pair(server: PrivateServer) -> tuple[int, int]:
+    return int(variable(server, PAIR[0])), int(variable(server, PAIR[1]))
+
+
+def _put(server: PrivateServer, pair: tuple[int, int]) -> None:
+    """Set the pair without any adjustment: the max out of the way first."""
+    server.query(
+        f"SET GLOBAL {PAIR[1]} = 4294967295; SET GLOBAL {PAIR[0]} = {pair[0]}; "
+        f"SET GLOBAL {PAIR[1]} = {pair[1]}"
+    )
+    assert _pair(server) == pair
+
+
+def _set_all(server: PrivateServer, statements: list[str]) -> list[str]:
+    """Run each statement in one session with SHOW WARNINGS after it; the warnings."""
+    out = server.query("; ".join(f"{sql}; SHOW WARNINGS" for sql in statements))
+    return [line for line in out.splitlines() if "1210" in line]
+
+
+@pytest.mark.parametrize(
+    ("start", "planned"),
+    [((200, 2000), (20000, 40000)), ((20000, 40000), (150, 300))],
+    ids=["raise", "lower"],
+)
+def test_the_order_draws_no_adjustment_from_the_live_server(
+    private_server: PrivateServer, start: tuple[int, int], planned: tuple[int, int]
+) -> None:
+    server = private_server
+    _put(server, start)
+    naive = [f"SET GLOBAL {PAIR[0]} = {planned[0]}", f"SET GLOBAL {PAIR[1]} = {planned[1]}"]
+    if planned[0] < start[0]:
+        naive.reverse()  # lowering: the max first is the naive mistake
+    now = dict(zip(PAIR, map(str, start), strict=True))
+    ordered = ordered_settings(naive, _set_key, _set_value, now)
+    assert ordered != naive
+    assert _set_all(server, ordered) == [], "the server adjusted a value InnoTune set"
+    assert _pair(server) == planned
+    # The naive order, from the same start, is what the server adjusts (the check can fail).
+    _put(server, start)
+    assert _set_all(server, naive), "MariaDB 10.11 warns when it moves the other value"
+
+
+def test_the_apply_job_reorders_the_pair_and_rolls_back_in_order(
+    local: LocalTransport, private_server: PrivateServer, tmp_path: Path
+) -> None:
+    """Statements handed over in the clamping order still end as planned, and roll back."""
+    server = private_server
+    socket = str(server.socket_path)
+    facts = facts_for(local, socket)
+    host = host_for(local, facts, socket)
+    actions = [
+        dynamic.apply(change(PAIR[0], "dynamic", "20000"), host, dry_run=True),
+        dynamic.apply(change(PAIR[1], "dynamic", "40000"), host, dry_run=True),
+    ]
+    host.session.close()
+    assert _pair(server) == (200, 2000)
+    status = run_job(local, facts, actions, tmp_path)
+    assert status.state == "applied", status.errors
+    assert _pair(server) == (20000, 40000)
+    sets = [s.detail for s in status.steps if s.step == "dynamic" and s.status == "ok"]
+    assert [_set_key(sql) for sql in sets] == [PAIR[1], PAIR[0]]  # the max made room first
+    back = runner.rollback(local, status.snapshot_id or "")
+    assert back.state == "rolled-back", back.errors
+    assert _pair(server) == (200, 2000)
+    undone = [s.detail for s in back.steps if s.step == "restore" and s.status == "ok"]
+    order = [next(k for k in PAIR[::-1] if k in d) for d in undone if "dynamic innodb_io" in d]
+    assert order == [PAIR[0], PAIR[1]]  # io_capacity first, out of the max's way
