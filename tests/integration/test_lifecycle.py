@@ -70,6 +70,11 @@ def job(done: subprocess.CompletedProcess[str]) -> str:
     return done.stderr + done.stdout
 
 
+def rollback_args(target: list[str], snapshot: str) -> list[str]:
+    """``rollback TARGET SNAPSHOT [options] --yes``."""
+    return [target[0], snapshot, *target[1:], "--yes"]
+
+
 def snapshot_of(out: str) -> str:
     """The snapshot an apply printed (rollbacks name it: other test runs may apply too)."""
     found = re.search(r"^\s*snapshot\s+(\S+)$", out, re.MULTILINE)
@@ -147,7 +152,7 @@ def test_apply_live(server_host: Host, tmp_path: Path) -> None:
     assert "end: applied" in out, out
     assert server_host.sql(f"SELECT @@{TRX}") == "0"
     assert server_host.main_pid() == pid  # live: no restart
-    out = job(cli("rollback", *target, snapshot_of(out), "--yes"))
+    out = job(cli("rollback", *rollback_args(target, snapshot_of(out))))
     assert "rolled-back" in out, out
     assert server_host.sql(f"SELECT @@{TRX}") == "1"
     assert server_host.main_pid() == pid
@@ -163,7 +168,7 @@ def test_apply_with_restart(server_host: Host, tmp_path: Path) -> None:
     assert server_host.main_pid() != pid
     assert int(server_host.sql("SHOW GLOBAL STATUS LIKE 'Uptime'").split()[1]) < 60
     assert server_host.sql(f"SELECT @@{TRX}") == "0"  # read from the drop-in by the start
-    job(cli("rollback", *target, snapshot_of(out), "--yes"))
+    job(cli("rollback", *rollback_args(target, snapshot_of(out))))
 
 
 def test_rollback(server_host: Host, tmp_path: Path) -> None:
@@ -171,7 +176,7 @@ def test_rollback(server_host: Host, tmp_path: Path) -> None:
     args = ("--crash-loss", "any", *OFF, "--sample", "1", "--yes", "--restart")
     snapshot = snapshot_of(job(cli("apply", *target, *args)))
     pid = server_host.main_pid()
-    out = job(cli("rollback", *target, snapshot, "--yes"))
+    out = job(cli("rollback", *rollback_args(target, snapshot)))
     assert f"restart-old: {restart_command(server_host)}" in out, out
     assert "end: rolled-back" in out, out
     assert server_host.main_pid() != pid
