@@ -161,7 +161,7 @@ def test_apply_live(server_host: Host, tmp_path: Path) -> None:
 def test_apply_with_restart(server_host: Host, tmp_path: Path) -> None:
     cli, target = innotune(server_host, tmp_path)
     pid = server_host.main_pid()
-    args = ("--crash-loss", "any", *OFF, "--sample", "1", "--yes", "--restart")
+    args = ("--crash-loss", "any", *OFF, "--sample", "1", "--yes", "--restart", "--watch", "3")
     out = job(cli("apply", *target, *args))
     assert f"restart: {restart_command(server_host)}" in out, out
     assert "end: applied" in out, out
@@ -173,7 +173,7 @@ def test_apply_with_restart(server_host: Host, tmp_path: Path) -> None:
 
 def test_rollback(server_host: Host, tmp_path: Path) -> None:
     cli, target = innotune(server_host, tmp_path)
-    args = ("--crash-loss", "any", *OFF, "--sample", "1", "--yes", "--restart")
+    args = ("--crash-loss", "any", *OFF, "--sample", "1", "--yes", "--restart", "--watch", "3")
     snapshot = snapshot_of(job(cli("apply", *target, *args)))
     pid = server_host.main_pid()
     out = job(cli("rollback", *rollback_args(target, snapshot)))

@@ -1,14 +1,15 @@
-"""The whole wizard against real hosts: SSH to the Debian server, tune, restart, roll back.
+"""The whole wizard against real hosts: SSH to a Debian server, tune, restart, roll back.
 
-On Debian's MariaDB 10.11 every knob the sliders move is dynamic, so the flow ticks "Restart
-the server afterwards": the apply restarts the server through its SysV init script
-(``/etc/init.d/mariadb restart``), and so does the rollback from the snapshot list.
+Twice: this machine's MariaDB 10.11 with its SysV init script, and Oracle MySQL 9.7 on the
+booted Debian sid host with its systemd unit. Every knob the crash-loss slider moves is
+dynamic, so the flow ticks "Restart the server afterwards": the apply restarts the server
+through its own service manager (``/etc/init.d/mariadb restart``, ``systemctl restart
+mysql.service``), and so does the rollback from the snapshot list.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import time
 from pathlib import Path
 
@@ -24,27 +25,17 @@ from app.ui.pages.inspect import InspectPage
 from app.ui.pages.preview import PreviewPage
 from app.ui.pages.tradeoffs import TradeoffsPage
 from app.ui.wizard import MainWizard
-from tests.hosts.debian_mariadb import ETC, DebianMariaDB
-from tests.hosts.sshd import SshServer
+from tests.hosts.debian_hosts import DebianHost, LocalDebian
 from tests.hosts.util import need_root
 from tests.integration.test_apply import (  # noqa: F401 - autouse cleanup of jobs
     WATCH,
     _remove_new_jobs_and_snapshots,
 )
-
-PID_FILE = Path("/run/mysqld/mysqld.pid")
-
-
-def _etc() -> dict[str, str]:
-    return {
-        str(p): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(ETC.rglob("*"))
-        if p.is_file() and not p.is_symlink()
-    }
+from tests.integration.test_lifecycle import restart_command
 
 
-def _trx(db: DebianMariaDB) -> str:
-    return db.query("SELECT @@innodb_flush_log_at_trx_commit").split()[-1]
+def _trx(db: DebianHost | LocalDebian) -> str:
+    return db.sql("SELECT @@innodb_flush_log_at_trx_commit")
 
 
 def _apply_job_done(qtbot: QtBot, page: ApplyPage) -> None:
@@ -52,25 +43,26 @@ def _apply_job_done(qtbot: QtBot, page: ApplyPage) -> None:
     qtbot.waitUntil(page.list_button.isEnabled)  # the page has taken the result in
 
 
-def _server(db: DebianMariaDB) -> tuple[int, int]:
+def _server(db: DebianHost | LocalDebian) -> tuple[int, int]:
     """The running server's pid and its Uptime (seconds)."""
-    uptime = int(db.query("SHOW GLOBAL STATUS LIKE 'Uptime'").split()[-1])
-    return int(PID_FILE.read_text().strip()), uptime
+    uptime = int(db.sql("SHOW GLOBAL STATUS LIKE 'Uptime'").split()[-1])
+    return db.main_pid(), uptime
 
 
+@pytest.mark.parametrize("server_host", ["bookworm", "sid"], indirect=True)
 def test_whole_flow_over_ssh_with_restart_and_rollback(
     qtbot: QtBot,
     tmp_path: Path,
-    sshd: SshServer,
-    debian_mariadb: DebianMariaDB,
+    server_host: DebianHost | LocalDebian,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     need_root()
+    ssh_host, ssh_port = server_host.target.split("@", 1)[1].rsplit(":", 1)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     # A short watch after each restart (the page's default is 15 s): keeps the test short.
     monkeypatch.setattr(runner, "apply", functools.partial(runner.apply, watch_seconds=WATCH))
-    before = _etc()
-    assert _trx(debian_mariadb) == "1"
+    assert not server_host.differences()
+    assert _trx(server_host) == "1"
     wizard = MainWizard()
     wizard.setOption(QWizard.WizardOption.NoCancelButton, False)
     qtbot.addWidget(wizard)
@@ -83,11 +75,11 @@ def test_whole_flow_over_ssh_with_restart_and_rollback(
     connect.own_known_hosts = str(tmp_path / "known_hosts")
     v = connect.view
     v.ssh.setChecked(True)
-    v.host.setText(sshd.host)
+    v.host.setText(ssh_host)
     v.user.setText("root")
-    v.port.setValue(sshd.port)
-    v.identity.setText(str(sshd.client_key))
-    v.instance.setText(debian_mariadb.socket)
+    v.port.setValue(int(ssh_port))
+    v.identity.setText(str(server_host.client_key))
+    v.instance.setText(server_host.instance_args[1] if server_host.instance_args else "")
     qtbot.mouseClick(v.check, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(
         lambda: connect.host_key_box is not None and connect.host_key_box.isVisible(),
@@ -163,7 +155,7 @@ def test_whole_flow_over_ssh_with_restart_and_rollback(
     summary = apply.summary.text()
     assert "The server will restart." in summary and "Estimated downtime: about" in summary
     assert "give the restart command" not in summary  # the init script was found
-    pid, _ = _server(debian_mariadb)
+    pid, _ = _server(server_host)
     apply.consent.setChecked(True)
     clicked = time.monotonic()
     apply.apply_button.click()
@@ -171,13 +163,13 @@ def test_whole_flow_over_ssh_with_restart_and_rollback(
     assert apply.status is not None and apply.status.state == "applied", apply.state_label.text()
     assert apply.status.restarted and apply.status.downtime_seconds is not None
     journal = apply.journal.toPlainText()
-    assert "/etc/init.d/mariadb restart" in journal and "✓ restart:" in journal
+    assert restart_command(server_host) in journal and "✓ restart:" in journal
     assert "reconnect: database session reopened" in journal
-    new_pid, uptime = _server(debian_mariadb)
+    new_pid, uptime = _server(server_host)
     # A new server process, started after the click.
     assert new_pid != pid and uptime <= time.monotonic() - clicked + 1
-    assert _trx(debian_mariadb) == "2"  # in force after the restart: read from the files
-    assert _etc() != before
+    assert _trx(server_host) == "2"  # in force after the restart: read from the files
+    assert server_host.differences()
 
     # Roll back from the snapshot list.
     apply.list_button.click()
@@ -191,9 +183,9 @@ def test_whole_flow_over_ssh_with_restart_and_rollback(
     assert apply.status.state == "rolled-back", apply.state_label.text()
     # The rollback restarts too: the restored files are proven to start the server.
     assert apply.status.restarted and "✓ restart-old:" in apply.journal.toPlainText()
-    assert _server(debian_mariadb)[0] not in (pid, new_pid)
-    assert _trx(debian_mariadb) == "1"
-    assert _etc() == before  # byte-identical, checked before the fixture restores anything
+    assert _server(server_host)[0] not in (pid, new_pid)
+    assert _trx(server_host) == "1"
+    assert not server_host.differences()  # byte-identical, checked before any fixture acts
 
     wizard.next()
     assert wizard.currentPage().title() == "Verify"

@@ -22,6 +22,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -125,7 +126,7 @@ def make_preview(state: WizardState, plan: Plan, progress: Progress) -> Preview:
     progress.say("Reading the option files and current values (dry runs, nothing is written)")
     if conn is not None and conn.transport is not None:
         sudo = conn.sudo_mode in ("root", "nopasswd", "password-ok")
-        host = Host(state.facts, conn.transport, conn.session, sudo=sudo)
+        host = Host(state.facts, conn.transport, conn.session, sudo=sudo, persisted=state.persisted)
     else:
         host = Host(state.facts)
     return build_preview(plan, host)
@@ -189,6 +190,28 @@ class PreviewPage(QWizardPage):
         self._box_forced = False  # ticked because a change needs the restart
         self.restart_box.toggled.connect(self._on_restart_box_toggled)
         layout.addWidget(self.restart_box)
+        # Shown only when the server keeps a value with SET PERSIST that would beat the file.
+        self.persisted_box = QComboBox()
+        self.persisted_box.setObjectName("preview_persisted")
+        self.persisted_box.addItem(
+            "Remove those values from mysqld-auto.cnf (RESET PERSIST), so the option file applies",
+            "reset",
+        )
+        self.persisted_box.addItem(
+            "Write InnoTune's values into mysqld-auto.cnf too (SET PERSIST_ONLY)", "persist"
+        )
+        self.persisted_label = QLabel(
+            "MySQL keeps values set with SET PERSIST in mysqld-auto.cnf, and they beat every "
+            "option file at the next start. Values &kept there:"
+        )
+        self.persisted_label.setWordWrap(True)
+        self.persisted_label.setBuddy(self.persisted_box)
+        self.persisted_box.setAccessibleName("what to do with values kept by SET PERSIST")
+        self.persisted_box.currentIndexChanged.connect(self._on_persisted_changed)
+        layout.addWidget(self.persisted_label)
+        layout.addWidget(self.persisted_box)
+        self.persisted_label.setVisible(False)
+        self.persisted_box.setVisible(False)
         self.tabs = QTabWidget()
         self.diffs = _text_view("preview_diffs", "option-file diffs")
         self.highlighter = DiffHighlighter(self.diffs.document(), self.diffs.palette())
@@ -282,9 +305,18 @@ class PreviewPage(QWizardPage):
         self.status.setText(error_html(problem, fix, "The preview could not be built."))
         self.completeChanged.emit()
 
+    def _on_persisted_changed(self, _index: int) -> None:
+        choice = str(self.persisted_box.currentData())
+        if choice != self.state.persisted:
+            self.state.persisted = choice
+            self.start()  # the statements and the note change with the choice
+
     # -- showing ----------------------------------------------------------------------------
     def show_preview(self, preview: Preview) -> None:
         """Fill every tab from the preview."""
+        persisted = bool(preview.server_files)
+        self.persisted_label.setVisible(persisted)
+        self.persisted_box.setVisible(persisted)
         lines = [html.escape(f"Note: {n}") for n in preview.notes]
         if preview.errors:
             for error in preview.errors:
