@@ -112,7 +112,7 @@ def run_cli(argv: list[str]) -> int:
         return 2
     try:
         from app.logsetup import setup_logging
-        from app.ui.paths import app_data_dir
+        from app.places import app_data_dir
 
         setup_logging(app_data_dir() / "logs")
     except OSError:
