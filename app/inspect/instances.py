@@ -18,6 +18,7 @@ from app.remote.transport import Transport
 SERVER_NAMES = ("mysqld", "mariadbd")
 
 FIND_SCRIPT = r"""
+socks=
 for p in /proc/[0-9]*; do
     name=$(cat "$p/comm" 2>/dev/null) || continue
     case "$name" in mysqld|mariadbd) ;; *) continue ;; esac
@@ -31,6 +32,8 @@ for p in /proc/[0-9]*; do
     sed 's/^/@@cgroup /' "$p/cgroup" 2>/dev/null
     for f in "$p"/fd/*; do readlink "$f" 2>/dev/null; done |
         sed -n 's/^socket:\[\([0-9]*\)\]$/@@inode \1/p'
+    socks="$socks
+$(tr '\0' '\n' < "$p/cmdline" 2>/dev/null | sed -n 's/^--socket=//p')"
 done
 echo "@@unix"
 cat /proc/net/unix 2>/dev/null
@@ -40,6 +43,11 @@ echo "@@users"
 getent passwd 2>/dev/null | cut -d: -f1,3
 echo "@@initd"
 ls /etc/init.d 2>/dev/null
+echo "@@present"
+{
+    awk 'NR > 1 && $4 ~ /10000$/ && NF >= 8 { print $8 }' /proc/net/unix 2>/dev/null
+    printf '%s\n' "$socks"
+} | while IFS= read -r s; do [ -n "$s" ] && [ -S "$s" ] && printf '%s\n' "$s"; done
 echo "@@end"
 """
 
@@ -73,7 +81,7 @@ def parse_instances(text: str) -> list[ServerInstance]:
     initd: set[str] = set()
     section = "procs"
     for line in text.splitlines():
-        if line in ("@@unix", "@@tcp", "@@users", "@@initd", "@@end"):
+        if line in ("@@unix", "@@tcp", "@@users", "@@initd", "@@present", "@@end"):
             section = line[2:]
             continue
         if section == "procs":
@@ -158,9 +166,24 @@ def _instance(
     )
 
 
+def present_sockets(text: str) -> set[str]:
+    """The listening sockets and the servers' --socket paths that exist as sockets (pure)."""
+    found: set[str] = set()
+    inside = False
+    for line in text.splitlines():
+        if line.startswith("@@"):
+            inside = line == "@@present"
+        elif inside and line:
+            found.add(line)
+    return found
+
+
+FIND_ARGV = ("sh", "-c", FIND_SCRIPT)
+
+
 def find_instances(transport: Transport, *, sudo: bool = True) -> list[ServerInstance]:
     """Every mysqld/mariadbd instance on the host, with its sockets and ports."""
-    result = transport.run(["sh", "-c", FIND_SCRIPT], sudo=sudo, timeout=30).check()
+    result = transport.run(list(FIND_ARGV), sudo=sudo, timeout=30).check()
     return parse_instances(result.out)
 
 

@@ -44,9 +44,12 @@ from app.domain.errors import (
 from app.domain.target import Target, parse_target
 from app.domain.threads import assert_not_gui_thread
 from app.remote.hostkeys import HostKeyStore, OfferedKey
+from app.remote.shell import BOOTSTRAP, RemoteShell, Request
 from app.remote.transport import (
     MAX_OUTPUT,
     CommandResult,
+    InThread,
+    Pending,
     SudoState,
     atomic_write_argv,
     shell_line,
@@ -381,10 +384,20 @@ class SshTransport:
         self._prompt = prompt
         self._liveness: _Liveness | None = None
         self.host_key_status = ""
+        self._sudo_password = sudo_password
+        self._sudo: SudoState | None = None
+        self._sudo_lock = threading.Lock()
+        self._shell: RemoteShell | None = None
+        # Command round trips after login: each flight of requests to the shell, each
+        # command or stream on a channel of its own (see :attr:`round_trips`).
+        self._channel_trips = 0
+        self._ready_trips = 0
         try:
             self._t = self._connect(self.host, login_password, key_passphrase)
             self._liveness = _Liveness(self._t, keepalive_interval, keepalive_timeout)
-            self.sudo = SudoState(self._check_host(), sudo_password)
+            # The shell starts now and says whether this is Linux and who we are; nothing
+            # waits for that until it is needed, so it shares the first round trip.
+            self._shell = self._start_shell()
         except BaseException:
             self.close()
             raise
@@ -439,9 +452,13 @@ class SshTransport:
             self._proxies.append(proxy)
             return proxy
         try:
-            return socket.create_connection((host, port), timeout=self.connect_timeout)
+            sock = socket.create_connection((host, port), timeout=self.connect_timeout)
         except OSError as exc:
             raise _socket_error(host, port, exc, self.connect_timeout) from None
+        # As ssh does for interactive sessions: small requests go out at once, never held
+        # back waiting for the ACK of the previous packet (Nagle).
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return sock
 
     def _handshake(
         self, sock: socket.socket | paramiko.Channel | paramiko.ProxyCommand, hc: HostConfig
@@ -600,7 +617,61 @@ class SshTransport:
             "FILE (its public half must be in ~/.ssh/authorized_keys on the host).",
         )
 
+    def _start_shell(self) -> RemoteShell | None:
+        """Open the connection's long-lived shell; None when the host will not give one."""
+        try:
+            chan = self._session()
+        except CommandError as exc:
+            log.info("no long-lived shell on %s: %s", self.label, exc.problem)
+            return None
+        ready = f"innotune-r{secrets.token_hex(12)}"
+        try:
+            chan.set_combine_stderr(False)
+            chan.exec_command(command_line("exec " + shlex.join(["sh", "-c", BOOTSTRAP, ready])))
+        except (paramiko.SSHException, EOFError, OSError) as exc:
+            chan.close()
+            raise self._lost("", exc) from None
+        return RemoteShell(chan, ready, self._shell_ended)
+
+    def _shell_ended(self) -> BaseException:
+        if not self._t.is_active():
+            return self._lost("")
+        return CommandError(
+            f"The shell InnoTune keeps on {self.label} ended unexpectedly.",
+            "Connect again; check what an interrupted command changed before retrying it.",
+        )
+
+    @property
+    def round_trips(self) -> int:
+        """Command round trips since login.
+
+        The shell's flights, every command or stream on a channel of its own, and a wait
+        for the shell's first words when nothing else travelled with it.
+        """
+        flights = self._shell.flights if self._shell is not None else 0
+        return flights + self._channel_trips + self._ready_trips
+
+    @property
+    def sudo(self) -> SudoState:
+        """How this login gets root (known once the host has said who we are)."""
+        with self._sudo_lock:
+            if self._sudo is None:
+                self._sudo = SudoState(self._check_host(), self._sudo_password)
+            return self._sudo
+
     def _check_host(self) -> bool:
+        shell = self._shell
+        if shell is not None:
+            if not shell.ready.is_set() and shell.flights == 0:
+                self._ready_trips += 1  # nothing else travels with this wait
+            shell.ready.wait(self.connect_timeout + 15)
+            if shell.ready.is_set() and not shell.ended and shell.uid:
+                check_linux(self.label, shell.sysname)
+                return shell.uid == "0"
+            if not self._t.is_active():
+                raise self._lost("")
+            # A login shell that ran no POSIX sh: the plain check below names the trouble.
+            self._retire_shell()
         result = self.run(["sh", "-c", "uname -s; id -u"], timeout=self.connect_timeout)
         lines = result.out.split()
         if not result.ok or len(lines) < 2:
@@ -619,10 +690,22 @@ class SshTransport:
         """True when the login user is root."""
         return self.sudo.is_root
 
+    def _retire_shell(self) -> None:
+        shell, self._shell = self._shell, None
+        if shell is not None:
+            self._channel_trips += shell.flights  # they happened; keep them counted
+            shell.close()
+
     def _session(self) -> paramiko.Channel:
         try:
             return self._t.open_session(timeout=self.connect_timeout)
         except paramiko.ChannelException as exc:
+            shell = self._shell
+            if shell is not None and shell.idle:
+                # A server allowing very few sessions (MaxSessions): give the shell's up.
+                log.info("%s refused a session; closing the idle shell to free one", self.label)
+                self._retire_shell()
+                return self._session()
             raise CommandError(
                 f"{self.label} refused a new session channel: {exc.text}.",
                 "The server may limit sessions (MaxSessions); try again.",
@@ -682,6 +765,7 @@ class SshTransport:
         deadline = time.monotonic() + timeout
         head, early_err = b"", b""
         chan = self._session()
+        self._channel_trips += 1
         try:
             chan.set_combine_stderr(False)
             chan.exec_command(line)
@@ -734,6 +818,40 @@ class SshTransport:
         except InnoTuneError as exc:
             log.warning("could not stop timed-out process %s on %s: %s", pid, self.label, exc)
 
+    def submit(self, argv: Sequence[str], *, sudo: bool = False, timeout: float = 60.0) -> Pending:
+        """Start ``argv`` through the connection's shell; see :mod:`app.remote.shell`.
+
+        Nothing is sent until a result is wanted or :meth:`flush` is called, so commands
+        submitted together share one round trip. sudo with a password goes on a channel of
+        its own (the password travels on stdin, which shell requests never get).
+        """
+        assert_not_gui_thread("a command")
+        shell = self._shell
+        with_password = sudo and (
+            self._sudo.has_password and not self._sudo.nopasswd and not self._sudo.is_root
+            if self._sudo is not None
+            else self._sudo_password is not None
+        )
+        if shell is None or shell.ended or with_password:
+            return InThread(lambda: self.run(argv, sudo=sudo, timeout=timeout), "ssh-command")
+        request = Request(list(argv), sudo, timeout)
+        shell.queue(request)
+        return _ShellPending(self, shell, request)
+
+    def flush(self) -> None:
+        """Send the submitted commands now (one round trip for all of them)."""
+        shell = self._shell
+        if shell is not None:
+            shell.flush()
+
+    def _kill(self, pid: str, sudo: bool) -> None:
+        if not pid.isdigit():
+            return
+        try:
+            self.run(["kill", "-KILL", pid], sudo=sudo, timeout=10)
+        except InnoTuneError as exc:
+            log.warning("could not stop timed-out process %s on %s: %s", pid, self.label, exc)
+
     def read_file(self, path: str, *, sudo: bool = False) -> bytes:
         """Return the bytes of ``path`` on the host (``cat``, under sudo when asked)."""
         return self.run(["cat", "--", path], sudo=sudo and not self.is_root).check().stdout
@@ -761,6 +879,7 @@ class SshTransport:
         assert_not_gui_thread("a stream")
         line, marker, data = self._prepare(argv, sudo and not self.is_root, None)
         chan = self._session()
+        self._channel_trips += 1
         try:
             chan.set_combine_stderr(False)
             chan.exec_command(line)
@@ -816,6 +935,8 @@ class SshTransport:
         """Close every channel and the connection (and any jump hosts), newest first."""
         if self._liveness is not None:
             self._liveness.stop()
+        if self._shell is not None:
+            self._shell.close()
         for t in reversed(self._chain):
             t.close()
         for t in self._chain:
@@ -838,6 +959,49 @@ class SshTransport:
                 if pipe is not None:
                     pipe.close()
         self._proxies.clear()
+
+
+class _ShellPending:
+    """A command in the connection's shell; :meth:`result` sends the queue if need be."""
+
+    def __init__(self, transport: SshTransport, shell: RemoteShell, request: Request) -> None:
+        self._transport = transport
+        self._shell = shell
+        self._request = request
+
+    def result(self) -> CommandResult:
+        """Wait for the command; kill it past its deadline, as ``run`` does."""
+        t, shell, request = self._transport, self._shell, self._request
+        if shell.is_queued(request):
+            shell.flush()
+        started = max(time.monotonic(), request.sent_at or 0.0)
+        if not request.done.wait(max(0.0, started + request.timeout - time.monotonic())):
+            line = shell_line(request.argv)
+            # Kill it on a channel of its own (the shell waits for it); the shell then goes
+            # on. If the trailer still does not come, the shell is given up.
+            t._kill(request.pid, request.sudo and not t.is_root)
+            if not request.done.wait(5.0) and t._shell is shell:
+                t._retire_shell()
+            if not t._t.is_active():
+                raise t._lost(f" during `{line}`")
+            raise CommandTimeout(
+                f"`{line}` on {t.label} ran longer than {request.timeout:.0f} s and was stopped.",
+                "The host may be overloaded; try again, or raise the timeout.",
+                exit_status=-1,
+            )
+        if request.failure is not None:
+            if not request.ran:  # the shell was never there for it: run it the plain way
+                return t.run(request.argv, sudo=request.sudo, timeout=request.timeout)
+            if isinstance(request.failure, ConnectError):
+                raise ConnectError(
+                    request.failure.problem.replace(
+                        " was lost", f" was lost during `{shell_line(request.argv)}`", 1
+                    ),
+                    request.failure.fix,
+                ) from None
+            raise request.failure
+        result = request.result()
+        return t.sudo.clean(result) if request.sudo else result
 
 
 def _offered_methods(t: paramiko.Transport, user: str) -> str:
