@@ -18,22 +18,31 @@ from app.remote.transport import Transport
 SERVER_NAMES = ("mysqld", "mariadbd")
 
 FIND_SCRIPT = r"""
+nl='
+'
 socks=
 for p in /proc/[0-9]*; do
-    name=$(cat "$p/comm" 2>/dev/null) || continue
+    { read -r name < "$p/comm"; } 2>/dev/null || continue
     case "$name" in mysqld|mariadbd) ;; *) continue ;; esac
     pid=${p#/proc/}
     echo "@@pid $pid"
     echo "@@exe $(readlink "$p/exe" 2>/dev/null)"
-    tr '\0' '\n' < "$p/cmdline" 2>/dev/null | sed 's/^/@@arg /'
-    echo "@@status $(awk '/^(PPid|Uid):/ {printf "%s %s ", $1, $2}' "$p/status" 2>/dev/null)"
-    pp=$(awk '/^PPid:/ {print $2}' "$p/status" 2>/dev/null)
-    echo "@@parent $(cat "/proc/$pp/comm" 2>/dev/null)"
+    args=$(tr '\0' '\n' < "$p/cmdline" 2>/dev/null)
+    [ -n "$args" ] && printf '%s\n' "$args" | sed 's/^/@@arg /'
+    socks="$socks$nl$args"
+    st= pp=
+    while read -r key value rest; do
+        case "$key" in
+            PPid:) st="$st$key $value "; pp=$value ;;
+            Uid:) st="$st$key $value " ;;
+        esac
+    done < "$p/status" 2>/dev/null
+    echo "@@status $st"
+    parent=
+    [ -n "$pp" ] && { read -r parent < "/proc/$pp/comm"; } 2>/dev/null
+    echo "@@parent $parent"
     sed 's/^/@@cgroup /' "$p/cgroup" 2>/dev/null
-    for f in "$p"/fd/*; do readlink "$f" 2>/dev/null; done |
-        sed -n 's/^socket:\[\([0-9]*\)\]$/@@inode \1/p'
-    socks="$socks
-$(tr '\0' '\n' < "$p/cmdline" 2>/dev/null | sed -n 's/^--socket=//p')"
+    ls -l "$p/fd/" 2>/dev/null | sed -n 's/.* -> socket:\[\([0-9]*\)\]$/@@inode \1/p'
 done
 echo "@@unix"
 cat /proc/net/unix 2>/dev/null
@@ -46,7 +55,7 @@ ls /etc/init.d 2>/dev/null
 echo "@@present"
 {
     awk 'NR > 1 && $4 ~ /10000$/ && NF >= 8 { print $8 }' /proc/net/unix 2>/dev/null
-    printf '%s\n' "$socks"
+    printf '%s\n' "$socks" | sed -n 's/^--socket=//p'
 } | while IFS= read -r s; do [ -n "$s" ] && [ -S "$s" ] && printf '%s\n' "$s"; done
 echo "@@end"
 """

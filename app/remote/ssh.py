@@ -117,6 +117,7 @@ def resolve_host(
     path = config_path or default_ssh_config()
     cfg: dict[str, object] = {}
     if path.exists():
+        _allow_match_exec(path)
         try:
             cfg = dict(paramiko.SSHConfig.from_path(str(path)).lookup(host))
         except (paramiko.SSHException, OSError, ValueError) as exc:
@@ -138,6 +139,20 @@ def resolve_host(
         proxy_jump=[] if jump.lower() == "none" else [h for h in jump.split(",") if h],
         proxy_command="" if command.lower() == "none" else command,
     )
+
+
+def _allow_match_exec(path: Path) -> None:
+    """Load invoke for paramiko when ``path`` has a ``Match exec`` (see app/remote/__init__)."""
+    try:
+        text = path.read_text(errors="replace").lower()
+    except OSError:
+        return
+    if "exec" in text and getattr(paramiko.config, "invoke", True) is None:
+        try:
+            import invoke
+        except ImportError:
+            return  # paramiko then says that Match exec needs it
+        setattr(paramiko.config, "invoke", invoke)  # noqa: B010 - not in its stubs
 
 
 def command_line(script: str) -> str:
@@ -937,6 +952,8 @@ class SshTransport:
             self._liveness.stop()
         if self._shell is not None:
             self._shell.close()
+        if self._chain:
+            log.info("%s: %d command round trips after login", self.label, self.round_trips)
         for t in reversed(self._chain):
             t.close()
         for t in self._chain:
