@@ -8,6 +8,11 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     """Run InnoTune: open the wizard, or run a subcommand headless."""
     args = sys.argv[1:] if argv is None else argv
+    if args == ["--version"]:  # at once: nothing else to load
+        from app import APP_NAME, __version__
+
+        print(f"{APP_NAME} {__version__}")
+        return 0
     if args not in (["--version"], ["--help"], ["-h"]):
         _use_platform_places()
     if args:

@@ -99,6 +99,8 @@ def time_cli(
     ]
     env = dict(os.environ, XDG_DATA_HOME=str(home / "data"), HOME=str(home))
     env.pop("SSH_AUTH_SOCK", None)
+    # As an installed program runs: from compiled bytecode (the warm-up run writes it).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     log = home / "data" / "InnoTune" / "InnoTune" / "logs" / "innotune.log"
     seconds, trips, sessions = [], [], []
     for n in range(runs + 1):  # the first run warms caches and is not counted
