@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import paramiko
+from paramiko.common import cMSG_CHANNEL_REQUEST
 from paramiko.pkey import UnknownKeyType
 from paramiko.ssh_exception import IncompatiblePeer
 
@@ -165,6 +166,26 @@ def command_line(script: str) -> str:
         return "sh -c " + shlex.quote(script)
     encoded = base64.b64encode(script.encode()).decode()
     return f"sh -c 'eval \"$(echo {encoded} | base64 -d)\"'"
+
+
+def _start(chan: paramiko.Channel, command: str) -> None:
+    """``exec_command`` without waiting for the server's "started": one round trip less.
+
+    The server handles the request before anything sent after it, so the command's input
+    may follow at once; a refusal closes the channel, which the reader of its output sees
+    as a command that ended without a word.
+    """
+    try:
+        message = paramiko.Message()
+        message.add_byte(cMSG_CHANNEL_REQUEST)
+        message.add_int(chan.remote_chanid)
+        message.add_string("exec")
+        message.add_boolean(True)
+        message.add_string(command)
+        chan._event_pending()  # type: ignore[attr-defined]
+        chan.transport._send_user_message(message)  # type: ignore[union-attr]
+    except AttributeError:  # a paramiko without these internals: the plain way
+        chan.exec_command(command)
 
 
 def _script(argv: Sequence[str]) -> str:
@@ -642,7 +663,7 @@ class SshTransport:
         ready = f"innotune-r{secrets.token_hex(12)}"
         try:
             chan.set_combine_stderr(False)
-            chan.exec_command(command_line("exec " + shlex.join(["sh", "-c", BOOTSTRAP, ready])))
+            _start(chan, command_line("exec " + shlex.join(["sh", "-c", BOOTSTRAP, ready])))
         except (paramiko.SSHException, EOFError, OSError) as exc:
             chan.close()
             raise self._lost("", exc) from None
@@ -783,7 +804,7 @@ class SshTransport:
         self._channel_trips += 1
         try:
             chan.set_combine_stderr(False)
-            chan.exec_command(line)
+            _start(chan, line)
             if password_line:
                 started, head, early_err = _await_marker(
                     chan, marker + b" ", timeout, self.sudo.prompt.encode(), password_line
@@ -897,7 +918,7 @@ class SshTransport:
         self._channel_trips += 1
         try:
             chan.set_combine_stderr(False)
-            chan.exec_command(line)
+            _start(chan, line)
             prompt = self.sudo.prompt.encode() if data else b""
             # data is the sudo password line alone (no input): sent only when sudo asks.
             started, _, early_err = _await_marker(chan, marker + b" ", timeout, prompt, data or b"")

@@ -122,41 +122,38 @@ def time_cli(
     return Timing(statistics.median(seconds), max(trips), max(sessions))
 
 
-def time_tool(argv: list[str], runs: int) -> float | None:
-    """Median wall time of a third-party tool, or None when it is not installed."""
+def time_tool(argv: list[str], runs: int, proof: str) -> float | None:
+    """Median wall time of a third-party tool, or None when it is not installed.
+
+    A run counts only when its report holds ``proof`` (a tool that could not log in
+    ends in a fraction of a second, which is no time to compare with).
+    """
     if shutil.which(argv[0]) is None:
         return None
     times = []
     for _ in range(runs):
         t0 = time.perf_counter()
-        subprocess.run(
-            argv, capture_output=True, timeout=600, check=False, stdin=subprocess.DEVNULL
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL
         )
         times.append(time.perf_counter() - t0)
+        assert proof in done.stdout, f"{argv[0]} gave no report:\n{done.stdout}{done.stderr}"
     return statistics.median(times)
 
 
 def tools(server: PrivateServer, runs: int) -> tuple[float | None, float | None]:
-    """mysqltuner's and pt-mysql-summary's median times on ``server``."""
+    """mysqltuner's and pt-mysql-summary's median times on ``server`` (root by socket)."""
     sock = str(server.socket_path)
     tuner = time_tool(
-        [
-            "mysqltuner",
-            "--socket",
-            sock,
-            "--user",
-            "root",
-            "--pass",
-            "",
-            "--nocolor",
-            "--forcemem",
-            "1024",
-            "--forceswap",
-            "0",
-        ],
+        ["mysqltuner", "--socket", sock, "--nocolor", "--forcemem", "1024", "--forceswap", "0"],
         runs,
+        "Storage Engine Statistics",
     )
-    summary = time_tool(["pt-mysql-summary", "--", f"--socket={sock}", "--user=root"], runs)
+    summary = time_tool(
+        ["pt-mysql-summary", "--", f"--socket={sock}", "--user=root"],
+        runs,
+        "Percona Toolkit MySQL Summary Report",
+    )
     return tuner, summary
 
 
