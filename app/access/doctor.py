@@ -18,7 +18,7 @@ from app.domain.target import Target
 from app.inspect.instances import FIND_ARGV, choose_instance, parse_instances, present_sockets
 from app.mysql.session import Outcome, Session, query_many
 from app.remote.connect import SUDO_PROBE, probe_sudo
-from app.remote.transport import Transport, submit
+from app.remote.transport import CommandResult, Transport, submit
 
 log = logging.getLogger(__name__)
 
@@ -160,10 +160,11 @@ def run_doctor(
     # (the connection's shell), the commands running while the answers are awaited.
     # The server list is asked for as root at once, unless that could cost a sudo
     # password attempt; sudo -n only ever asks sudo whether it needs none.
+    # Without a sudo password, running it under `sudo -n` is also the sudo probe.
     uname_p = submit(transport, ["uname", "-sr"], timeout=20)
-    sudo_p = submit(transport, list(SUDO_PROBE), timeout=30)
     hopeful = secrets.sudo_password is None
     find_p = submit(transport, list(FIND_ARGV), sudo=True, timeout=30) if hopeful else None
+    sudo_p = None if hopeful else submit(transport, list(SUDO_PROBE), timeout=30)
     programs_p = submit(transport, list(PROGRAMS_ARGV), timeout=20)
 
     # 2. host
@@ -184,9 +185,19 @@ def run_doctor(
 
     # 3. sudo
     use_sudo = True
+    as_root: CommandResult | None = None  # the server list, asked for as root
     try:
-        probe = None if transport.is_root else sudo_p.result()
-        result.sudo_mode = probe_sudo(transport, probe)
+        if find_p is not None and not transport.is_root:
+            as_root = find_p.result()  # a refusal raises what the probe would
+            if as_root.ok and "@@end" in as_root.out:
+                result.sudo_mode = "nopasswd"
+            else:
+                as_root = None
+                result.sudo_mode = probe_sudo(transport)
+        else:
+            as_root = find_p.result() if find_p is not None else None
+            probe = None if transport.is_root or sudo_p is None else sudo_p.result()
+            result.sudo_mode = probe_sudo(transport, probe)
         detail = {
             "root": "logged in as root: no sudo needed",
             "nopasswd": "sudo works without a password",
@@ -212,7 +223,7 @@ def run_doctor(
     try:
         # The list asked for as root is used when root is what this connection gets
         # without a password; otherwise it is asked again, as this connection may.
-        found = find_p.result() if find_p is not None and result.sudo_mode in AS_ROOT else None
+        found = as_root if result.sudo_mode in AS_ROOT else None
         if found is None or not found.ok:
             found = transport.run(list(FIND_ARGV), sudo=use_sudo, timeout=30)
         instances = parse_instances(found.check().out)
