@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from app.access.database import PROGRAMS_ARGV, Credentials, open_session, programs_in
-from app.domain.errors import HostKeyUnknown, InnoTuneError
+from app.domain.errors import HostKeyUnknown, InnoTuneError, SudoError
 from app.domain.instance import ServerInstance
 from app.domain.target import Target
 from app.inspect.instances import FIND_ARGV, choose_instance, parse_instances, present_sockets
@@ -188,16 +188,25 @@ def run_doctor(
     as_root: CommandResult | None = None  # the server list, asked for as root
     try:
         if find_p is not None and not transport.is_root:
-            as_root = find_p.result()  # a refusal raises what the probe would
-            if as_root.ok and "@@end" in as_root.out:
+            try:
+                as_root = find_p.result()  # sudo's refusal raises what the probe would
+            except SudoError:
+                raise
+            except InnoTuneError:
+                as_root = None  # the list failed, not sudo: asked again below
+            if as_root is not None and as_root.ok and "@@end" in as_root.out:
                 result.sudo_mode = "nopasswd"
             else:
                 as_root = None
                 result.sudo_mode = probe_sudo(transport)
         else:
-            as_root = find_p.result() if find_p is not None else None
             probe = None if transport.is_root or sudo_p is None else sudo_p.result()
             result.sudo_mode = probe_sudo(transport, probe)
+            if find_p is not None:
+                try:
+                    as_root = find_p.result()
+                except InnoTuneError:
+                    as_root = None  # asked again below, where its failure is reported
         detail = {
             "root": "logged in as root: no sudo needed",
             "nopasswd": "sudo works without a password",

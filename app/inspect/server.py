@@ -188,8 +188,14 @@ def _uses_dictionary(flavour: str, version: str) -> bool:
     return flavour == "mariadb" or version.startswith("5.")
 
 
+def _guess(announced: str) -> tuple[str, str]:
+    """(flavour, version) from the version the server announced at login."""
+    flavour = "mariadb" if "mariadb" in announced.lower() else "mysql"
+    return flavour, announced.removeprefix("5.5.5-")
+
+
 def first_batch(announced: str) -> list[str]:
-    """The statements read with SHOW GLOBAL VARIABLES, in one round trip.
+    """The statements read in one round trip with SHOW GLOBAL VARIABLES.
 
     Which ones is guessed from the version the server announced at login (no guess: the
     variables alone). A wrong guess costs queries later, never a wrong fact: what is used
@@ -197,14 +203,22 @@ def first_batch(announced: str) -> list[str]:
     """
     if not announced:
         return ["SHOW GLOBAL VARIABLES"]
-    flavour = "mariadb" if "mariadb" in announced.lower() else "mysql"
-    version = announced.removeprefix("5.5.5-")
-    engines = (
-        [_INNODB_BYTES, _COUNT_USER_TABLES, _COUNT_INNODB_TABLES]
-        if _uses_dictionary(flavour, version)
-        else [_PLAIN_ENGINES]
-    )
-    return ["SHOW GLOBAL VARIABLES", _ORIGINS[flavour], *engines]
+    return ["SHOW GLOBAL VARIABLES", _ORIGINS[_guess(announced)[0]]]
+
+
+def last_batch(announced: str) -> list[str]:
+    """The statements read with the (last) status sample: replication and engine counts.
+
+    They come after the sampling window, as they always did, so tables made meanwhile count.
+    """
+    statements = ["SHOW GLOBAL STATUS", _REPLICA[0]]
+    if announced:
+        flavour, version = _guess(announced)
+        if _uses_dictionary(flavour, version):
+            statements += [_INNODB_BYTES, _COUNT_USER_TABLES, _COUNT_INNODB_TABLES]
+        else:
+            statements.append(_PLAIN_ENGINES)
+    return statements
 
 
 def engine_use(
@@ -340,7 +354,8 @@ def gather_server_facts(
     unknown: list[Unknown] = []
     pre: Prefetched = {}
     say("Reading the server's variables")
-    prefetch(session, first_batch(str(getattr(session, "server_version", "") or "")), pre)
+    announced = str(getattr(session, "server_version", "") or "")
+    prefetch(session, first_batch(announced), pre)
     values = _query_pairs(session, "SHOW GLOBAL VARIABLES", pre)
     version = values.get("version", "")
     comment = values.get("version_comment", "")
@@ -366,16 +381,18 @@ def gather_server_facts(
     variables = _variables_with_origin(session, flavour, values, unknown, pre)
 
     say("Reading status counters")
-    prefetch(session, ["SHOW GLOBAL STATUS", _REPLICA[0]], pre)
-    first = _query_pairs(session, "SHOW GLOBAL STATUS", pre)
-    first_at = time.monotonic()
     rates = None
-    last = first
     if sample_seconds > 0:
+        first = _query_pairs(session, "SHOW GLOBAL STATUS")
+        first_at = time.monotonic()
         say(f"Sampling write rates for {sample_seconds:g} s")
         sleep(sample_seconds)
-        last = _query_pairs(session, "SHOW GLOBAL STATUS")
+        prefetch(session, last_batch(announced), pre)
+        last = _query_pairs(session, "SHOW GLOBAL STATUS", pre)
         rates = compute_rates(first, last, time.monotonic() - first_at)
+    else:
+        prefetch(session, last_batch(announced), pre)
+        last = _query_pairs(session, "SHOW GLOBAL STATUS", pre)
 
     say("Counting tables per storage engine")
     engines: list[EngineUse] = []
