@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, Protocol
 
 import pymysql
 import pymysql.converters
+from pymysql.charset import charset_by_name
 from pymysql.constants import CLIENT
 
 from app.domain.errors import DatabaseError, InnoTuneError
@@ -68,6 +70,15 @@ def explain_login_error(exc: pymysql.err.MySQLError, who: str) -> DatabaseError:
     return DatabaseError(f"Database error {code}: {message}")
 
 
+def _names_known(
+    conn: pymysql.connections.Connection[Any], charset: str, collation: str | None = None
+) -> None:
+    """What PyMySQL's ``set_character_set`` records, without asking the server again."""
+    conn.charset = charset
+    conn.encoding = charset_by_name(charset).encoding
+    conn.collation = collation
+
+
 class PyMySQLSession:
     """A PyMySQL connection over a Unix socket, TCP, an SSH channel or a relay."""
 
@@ -100,11 +111,16 @@ class PyMySQLSession:
             # Several statements in one round trip (query_many); only our own SQL is sent.
             client_flag=CLIENT.MULTI_STATEMENTS,
         )
+        # The login itself already chose utf8mb4 (its character set id), so the SET NAMES
+        # PyMySQL sends after it would only cost a round trip: it is left out.
+        setattr(conn, "set_character_set", partial(_names_known, conn))  # noqa: B010
         try:
             conn.connect(sock=sock)
         except pymysql.err.MySQLError as exc:
             sock.close()
             raise explain_login_error(exc, user) from None
+        finally:
+            delattr(conn, "set_character_set")  # the method again
         return cls(conn, via)
 
     @classmethod
