@@ -72,7 +72,7 @@ def request_line(end: str, sudo: bool, tag: str, argv: Sequence[str]) -> bytes:
     return f"_x {end} {int(sudo)} {tag} {' '.join(words)}\n".encode()
 
 
-@dataclass
+@dataclass(eq=False)  # each request is itself: compared by identity
 class Request:
     """One command for the shell, and what came back so far."""
 
