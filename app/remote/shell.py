@@ -138,6 +138,7 @@ class RemoteShell:
         self._out = bytearray()
         self._err = bytearray()
         self._err_ready = False
+        self._readers_done = 0
         chan.settimeout(None)
         self._readers = [
             threading.Thread(target=self._read, args=(False,), name="ssh-shell-out", daemon=True),
@@ -205,7 +206,11 @@ class RemoteShell:
             except (OSError, EOFError, paramiko.SSHException):
                 chunk = b""
             if not chunk:
-                self._end()
+                with self._lock:
+                    self._readers_done += 1
+                    last = self._readers_done == 2
+                if last:  # both streams read to their end: what still waits never gets one
+                    self._end()
                 return
             with self._lock:
                 if stderr:
