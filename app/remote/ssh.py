@@ -1,6 +1,9 @@
 """The SSH transport: commands, files, sudo and byte streams on a host, over paramiko.
 
-Every command runs on its own session channel, which is always closed. The command line
+Commands given to :meth:`SshTransport.submit` go through the connection's one long-lived
+shell (:mod:`app.remote.shell`): those submitted together share one round trip, and no login
+shell starts for each. Every command given to ``run`` (and every stream) runs on its own
+session channel, which is always closed. The command line
 the login shell sees is ``sh -c '<script>'``, and the script is base64-encoded whenever it
 holds characters that fish or csh would read differently from ``sh``, so the user's login
 shell never changes a value. The script sets ``LC_ALL=C`` and prints a random marker before
