@@ -128,7 +128,7 @@ def time_tool(argv: list[str], runs: int, proof: str) -> float | None:
     A run counts only when its report holds ``proof`` (a tool that could not log in
     ends in a fraction of a second, which is no time to compare with).
     """
-    if shutil.which(argv[0]) is None:
+    if shutil.which(argv[0]) is None or runs < 1:
         return None
     times = []
     for _ in range(runs):
