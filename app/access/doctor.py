@@ -18,7 +18,7 @@ from app.domain.target import Target
 from app.inspect.instances import FIND_ARGV, choose_instance, parse_instances, present_sockets
 from app.mysql.session import Outcome, Session, query_many
 from app.remote.connect import SUDO_PROBE, probe_sudo
-from app.remote.transport import CommandResult, Transport, submit
+from app.remote.transport import CommandResult, Transport, flush, submit
 
 log = logging.getLogger(__name__)
 
@@ -166,6 +166,12 @@ def run_doctor(
     find_p = submit(transport, list(FIND_ARGV), sudo=True, timeout=30) if hopeful else None
     sudo_p = None if hopeful else submit(transport, list(SUDO_PROBE), timeout=30)
     programs_p = submit(transport, list(PROGRAMS_ARGV), timeout=20)
+    flush(transport)
+    # Without a database password the login goes through a relay: its channel's login
+    # shell can start now, while the host answers.
+    prepare = getattr(transport, "prepare_stream", None)
+    if secrets.mysql_password is None and callable(prepare):
+        prepare()
 
     # 2. host
     uname = uname_p.result()

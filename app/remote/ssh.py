@@ -87,6 +87,10 @@ aborts the login, and the exception reaches the caller of :class:`SshTransport`.
 # output before the markers (a noisy .bashrc) can be dropped and a stuck command killed.
 # No backslash and no "!": the script stays readable to every login shell unencoded.
 _MARK_SCRIPT = 'echo "$0 $$"; echo "$0" >&2; exec "$@"'
+# A channel prepared for a stream: its login shell reads one line, the command line the
+# stream's command would have had, and becomes it. sh's read takes one byte at a time from
+# a pipe, so nothing after that line (the stream's own data) is consumed.
+_LAUNCHER = 'IFS= read -r line && eval "exec $line"'
 # What fish, csh and tcsh read inside single quotes exactly as sh does.
 _PLAIN_SAFE = re.compile(r"[ -~]*")
 _DEFAULT_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
@@ -427,6 +431,7 @@ class SshTransport:
         self._sudo: SudoState | None = None
         self._sudo_lock = threading.Lock()
         self._shell: RemoteShell | None = None
+        self._spare: paramiko.Channel | None = None  # see prepare_stream
         # Command round trips after login: each flight of requests to the shell, each
         # command or stream on a channel of its own (see :attr:`round_trips`).
         self._channel_trips = 0
@@ -739,6 +744,10 @@ class SshTransport:
         try:
             return self._t.open_session(timeout=self.connect_timeout)
         except paramiko.ChannelException as exc:
+            spare, self._spare = self._spare, None
+            if spare is not None:  # a server allowing few sessions: the prepared one goes
+                spare.close()
+                return self._session()
             shell = self._shell
             if shell is not None and shell.idle:
                 # A server allowing very few sessions (MaxSessions): give the shell's up.
@@ -917,11 +926,16 @@ class SshTransport:
         """
         assert_not_gui_thread("a stream")
         line, marker, data = self._prepare(argv, sudo and not self.is_root, None)
-        chan = self._session()
+        spare, self._spare = self._spare, None
+        chan = spare if spare is not None and spare.active else self._session()
         self._channel_trips += 1
         try:
-            chan.set_combine_stderr(False)
-            _start(chan, line)
+            if chan is spare:
+                # Its login shell started earlier and waits for one line: the command line.
+                chan.sendall(line.encode() + b"\n")
+            else:
+                chan.set_combine_stderr(False)
+                _start(chan, line)
             prompt = self.sudo.prompt.encode() if data else b""
             # data is the sudo password line alone (no input): sent only when sudo asks.
             started, _, early_err = _await_marker(chan, marker + b" ", timeout, prompt, data or b"")
@@ -948,6 +962,25 @@ class SshTransport:
         chan.settimeout(None)
         self._streams[chan.get_id()] = _Stderr(chan)
         return chan
+
+    def prepare_stream(self) -> None:
+        """Open the channel of the next :meth:`open_stream` now.
+
+        Its login shell (with whatever a ``.bashrc`` runs: pyenv, conda, nvm...) then starts
+        while other work goes on, and waits for one line, the command to become; the stream
+        itself starts later without that wait. Unused, it is closed with the connection.
+        """
+        assert_not_gui_thread("a stream")
+        if self._spare is not None:
+            return
+        try:
+            chan = self._session()
+            chan.set_combine_stderr(False)
+            _start(chan, command_line(_LAUNCHER))
+        except InnoTuneError as exc:
+            log.info("no channel prepared for a stream on %s: %s", self.label, exc.problem)
+            return
+        self._spare = chan
 
     def stream_stderr(self, chan: paramiko.Channel) -> str:
         """The recent stderr of a channel from :meth:`open_stream` (for error messages)."""
@@ -976,6 +1009,9 @@ class SshTransport:
             self._liveness.stop()
         if self._shell is not None:
             self._shell.close()
+        if self._spare is not None:
+            self._spare.close()
+            self._spare = None
         if self._chain:
             log.info("%s: %d command round trips after login", self.label, self.round_trips)
         for t in reversed(self._chain):

@@ -137,6 +137,17 @@ def test_login_shells_that_are_not_sh_change_nothing_in_the_shell(
             got = submit(transport, ["printf", "%s\\0", *values]).result()
             assert got.stdout.split(b"\0")[:-1] == [v.encode() for v in values], user
             assert got.stderr == b"", user  # the login shell's noise is gone
+            # A stream on a channel prepared ahead: its login shell becomes the command.
+            transport.prepare_stream()
+            stream = transport.open_stream(["sh", "-c", "printf '%s|' \"$@\"; cat", "sh", *values])
+            stream.sendall(b"ping\n")
+            echoed = b""
+            while not echoed.endswith(b"ping\n"):
+                chunk = stream.recv(4096)
+                assert chunk, (user, echoed)
+                echoed += chunk
+            assert echoed == "|".join(values).encode() + b"|ping\n", user
+            stream.close()
         finally:
             transport.close()
 
