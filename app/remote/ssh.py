@@ -386,8 +386,11 @@ class SshTransport:
 
     Connecting checks the host key against every known-hosts source before any credential
     is sent, authenticates (one picked identity, or the agent and default keys, or a
-    password, or keyboard-interactive questions answered by ``prompt``), and checks that
-    the host runs Linux. A keepalive that wants a reply notices a dead peer within
+    password, or keyboard-interactive questions answered by ``prompt``), and starts the
+    connection's shell, whose first words say whether the host runs Linux and as whom we
+    are logged in: nothing waits for them until they are needed (``is_root``, ``sudo``, a
+    command), so they share the first round trip, and a host that is not Linux is refused
+    there with a :class:`ConnectError`. A keepalive that wants a reply notices a dead peer within
     ``keepalive_interval + keepalive_timeout`` seconds; commands then fail with a
     :class:`ConnectError` saying so instead of waiting for their deadline.
     """
