@@ -6,11 +6,14 @@ import argparse
 import getpass
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from app import APP_NAME, __version__
-from app.access.doctor import Secrets
 from app.domain.errors import InnoTuneError
 from app.domain.target import ConnectOptions, Target, parse_target
+
+if TYPE_CHECKING:
+    from app.access.doctor import Secrets
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -66,6 +69,8 @@ def ask_secret(prompt: str) -> str:
 
 def secrets_from_args(args: argparse.Namespace, target: Target) -> Secrets:
     """Prompt for each secret the options ask for; nothing is read from argv or env."""
+    from app.access.doctor import Secrets
+
     where = target.label
     return Secrets(
         login_password=ask_secret(f"SSH password for {where}: ") if args.ask_ssh_password else None,
@@ -112,7 +117,7 @@ def run_cli(argv: list[str]) -> int:
         return 2
     try:
         from app.logsetup import setup_logging
-        from app.ui.paths import app_data_dir
+        from app.places import app_data_dir
 
         setup_logging(app_data_dir() / "logs")
     except OSError:

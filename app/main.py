@@ -8,6 +8,11 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     """Run InnoTune: open the wizard, or run a subcommand headless."""
     args = sys.argv[1:] if argv is None else argv
+    if args == ["--version"]:  # at once: nothing else to load
+        from app import APP_NAME, __version__
+
+        print(f"{APP_NAME} {__version__}")
+        return 0
     if args not in (["--version"], ["--help"], ["-h"]):
         _use_platform_places()
     if args:
@@ -20,10 +25,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _use_platform_places() -> None:
-    """Keep the known hosts in the platform's data directory (QStandardPaths), as the logs."""
+    """Keep the known hosts in the platform's data directory (see app/places.py), as the logs.
+
+    The standard library finds it: a headless command never loads Qt.
+    """
     from app.domain.errors import InnoTuneError
+    from app.places import known_hosts_file
     from app.remote.hostkeys import use_own_file
-    from app.ui.paths import known_hosts_file
 
     try:
         use_own_file(known_hosts_file())

@@ -23,7 +23,7 @@ from app.domain.instance import ServerInstance
 from app.mysql.relay import RELAYS, relay_argv
 from app.mysql.session import ClientBatchSession, PyMySQLSession, Session
 from app.remote.local import LocalTransport
-from app.remote.transport import Transport
+from app.remote.transport import CommandResult, Transport
 
 CLIENTS = ("mariadb", "mysql")
 
@@ -36,11 +36,20 @@ class Credentials:
     password: str | None = None
 
 
+_HAVE_SCRIPT = 'for c in "$@"; do command -v "$c" >/dev/null 2>&1 && echo "$c"; done; true'
+#: The command that prints which relays and clients the target has, one per line.
+PROGRAMS_ARGV = ("sh", "-c", _HAVE_SCRIPT, "sh", *RELAYS, *CLIENTS)
+
+
+def programs_in(result: CommandResult) -> list[str]:
+    """The program names a run of :data:`PROGRAMS_ARGV` printed."""
+    return [line.strip() for line in result.out.splitlines() if line.strip()]
+
+
 def available_programs(transport: Transport, names: Sequence[str]) -> list[str]:
     """Which of ``names`` the target has on its PATH (one command)."""
-    script = 'for c in "$@"; do command -v "$c" >/dev/null 2>&1 && echo "$c"; done; true'
-    result = transport.run(["sh", "-c", script, "sh", *names], timeout=20)
-    return [line.strip() for line in result.out.splitlines() if line.strip()]
+    result = transport.run(["sh", "-c", _HAVE_SCRIPT, "sh", *names], timeout=20)
+    return programs_in(result)
 
 
 def _socket_or_fail(instance: ServerInstance) -> str:
@@ -61,11 +70,16 @@ def open_session(
     use_sudo: bool = True,
     relays: Sequence[str] = RELAYS,
     say: Callable[[str], None] = lambda _text: None,
+    have: Sequence[str] | None = None,
 ) -> Session:
-    """Log in to ``instance`` on ``transport`` by the best route; ``session.via`` names it."""
+    """Log in to ``instance`` on ``transport`` by the best route; ``session.via`` names it.
+
+    ``have``: which of the relays and clients the target has, when already asked
+    (see :data:`PROGRAMS_ARGV`); otherwise one command asks.
+    """
     local = isinstance(transport, LocalTransport)
     if credentials.password is not None and credentials.user:
-        return _password_login(transport, instance, credentials, local)
+        return _password_login(transport, instance, credentials, local, have)
     socket_path = _socket_or_fail(instance)
     if local and (transport.is_root or not use_sudo):
         user = credentials.user or getpass.getuser()
@@ -76,7 +90,8 @@ def open_session(
             "Without sudo or a database password InnoTune cannot log in to this server.",
             "Allow sudo (the root socket login) or give --mysql-user and --ask-mysql-password.",
         )
-    have = available_programs(transport, [*relays, *CLIENTS])
+    if have is None:
+        have = available_programs(transport, [*relays, *CLIENTS])
     for relay in relays:
         if relay in have:
             say(f"Logging in as root through a {relay} relay under sudo to {socket_path}")
@@ -102,7 +117,11 @@ def open_session(
 
 
 def _password_login(
-    transport: Transport, instance: ServerInstance, cred: Credentials, local: bool
+    transport: Transport,
+    instance: ServerInstance,
+    cred: Credentials,
+    local: bool,
+    known: Sequence[str] | None,
 ) -> Session:
     assert cred.user is not None
     if local:
@@ -121,7 +140,10 @@ def _password_login(
             password=cred.password,
         )
     elif instance.socket:
-        have = available_programs(transport, list(RELAYS))
+        if known is None:
+            have = available_programs(transport, list(RELAYS))
+        else:
+            have = [r for r in RELAYS if r in known]
         if have:
             stream = transport.open_stream(  # type: ignore[attr-defined]
                 relay_argv(have[0], instance.socket), sudo=False

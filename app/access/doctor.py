@@ -8,16 +8,17 @@ steps that depend on it; those are reported as skipped.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from app.access.database import Credentials, open_session
-from app.domain.errors import HostKeyUnknown, InnoTuneError
+from app.access.database import PROGRAMS_ARGV, Credentials, open_session, programs_in
+from app.domain.errors import HostKeyUnknown, InnoTuneError, SudoError
 from app.domain.instance import ServerInstance
 from app.domain.target import Target
-from app.inspect.instances import choose_instance, find_instances
-from app.mysql.session import Session
-from app.remote.transport import Transport
+from app.inspect.instances import FIND_ARGV, choose_instance, parse_instances, present_sockets
+from app.mysql.session import Outcome, Session, query_many
+from app.remote.connect import SUDO_PROBE, probe_sudo
+from app.remote.transport import CommandResult, Transport, flush, submit
 
 log = logging.getLogger(__name__)
 
@@ -155,8 +156,25 @@ def run_doctor(
     result.transport = transport
     yield emit(Step("connect", "ok", f"connected to {transport.label}"))
 
+    # Everything the next steps ask the host goes out together: one round trip over SSH
+    # (the connection's shell), the commands running while the answers are awaited.
+    # The server list is asked for as root at once, unless that could cost a sudo
+    # password attempt; sudo -n only ever asks sudo whether it needs none.
+    # Without a sudo password, running it under `sudo -n` is also the sudo probe.
+    uname_p = submit(transport, ["uname", "-sr"], timeout=20)
+    hopeful = secrets.sudo_password is None
+    find_p = submit(transport, list(FIND_ARGV), sudo=True, timeout=30) if hopeful else None
+    sudo_p = None if hopeful else submit(transport, list(SUDO_PROBE), timeout=30)
+    programs_p = submit(transport, list(PROGRAMS_ARGV), timeout=20)
+    flush(transport)
+    # Without a database password the login goes through a relay: its channel's login
+    # shell can start now, while the host answers.
+    prepare = getattr(transport, "prepare_stream", None)
+    if secrets.mysql_password is None and callable(prepare):
+        prepare()
+
     # 2. host
-    uname = transport.run(["uname", "-sr"], timeout=20)
+    uname = uname_p.result()
     system = uname.out.split()
     if not uname.ok or not system or system[0] != "Linux":
         yield emit(
@@ -172,11 +190,29 @@ def run_doctor(
     yield emit(Step("host", "ok", f"Linux {system[1] if len(system) > 1 else ''}".strip()))
 
     # 3. sudo
-    from app.remote.connect import probe_sudo  # the SSH-aware probe lives with the transports
-
     use_sudo = True
+    as_root: CommandResult | None = None  # the server list, asked for as root
     try:
-        result.sudo_mode = probe_sudo(transport)
+        if find_p is not None and not transport.is_root:
+            try:
+                as_root = find_p.result()  # sudo's refusal raises what the probe would
+            except SudoError:
+                raise
+            except InnoTuneError:
+                as_root = None  # the list failed, not sudo: asked again below
+            if as_root is not None and as_root.ok and "@@end" in as_root.out:
+                result.sudo_mode = "nopasswd"
+            else:
+                as_root = None
+                result.sudo_mode = probe_sudo(transport)
+        else:
+            probe = None if transport.is_root or sudo_p is None else sudo_p.result()
+            result.sudo_mode = probe_sudo(transport, probe)
+            if find_p is not None:
+                try:
+                    as_root = find_p.result()
+                except InnoTuneError:
+                    as_root = None  # asked again below, where its failure is reported
         detail = {
             "root": "logged in as root: no sudo needed",
             "nopasswd": "sudo works without a password",
@@ -200,7 +236,13 @@ def run_doctor(
 
     # 4. server instances
     try:
-        instances = find_instances(transport, sudo=use_sudo)
+        # The list asked for as root is used when root is what this connection gets
+        # without a password; otherwise it is asked again, as this connection may.
+        found = as_root if result.sudo_mode in AS_ROOT else None
+        if found is None or not found.ok:
+            found = transport.run(list(FIND_ARGV), sudo=use_sudo, timeout=30)
+        instances = parse_instances(found.check().out)
+        present = present_sockets(found.out)
     except InnoTuneError as exc:
         yield emit(_fail("server", exc))
         yield from _skip_rest(result, "server")
@@ -231,8 +273,11 @@ def run_doctor(
 
     # 6. socket or port
     if instance.socket:
-        probe = transport.run(["test", "-S", instance.socket], sudo=use_sudo, timeout=20)
-        if probe.ok:
+        # The server list said which sockets exist; only one it did not see is asked after.
+        there = instance.socket in present or (
+            transport.run(["test", "-S", instance.socket], sudo=use_sudo, timeout=20).ok
+        )
+        if there:
             yield emit(Step("socket", "ok", f"socket {instance.socket} exists"))
         else:
             yield emit(
@@ -264,26 +309,50 @@ def run_doctor(
     try:
         # The practice server's login is our own OS account, never root through a relay.
         db_sudo = use_sudo and target.kind != "practice"
-        session = open_session(transport, instance, creds, use_sudo=db_sudo)
+        session = open_session(
+            transport, instance, creds, use_sudo=db_sudo, have=programs_in(programs_p.result())
+        )
     except InnoTuneError as exc:
         yield emit(_fail("login", exc))
         yield from _skip_rest(result, "login")
         return
     result.session = session
-    who = session.query("SELECT CURRENT_USER(), VERSION()")[0]
+    # The login's own question and the privilege checks: one round trip.
+    answers = query_many(session, ["SELECT CURRENT_USER(), VERSION()", *PRIVILEGE_QUERIES])
+    if isinstance(answers[0], InnoTuneError):
+        raise answers[0]
+    who = answers[0][0]
     relay_note = " (the relay gives sudo-level database access)" if "relay" in session.via else ""
     yield emit(Step("login", "ok", f"{who[0]} on {who[1]} via {session.via}{relay_note}"))
 
     # 8. privileges
-    yield emit(check_privileges(session))
+    yield emit(check_privileges(session, answers[1:]))
 
 
-def check_privileges(session: Session) -> Step:
-    """Whether the account can read what inspection needs and set variables live."""
+#: What :func:`check_privileges` asks: variables, status, and the account's grants.
+PRIVILEGE_QUERIES = (
+    "SHOW GLOBAL VARIABLES LIKE 'version'",
+    "SHOW GLOBAL STATUS LIKE 'Uptime'",
+    "SHOW GRANTS",
+)
+# The sudo modes in which sudo -n (or being root) reaches root.
+AS_ROOT = ("root", "nopasswd")
+
+
+def check_privileges(session: Session, answers: Sequence[Outcome] | None = None) -> Step:
+    """Whether the account can read what inspection needs and set variables live.
+
+    ``answers``: the outcomes of :data:`PRIVILEGE_QUERIES`, when already asked.
+    """
+    if answers is None:
+        answers = query_many(session, PRIVILEGE_QUERIES)
     try:
-        session.query("SHOW GLOBAL VARIABLES LIKE 'version'")
-        session.query("SHOW GLOBAL STATUS LIKE 'Uptime'")
-        grants = " ".join(r[0] or "" for r in session.query("SHOW GRANTS")).upper()
+        for outcome in answers:
+            if isinstance(outcome, InnoTuneError):
+                raise outcome
+        grants_rows = answers[2]
+        assert not isinstance(grants_rows, InnoTuneError)
+        grants = " ".join(r[0] or "" for r in grants_rows).upper()
     except InnoTuneError as exc:
         return Step(
             "privileges",

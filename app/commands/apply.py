@@ -129,7 +129,7 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
 
 def local_snapshot_dir(label: str) -> Path:
     """``<data dir>/snapshots/<host>`` on this computer."""
-    from app.ui.paths import app_data_dir
+    from app.places import app_data_dir
 
     safe = re.sub(r"[^A-Za-z0-9_.@:-]+", "_", label).strip("._") or "host"
     return app_data_dir() / "snapshots" / safe

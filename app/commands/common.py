@@ -16,8 +16,8 @@ from app.remote.transport import Transport
 def resolve_instance_spec(args: argparse.Namespace) -> str | None:
     """The --instance to use; for the practice target, the practice server's socket."""
     if args.target == "practice" and not args.instance:
+        from app.places import default_practice_dir
         from app.practice.practice import PracticeServer
-        from app.ui.paths import default_practice_dir
 
         return str(PracticeServer(default_practice_dir()).endpoint().socket)
     return str(args.instance) if args.instance else None

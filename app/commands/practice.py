@@ -48,10 +48,10 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
 
 
 def practice_dir(args: argparse.Namespace) -> Path:
-    """The directory from --dir, or the user's data directory as Qt names it."""
+    """The directory from --dir, or the user's data directory (app/places.py)."""
     if args.dir:
         return Path(args.dir)
-    from app.ui.paths import default_practice_dir  # QtCore only; needs no QApplication
+    from app.places import default_practice_dir
 
     return default_practice_dir()
 
@@ -60,7 +60,7 @@ def resolve_cli_target(target: Target) -> Target:
     """For other subcommands: TARGET ``practice`` becomes ``local --instance <its socket>``."""
     if target.kind != "practice":
         return target
-    from app.ui.paths import default_practice_dir
+    from app.places import default_practice_dir
 
     return resolve_target(target, default_practice_dir())
 

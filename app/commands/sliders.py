@@ -8,7 +8,6 @@ from typing import Any
 
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import CRASH_LOSS, REDO_PRESETS, SliderPositions
-from app.planner import default_positions
 
 _YES = {"on": True, "yes": True, "off": False, "no": False}
 
@@ -118,4 +117,6 @@ def positions_from_args(args: argparse.Namespace, facts: HostFacts) -> SliderPos
             moved[name] = value
     if args.reject:
         moved["rejected"] = tuple(sorted(set(args.reject)))
+    from app.planner import default_positions  # the planner loads only when it plans
+
     return dataclasses.replace(default_positions(facts), **moved)

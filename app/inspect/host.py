@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from app.domain.facts import OsFacts
 from app.inspect.host_parse import HostParseError, NotLinuxError, parse_host_output
-from app.remote.transport import Transport
+from app.remote.transport import CommandResult, Transport
 
 MARKER = "@@innotune"
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "NotLinuxError",
     "gather_host",
     "host_argv",
+    "host_facts_from",
 ]
 
 # $@ = the directories whose write paths we want (datadir, redo log, binlog, tmpdir).
@@ -172,6 +173,16 @@ def gather_host(
         CommandError: the shell itself could not be started.
     """
     result = transport.run(host_argv(directories), sudo=sudo, timeout=timeout)
+    return host_facts_from(result, directories)
+
+
+def host_facts_from(result: CommandResult, directories: Sequence[str]) -> OsFacts:
+    """The OS facts in a run of :func:`host_argv` ``directories``.
+
+    Raises:
+        NotLinuxError: the host is not Linux.
+        CommandError: the shell itself could not be started.
+    """
     if not result.stdout.strip():
         result.check()
     return parse_host_output(result.out, directories, commands_run=1)

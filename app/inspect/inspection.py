@@ -1,6 +1,7 @@
 """A whole inspection: the server's facts, the OS facts for its directories, a disk probe.
 
-The OS gathering runs inside the status sampling window, so sampling costs no extra time.
+The OS gathering starts as soon as the server's variables name its directories and runs
+on the host while the database is read (and during the status sampling window).
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from app.domain.hostfacts import HostFacts
 from app.domain.instance import ServerInstance
 from app.domain.serverfacts import ServerFacts
 from app.inspect.diskprobe import probe_disk
-from app.inspect.host import gather_host
+from app.inspect.host import host_argv, host_facts_from
 from app.inspect.server import gather_server_facts
 from app.mysql.session import Session
-from app.remote.transport import Transport
+from app.remote.transport import Pending, Transport, submit
 
 # Variables naming directories the server writes to; each gets its own write path.
 DIRECTORY_VARIABLES = (
@@ -33,7 +34,11 @@ def write_directories(session: Session) -> list[str]:
     """The distinct absolute directories the server writes to, datadir first."""
     names = ", ".join(f"'{n}'" for n in DIRECTORY_VARIABLES)
     rows = session.query(f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({names})")  # noqa: S608
-    values = {k: v or "" for k, v in rows if k}
+    return directories_from({k: v or "" for k, v in rows if k})
+
+
+def directories_from(values: dict[str, str]) -> list[str]:
+    """The distinct absolute directories named by the server's variables, datadir first."""
     datadir = values.get("datadir", "").rstrip("/") or "/"
     found: list[str] = []
     for name in DIRECTORY_VARIABLES:
@@ -67,19 +72,13 @@ def inspect(
     ``wait`` spends what is left of the sampling window; the wizard passes one that
     returns (or raises) at once when the person cancels.
     """
-    directories = write_directories(session)
-    gathered: list[OsFacts] = []
+    directories: list[str] = []
+    host_run: list[Pending] = []
 
-    def os_facts() -> None:
+    def os_facts(values: dict[str, str]) -> None:
+        directories.extend(directories_from(values))
         say("Reading the machine, the filesystems and the disks")
-        gathered.append(gather_host(transport, directories, sudo=use_sudo))
-
-    def sample_sleep(seconds: float) -> None:
-        started = time.monotonic()
-        os_facts()
-        left = seconds - (time.monotonic() - started)
-        if left > 0:
-            wait(left)
+        host_run.append(submit(transport, host_argv(directories), sudo=use_sudo, timeout=60))
 
     server: ServerFacts = gather_server_facts(
         session,
@@ -87,10 +86,10 @@ def inspect(
         transport,
         sample_seconds=sample_seconds,
         say=say,
-        sleep=sample_sleep,
+        sleep=wait,
+        on_variables=os_facts,
     )
-    if not gathered:
-        os_facts()
+    gathered: OsFacts = host_facts_from(host_run[0].result(), directories)
     probe: DiskProbe | None = None
     unknown: list[Unknown] = []
     if disk_probe and directories:
@@ -102,7 +101,7 @@ def inspect(
     return HostFacts(
         target=transport.label,
         collected_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        os=gathered[0],
+        os=gathered,
         instances=tuple(instances),
         server=server,
         disk_probe=probe,

@@ -19,20 +19,32 @@ SERVER_NAMES = ("mysqld", "mariadbd")
 
 FIND_SCRIPT = r"""
 echo "@@self $(readlink /proc/$$/ns/pid 2>/dev/null)"
+nl='
+'
+socks=
 for p in /proc/[0-9]*; do
-    name=$(cat "$p/comm" 2>/dev/null) || continue
+    { read -r name < "$p/comm"; } 2>/dev/null || continue
     case "$name" in mysqld|mariadbd) ;; *) continue ;; esac
     pid=${p#/proc/}
     echo "@@pid $pid"
     echo "@@exe $(readlink "$p/exe" 2>/dev/null)"
-    tr '\0' '\n' < "$p/cmdline" 2>/dev/null | sed 's/^/@@arg /'
-    echo "@@status $(awk '/^(PPid|Uid):/ {printf "%s %s ", $1, $2}' "$p/status" 2>/dev/null)"
-    pp=$(awk '/^PPid:/ {print $2}' "$p/status" 2>/dev/null)
-    echo "@@parent $(cat "/proc/$pp/comm" 2>/dev/null)"
+    args=$(tr '\0' '\n' < "$p/cmdline" 2>/dev/null)
+    [ -n "$args" ] && printf '%s\n' "$args" | sed 's/^/@@arg /'
+    socks="$socks$nl$args"
+    st= pp=
+    while read -r key value rest; do
+        case "$key" in
+            PPid:) st="$st$key $value "; pp=$value ;;
+            Uid:) st="$st$key $value " ;;
+        esac
+    done < "$p/status" 2>/dev/null
+    echo "@@status $st"
+    parent=
+    [ -n "$pp" ] && { read -r parent < "/proc/$pp/comm"; } 2>/dev/null
+    echo "@@parent $parent"
     echo "@@pidns $(readlink "$p/ns/pid" 2>/dev/null)"
     sed 's/^/@@cgroup /' "$p/cgroup" 2>/dev/null
-    for f in "$p"/fd/*; do readlink "$f" 2>/dev/null; done |
-        sed -n 's/^socket:\[\([0-9]*\)\]$/@@inode \1/p'
+    ls -l "$p/fd/" 2>/dev/null | sed -n 's/.* -> socket:\[\([0-9]*\)\]$/@@inode \1/p'
 done
 echo "@@unix"
 cat /proc/net/unix 2>/dev/null
@@ -42,6 +54,11 @@ echo "@@users"
 getent passwd 2>/dev/null | cut -d: -f1,3
 echo "@@initd"
 ls /etc/init.d 2>/dev/null
+echo "@@present"
+{
+    awk 'NR > 1 && $4 ~ /10000$/ && NF >= 8 { print $8 }' /proc/net/unix 2>/dev/null
+    printf '%s\n' "$socks" | sed -n 's/^--socket=//p'
+} | while IFS= read -r s; do [ -n "$s" ] && [ -S "$s" ] && printf '%s\n' "$s"; done
 echo "@@end"
 """
 
@@ -77,7 +94,7 @@ def parse_instances(text: str) -> list[ServerInstance]:
     section = "procs"
     own_ns = ""
     for line in text.splitlines():
-        if line in ("@@unix", "@@tcp", "@@users", "@@initd", "@@end"):
+        if line in ("@@unix", "@@tcp", "@@users", "@@initd", "@@present", "@@end"):
             section = line[2:]
             continue
         if section == "procs":
@@ -171,9 +188,24 @@ def _instance(
     )
 
 
+def present_sockets(text: str) -> set[str]:
+    """The listening sockets and the servers' --socket paths that exist as sockets (pure)."""
+    found: set[str] = set()
+    inside = False
+    for line in text.splitlines():
+        if line.startswith("@@"):
+            inside = line == "@@present"
+        elif inside and line:
+            found.add(line)
+    return found
+
+
+FIND_ARGV = ("sh", "-c", FIND_SCRIPT)
+
+
 def find_instances(transport: Transport, *, sudo: bool = True) -> list[ServerInstance]:
     """Every mysqld/mariadbd instance on the host, with its sockets and ports."""
-    result = transport.run(["sh", "-c", FIND_SCRIPT], sudo=sudo, timeout=30).check()
+    result = transport.run(list(FIND_ARGV), sudo=sudo, timeout=30).check()
     return parse_instances(result.out)
 
 

@@ -1,6 +1,9 @@
 """Gathering the server's facts through a database session, in a fixed number of queries.
 
-No query is per table or per variable, so the cost does not grow with the schema.
+No query is per table or per variable, so the cost does not grow with the schema. The
+queries travel in batches (one round trip for the variables and what goes with them, one
+for the status sample), and the commands the inspection runs on the host are sent before
+the status is read, so they run while the database answers.
 """
 
 from __future__ import annotations
@@ -15,8 +18,8 @@ from app.domain.instance import ServerInstance
 from app.domain.server import ServerVersion, VersionError
 from app.domain.serverfacts import EngineUse, ErrorLog, OptionLine, Rates, ServerFacts, Variable
 from app.domain.service import ServiceInfo
-from app.inspect.systemd import read_service
-from app.mysql.session import Session
+from app.inspect.systemd import service_from, systemd_argv_for
+from app.mysql.session import Outcome, Row, Session, query_many
 from app.optionfiles import (
     parse_argv,
     read_config,
@@ -25,7 +28,30 @@ from app.optionfiles import (
     server_groups,
     transport_reader,
 )
-from app.remote.transport import Transport
+from app.remote.transport import Pending, Transport, flush, submit
+
+Prefetched = dict[str, Outcome]
+"""Answers already fetched in a batch, by statement; each is used once."""
+
+
+def ask(session: Session, sql: str, pre: Prefetched | None = None) -> list[Row]:
+    """The rows of ``sql``: from ``pre`` when the batch fetched them, else asked now.
+
+    Raises:
+        InnoTuneError: the statement failed (in the batch, or now).
+    """
+    if pre is not None and sql in pre:
+        outcome = pre.pop(sql)
+        if isinstance(outcome, InnoTuneError):
+            raise outcome
+        return outcome
+    return session.query(sql)
+
+
+def prefetch(session: Session, statements: list[str], pre: Prefetched) -> None:
+    """Ask ``statements`` in one round trip; keep their answers in ``pre``."""
+    pre.update(zip(statements, query_many(session, statements), strict=True))
+
 
 WRITE_COUNTERS = (
     "Com_insert",
@@ -155,9 +181,67 @@ _PER_ENGINE = (
     "SELECT ENGINE, COUNT(*), COALESCE(SUM(DATA_LENGTH), 0), "
     "COALESCE(SUM(INDEX_LENGTH), 0) FROM information_schema.TABLES "
 )
+_PLAIN_ENGINES = (
+    _PER_ENGINE + f"WHERE TABLE_SCHEMA NOT IN {_SYSTEM} AND ENGINE IS NOT NULL GROUP BY ENGINE"  # noqa: S608
+)
+_INNODB_BYTES = (
+    "SELECT COALESCE(SUM(FILE_SIZE), 0) FROM information_schema.INNODB_SYS_TABLESPACES "
+    "WHERE NAME LIKE '%/%' AND NAME NOT LIKE 'mysql/%'"
+)
+_ORIGINS = {
+    "mariadb": (
+        "SELECT LOWER(VARIABLE_NAME), GLOBAL_VALUE_ORIGIN, GLOBAL_VALUE_PATH "
+        "FROM information_schema.SYSTEM_VARIABLES"
+    ),
+    "mysql": (
+        "SELECT VARIABLE_NAME, VARIABLE_SOURCE, VARIABLE_PATH "
+        "FROM performance_schema.variables_info"
+    ),
+}
+_REPLICA = ("SHOW REPLICA STATUS", "SHOW SLAVE STATUS")
 
 
-def engine_use(session: Session, flavour: str, version: str) -> list[EngineUse]:
+def _uses_dictionary(flavour: str, version: str) -> bool:
+    """Whether engine use is counted from InnoDB's dictionary (MariaDB, MySQL 5.x)."""
+    return flavour == "mariadb" or version.startswith("5.")
+
+
+def _guess(announced: str) -> tuple[str, str]:
+    """(flavour, version) from the version the server announced at login."""
+    flavour = "mariadb" if "mariadb" in announced.lower() else "mysql"
+    return flavour, announced.removeprefix("5.5.5-")
+
+
+def first_batch(announced: str) -> list[str]:
+    """The statements read in one round trip with SHOW GLOBAL VARIABLES.
+
+    Which ones is guessed from the version the server announced at login (no guess: the
+    variables alone). A wrong guess costs queries later, never a wrong fact: what is used
+    is chosen from the variables themselves.
+    """
+    if not announced:
+        return ["SHOW GLOBAL VARIABLES"]
+    return ["SHOW GLOBAL VARIABLES", _ORIGINS[_guess(announced)[0]]]
+
+
+def last_batch(announced: str) -> list[str]:
+    """The statements read with the (last) status sample: replication and engine counts.
+
+    They come after the sampling window, as they always did, so tables made meanwhile count.
+    """
+    statements = ["SHOW GLOBAL STATUS", _REPLICA[0]]
+    if announced:
+        flavour, version = _guess(announced)
+        if _uses_dictionary(flavour, version):
+            statements += [_INNODB_BYTES, _COUNT_USER_TABLES, _COUNT_INNODB_TABLES]
+        else:
+            statements.append(_PLAIN_ENGINES)
+    return statements
+
+
+def engine_use(
+    session: Session, flavour: str, version: str, pre: Prefetched | None = None
+) -> list[EngineUse]:
     """Tables and bytes per storage engine in user schemas, in a few queries whatever the count.
 
     Asking information_schema.TABLES for sizes makes MariaDB and MySQL 5.7 open every
@@ -166,26 +250,22 @@ def engine_use(session: Session, flavour: str, version: str) -> list[EngineUse]:
     other tables, whose sizes are then asked for by name. MySQL 8.0+ keeps sizes in its
     data dictionary, so one query is cheap there.
     """
-    plain = _PER_ENGINE + f"WHERE TABLE_SCHEMA NOT IN {_SYSTEM} AND ENGINE IS NOT NULL"
-    if flavour != "mariadb" and not version.startswith("5."):
-        return _engine_rows(session.query(plain + " GROUP BY ENGINE"))
+    if not _uses_dictionary(flavour, version):
+        return _engine_rows(ask(session, _PLAIN_ENGINES, pre))
     try:
-        return _engine_use_from_dictionary(session)
+        return _engine_use_from_dictionary(session, pre)
     except InnoTuneError:
         # InnoDB's dictionary tables need PROCESS; the slow query needs only SELECT.
-        return _engine_rows(session.query(plain + " GROUP BY ENGINE"))
+        return _engine_rows(ask(session, _PLAIN_ENGINES, pre))
 
 
-def _engine_use_from_dictionary(session: Session) -> list[EngineUse]:
+def _engine_use_from_dictionary(session: Session, pre: Prefetched | None) -> list[EngineUse]:
     innodb_bytes = 0
-    for (size,) in session.query(
-        "SELECT COALESCE(SUM(FILE_SIZE), 0) FROM information_schema.INNODB_SYS_TABLESPACES "
-        "WHERE NAME LIKE '%/%' AND NAME NOT LIKE 'mysql/%'"
-    ):
+    for (size,) in ask(session, _INNODB_BYTES, pre):
         innodb_bytes = int(size or 0)
     # Counting is a directory scan; when every user table is InnoDB, that is all it takes.
-    total = int(session.query(_COUNT_USER_TABLES)[0][0] or 0)
-    innodb_count = int(session.query(_COUNT_INNODB_TABLES)[0][0] or 0)
+    total = int(ask(session, _COUNT_USER_TABLES, pre)[0][0] or 0)
+    innodb_count = int(ask(session, _COUNT_INNODB_TABLES, pre)[0][0] or 0)
     if total == innodb_count:
         return _engine_rows([("InnoDB", str(total), str(innodb_bytes), "0")] if total else [])
     names = session.query(
@@ -249,21 +329,16 @@ def decode_filename(name: str) -> str:
 
 
 def _variables_with_origin(
-    session: Session, flavour: str, values: dict[str, str], unknown: list[Unknown]
+    session: Session,
+    flavour: str,
+    values: dict[str, str],
+    unknown: list[Unknown],
+    pre: Prefetched | None = None,
 ) -> tuple[Variable, ...]:
     origins: dict[str, tuple[str | None, str | None]] = {}
-    if flavour == "mariadb":
-        sql = (
-            "SELECT LOWER(VARIABLE_NAME), GLOBAL_VALUE_ORIGIN, GLOBAL_VALUE_PATH "
-            "FROM information_schema.SYSTEM_VARIABLES"
-        )
-    else:
-        sql = (
-            "SELECT VARIABLE_NAME, VARIABLE_SOURCE, VARIABLE_PATH "
-            "FROM performance_schema.variables_info"
-        )
+    sql = _ORIGINS["mariadb" if flavour == "mariadb" else "mysql"]
     try:
-        for name, origin, path in session.query(sql):
+        for name, origin, path in ask(session, sql, pre):
             if name:
                 origins[name.lower()] = (origin, path or None)
     except InnoTuneError as exc:
@@ -274,8 +349,8 @@ def _variables_with_origin(
     )
 
 
-def _query_pairs(session: Session, sql: str) -> dict[str, str]:
-    return {str(k): v or "" for k, v, *_ in session.query(sql) if k is not None}
+def _query_pairs(session: Session, sql: str, pre: Prefetched | None = None) -> dict[str, str]:
+    return {str(k): v or "" for k, v, *_ in ask(session, sql, pre) if k is not None}
 
 
 def gather_server_facts(
@@ -286,38 +361,68 @@ def gather_server_facts(
     sample_seconds: float = 10.0,
     say: Callable[[str], None] = lambda _t: None,
     sleep: Callable[[float], None] = time.sleep,
+    on_variables: Callable[[dict[str, str]], None] = lambda _values: None,
 ) -> ServerFacts:
-    """Read the chosen instance's facts; what cannot be read is listed as unknown."""
+    """Read the chosen instance's facts; what cannot be read is listed as unknown.
+
+    ``on_variables`` is called with the server's variables as soon as they are read; what
+    it submits on ``transport`` goes out with the server's own commands, in one round
+    trip, before the status is read.
+    """
     unknown: list[Unknown] = []
+    pre: Prefetched = {}
     say("Reading the server's variables")
-    values = _query_pairs(session, "SHOW GLOBAL VARIABLES")
+    announced = str(getattr(session, "server_version", "") or "")
+    prefetch(session, first_batch(announced), pre)
+    values = _query_pairs(session, "SHOW GLOBAL VARIABLES", pre)
     version = values.get("version", "")
     comment = values.get("version_comment", "")
     flavour = flavour_of(version, comment)
-    variables = _variables_with_origin(session, flavour, values, unknown)
+    on_variables(values)
+
+    help_run: Pending | None = None
+    option_files: tuple[str, ...] = ()
+    if instance.defaults_file:
+        option_files = (instance.defaults_file,)
+    elif transport is not None and instance.binary:
+        say("Asking the server binary which option files it reads")
+        # --no-defaults keeps its own options out; the list it prints is the default order.
+        argv = [instance.binary, "--no-defaults", "--verbose", "--help"]
+        help_run = submit(transport, argv, timeout=60)
+    systemd_run: Pending | None = None
+    if transport is not None and instance.started_by == "systemd" and instance.service:
+        say(f"Asking systemd about {instance.service}")
+        systemd_run = submit(transport, systemd_argv_for(instance.service), timeout=20)
+    if transport is not None:
+        flush(transport)
+
+    variables = _variables_with_origin(session, flavour, values, unknown, pre)
 
     say("Reading status counters")
-    first = _query_pairs(session, "SHOW GLOBAL STATUS")
-    first_at = time.monotonic()
     rates = None
-    last = first
     if sample_seconds > 0:
+        first = _query_pairs(session, "SHOW GLOBAL STATUS")
+        first_at = time.monotonic()
         say(f"Sampling write rates for {sample_seconds:g} s")
         sleep(sample_seconds)
-        last = _query_pairs(session, "SHOW GLOBAL STATUS")
+        prefetch(session, last_batch(announced), pre)
+        last = _query_pairs(session, "SHOW GLOBAL STATUS", pre)
         rates = compute_rates(first, last, time.monotonic() - first_at)
+    else:
+        prefetch(session, last_batch(announced), pre)
+        last = _query_pairs(session, "SHOW GLOBAL STATUS", pre)
 
     say("Counting tables per storage engine")
     engines: list[EngineUse] = []
     try:
-        engines = engine_use(session, flavour, version)
+        engines = engine_use(session, flavour, version, pre)
     except InnoTuneError as exc:
         unknown.append(Unknown("storage engines in use", exc.problem))
 
     replica = False
-    for sql in ("SHOW REPLICA STATUS", "SHOW SLAVE STATUS"):
+    for sql in _REPLICA:
         try:
-            replica = bool(session.query(sql))
+            replica = bool(ask(session, sql, pre))
             break
         except InnoTuneError as exc:
             last_error = exc.problem
@@ -325,18 +430,15 @@ def gather_server_facts(
         unknown.append(Unknown("whether this server is a replica", last_error))
     connected = last.get("Slaves_connected") or last.get("Replicas_connected")
 
-    option_files: tuple[str, ...] = ()
-    if instance.defaults_file:
-        option_files = (instance.defaults_file,)
-    elif transport is not None and instance.binary:
-        say("Asking the server binary which option files it reads")
-        result = transport.run(
-            [instance.binary, "--no-defaults", "--verbose", "--help"], timeout=60
-        )
-        # --no-defaults keeps its own options out; the list it prints is the default order.
-        option_files = parse_default_files(result.out)
+    if help_run is not None:
+        try:
+            result = help_run.result()
+            option_files = parse_default_files(result.out)
+            why = result.err.strip()[:200]
+        except InnoTuneError as exc:
+            why = exc.problem
         if not option_files:
-            unknown.append(Unknown("the option files the server reads", result.err.strip()[:200]))
+            unknown.append(Unknown("the option files the server reads", why))
 
     option_lines: tuple[OptionLine, ...] = ()
     if transport is not None:
@@ -349,10 +451,9 @@ def gather_server_facts(
             unknown.append(Unknown("the lines of the option files", f"{exc.filename}: {exc}"))
 
     service: ServiceInfo | None = None
-    if transport is not None and instance.started_by == "systemd" and instance.service:
-        say(f"Asking systemd about {instance.service}")
+    if systemd_run is not None and instance.service:
         try:
-            service = read_service(transport, instance.service)
+            service = service_from(systemd_run.result(), instance.service)
         except InnoTuneError as exc:
             unknown.append(Unknown(f"the systemd unit {instance.service}", exc.problem))
 

@@ -12,7 +12,7 @@ import shlex
 
 from app.domain.errors import InnoTuneError
 from app.domain.service import ServiceInfo
-from app.remote.transport import Transport
+from app.remote.transport import CommandResult, Transport
 
 #: The properties InnoTune reads; asking for these keeps the output a few hundred bytes.
 PROPERTIES = (
@@ -156,7 +156,15 @@ def read_service(transport: Transport, unit: str) -> ServiceInfo:
     Raises:
         InnoTuneError: systemctl failed or printed something that is not a unit's properties.
     """
-    result = transport.run(systemd_argv_for(unit), timeout=20)
+    return service_from(transport.run(systemd_argv_for(unit), timeout=20), unit)
+
+
+def service_from(result: CommandResult, unit: str) -> ServiceInfo:
+    """The ServiceInfo in a run of :func:`systemd_argv_for` ``unit``.
+
+    Raises:
+        InnoTuneError: systemctl failed or printed something that is not a unit's properties.
+    """
     if not result.ok:
         raise InnoTuneError(
             f"`systemctl show {unit}` failed: {result.err.strip()[:200] or result.exit_status}",

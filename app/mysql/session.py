@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, Protocol
 
 import pymysql
 import pymysql.converters
+from pymysql.charset import charset_by_name
+from pymysql.constants import CLIENT
 
-from app.domain.errors import DatabaseError
+from app.domain.errors import DatabaseError, InnoTuneError
 from app.domain.threads import assert_not_gui_thread
 
 Row = tuple[str | None, ...]
+Outcome = list[Row] | InnoTuneError
+"""What one statement of a batch gave: its rows, or the error it raised."""
+
+# Errors that mean the connection itself is gone: a batch stops there.
+_LINK_ERRORS = {2006, 2013, 2055}
 
 
 class Session(Protocol):
@@ -62,6 +70,15 @@ def explain_login_error(exc: pymysql.err.MySQLError, who: str) -> DatabaseError:
     return DatabaseError(f"Database error {code}: {message}")
 
 
+def _names_known(
+    conn: pymysql.connections.Connection[Any], charset: str, collation: str | None = None
+) -> None:
+    """What PyMySQL's ``set_character_set`` records, without asking the server again."""
+    conn.charset = charset
+    conn.encoding = charset_by_name(charset).encoding
+    conn.collation = collation
+
+
 class PyMySQLSession:
     """A PyMySQL connection over a Unix socket, TCP, an SSH channel or a relay."""
 
@@ -91,12 +108,19 @@ class PyMySQLSession:
             write_timeout=timeout,
             charset="utf8mb4",
             autocommit=True,
+            # Several statements in one round trip (query_many); only our own SQL is sent.
+            client_flag=CLIENT.MULTI_STATEMENTS,
         )
+        # The login itself already chose utf8mb4 (its character set id), so the SET NAMES
+        # PyMySQL sends after it would only cost a round trip: it is left out.
+        setattr(conn, "set_character_set", partial(_names_known, conn))  # noqa: B010
         try:
             conn.connect(sock=sock)
         except pymysql.err.MySQLError as exc:
             sock.close()
             raise explain_login_error(exc, user) from None
+        finally:
+            delattr(conn, "set_character_set")  # the method again
         return cls(conn, via)
 
     @classmethod
@@ -138,10 +162,48 @@ class PyMySQLSession:
                 write_timeout=timeout,
                 charset="utf8mb4",
                 autocommit=True,
+                client_flag=CLIENT.MULTI_STATEMENTS,
             )
         except pymysql.err.MySQLError as exc:
             raise explain_login_error(exc, user) from None
         return cls(conn, f"TCP {host}:{port}")
+
+    @property
+    def server_version(self) -> str:
+        """The version the server announced when we connected (MariaDB's says MariaDB)."""
+        return str(getattr(self._conn, "server_version", "") or "")
+
+    def query_many(self, statements: Sequence[str]) -> list[Outcome]:
+        """Run ``statements`` in one round trip; each gives its rows or its error.
+
+        The server stops a batch at a failing statement, so the ones after it are sent
+        again as a batch of their own: an error costs one more round trip, never a result.
+
+        Raises:
+            DatabaseError: the connection itself failed.
+        """
+        assert_not_gui_thread("a database query")
+        outcomes: list[Outcome] = []
+        rest = list(statements)
+        while rest:
+            got: list[Outcome] = []
+            try:
+                with self._conn.cursor() as cur:
+                    cur.execute(";\n".join(rest))
+                    got.append([tuple(_text(v) for v in row) for row in cur.fetchall()])
+                    while len(got) < len(rest) and cur.nextset():
+                        got.append([tuple(_text(v) for v in row) for row in cur.fetchall()])
+                outcomes += got
+                outcomes += [DatabaseError(f"No result for: {sql}") for sql in rest[len(got) :]]
+                rest = []
+            except pymysql.err.MySQLError as exc:
+                code = exc.args[0] if exc.args else 0
+                if code in _LINK_ERRORS or isinstance(exc, pymysql.err.InterfaceError):
+                    raise explain_login_error(exc, "the query") from None
+                outcomes += got
+                outcomes.append(explain_login_error(exc, "the query"))
+                rest = rest[len(got) + 1 :]
+        return outcomes
 
     def query(self, sql: str, args: Sequence[Any] | None = None) -> list[Row]:
         """Run one statement; rows come back as text."""
@@ -196,6 +258,21 @@ def _unescape(cell: str) -> str | None:
             out.append(ch)
             i += 1
     return "".join(out)
+
+
+def query_many(session: Session, statements: Sequence[str]) -> list[Outcome]:
+    """Run ``statements`` in one round trip where the session can; each gives rows or error."""
+    many = getattr(session, "query_many", None)
+    if callable(many):
+        outcomes: list[Outcome] = many(statements)
+        return outcomes
+    results: list[Outcome] = []
+    for sql in statements:
+        try:
+            results.append(session.query(sql))
+        except InnoTuneError as exc:
+            results.append(exc)
+    return results
 
 
 class BatchRunner(Protocol):

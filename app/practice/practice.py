@@ -9,8 +9,8 @@ The rest of InnoTune reaches it as it reaches any host: the ``local`` transport 
 instance's socket (``--instance SOCKET``); :meth:`PracticeServer.endpoint` says where the
 option files are and which command restarts it.
 
-This module does not know where the user's data directory is (that is Qt's
-QStandardPaths, wiring-level: see ``app/ui/paths.py``); the caller passes the base.
+This module does not know where the user's data directory is (that is
+wiring-level: see ``app/places.py``); the caller passes the base.
 """
 
 from __future__ import annotations

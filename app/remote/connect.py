@@ -8,7 +8,7 @@ from app.domain.errors import SudoError
 from app.domain.target import Target
 from app.remote.local import LocalTransport
 from app.remote.ssh import PromptAnswerer, SshTransport
-from app.remote.transport import SudoState, Transport, raise_for_sudo
+from app.remote.transport import CommandResult, SudoState, Transport, raise_for_sudo
 
 
 def open_transport(
@@ -57,18 +57,22 @@ def open_transport(
     return transport
 
 
-def probe_sudo(transport: Transport) -> str:
+SUDO_PROBE = ("sudo", "-n", "true")
+
+
+def probe_sudo(transport: Transport, probe: CommandResult | None = None) -> str:
     """How ``transport`` gets root: "root", "nopasswd" or "password-ok".
 
-    Probes with ``sudo -n true`` first; only when that asks for a password, and one was
-    given, tries it (on stdin).
+    Probes with ``sudo -n true`` first (``probe``: its result, when already run); only
+    when that asks for a password, and one was given, tries it (on stdin).
 
     Raises:
         SudoError: no sudo, no rights, a password needed but not given, or a wrong one.
     """
     if transport.is_root:
         return "root"
-    probe = transport.run(["sudo", "-n", "true"], timeout=30)
+    if probe is None:
+        probe = transport.run(list(SUDO_PROBE), timeout=30)
     state: SudoState | None = getattr(transport, "sudo", None)
     if probe.ok:
         if state is not None:

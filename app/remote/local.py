@@ -12,6 +12,8 @@ from app.domain.threads import assert_not_gui_thread
 from app.remote.transport import (
     MAX_OUTPUT,
     CommandResult,
+    InThread,
+    Pending,
     SudoState,
     atomic_write_argv,
     shell_line,
@@ -66,6 +68,11 @@ class LocalTransport:
             shell_line(argv), status, proc.stdout[:MAX_OUTPUT], proc.stderr[:MAX_OUTPUT], truncated
         )
         return self.sudo.clean(result) if sudo else result
+
+    def submit(self, argv: Sequence[str], *, sudo: bool = False, timeout: float = 60.0) -> Pending:
+        """Start ``argv`` in a thread of its own; ``result()`` waits for it."""
+        assert_not_gui_thread("a command")
+        return InThread(lambda: self.run(argv, sudo=sudo, timeout=timeout), "local-command")
 
     def _probe_nopasswd(self) -> None:
         """Find out once whether sudo needs the password, so it is never sent when it does not."""

@@ -1,6 +1,9 @@
 """The SSH transport: commands, files, sudo and byte streams on a host, over paramiko.
 
-Every command runs on its own session channel, which is always closed. The command line
+Commands given to :meth:`SshTransport.submit` go through the connection's one long-lived
+shell (:mod:`app.remote.shell`): those submitted together share one round trip, and no login
+shell starts for each. Every command given to ``run`` (and every stream) runs on its own
+session channel, which is always closed. The command line
 the login shell sees is ``sh -c '<script>'``, and the script is base64-encoded whenever it
 holds characters that fish or csh would read differently from ``sh``, so the user's login
 shell never changes a value. The script sets ``LC_ALL=C`` and prints a random marker before
@@ -30,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import paramiko
+from paramiko.common import cMSG_CHANNEL_REQUEST
 from paramiko.pkey import UnknownKeyType
 from paramiko.ssh_exception import IncompatiblePeer
 
@@ -44,9 +48,12 @@ from app.domain.errors import (
 from app.domain.target import Target, parse_target
 from app.domain.threads import assert_not_gui_thread
 from app.remote.hostkeys import HostKeyStore, OfferedKey
+from app.remote.shell import BOOTSTRAP, RemoteShell, Request
 from app.remote.transport import (
     MAX_OUTPUT,
     CommandResult,
+    InThread,
+    Pending,
     SudoState,
     atomic_write_argv,
     shell_line,
@@ -80,6 +87,10 @@ aborts the login, and the exception reaches the caller of :class:`SshTransport`.
 # output before the markers (a noisy .bashrc) can be dropped and a stuck command killed.
 # No backslash and no "!": the script stays readable to every login shell unencoded.
 _MARK_SCRIPT = 'echo "$0 $$"; echo "$0" >&2; exec "$@"'
+# A channel prepared for a stream: its login shell reads one line, the command line the
+# stream's command would have had, and becomes it. sh's read takes one byte at a time from
+# a pipe, so nothing after that line (the stream's own data) is consumed.
+_LAUNCHER = 'IFS= read -r line && eval "exec $line"'
 # What fish, csh and tcsh read inside single quotes exactly as sh does.
 _PLAIN_SAFE = re.compile(r"[ -~]*")
 _DEFAULT_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
@@ -114,6 +125,7 @@ def resolve_host(
     path = config_path or default_ssh_config()
     cfg: dict[str, object] = {}
     if path.exists():
+        _allow_match_exec(path)
         try:
             cfg = dict(paramiko.SSHConfig.from_path(str(path)).lookup(host))
         except (paramiko.SSHException, OSError, ValueError) as exc:
@@ -137,6 +149,20 @@ def resolve_host(
     )
 
 
+def _allow_match_exec(path: Path) -> None:
+    """Load invoke for paramiko when ``path`` has a ``Match exec`` (see app/remote/__init__)."""
+    try:
+        text = path.read_text(errors="replace").lower()
+    except OSError:
+        return
+    if "exec" in text and getattr(paramiko.config, "invoke", True) is None:
+        try:
+            import invoke
+        except ImportError:
+            return  # paramiko then says that Match exec needs it
+        setattr(paramiko.config, "invoke", invoke)  # noqa: B010 - not in its stubs
+
+
 def command_line(script: str) -> str:
     """The command line handed to the login shell for a POSIX ``sh`` script.
 
@@ -147,6 +173,26 @@ def command_line(script: str) -> str:
         return "sh -c " + shlex.quote(script)
     encoded = base64.b64encode(script.encode()).decode()
     return f"sh -c 'eval \"$(echo {encoded} | base64 -d)\"'"
+
+
+def _start(chan: paramiko.Channel, command: str) -> None:
+    """``exec_command`` without waiting for the server's "started": one round trip less.
+
+    The server handles the request before anything sent after it, so the command's input
+    may follow at once; a refusal closes the channel, which the reader of its output sees
+    as a command that ended without a word.
+    """
+    try:
+        message = paramiko.Message()
+        message.add_byte(cMSG_CHANNEL_REQUEST)
+        message.add_int(chan.remote_chanid)
+        message.add_string("exec")
+        message.add_boolean(True)
+        message.add_string(command)
+        chan._event_pending()  # type: ignore[attr-defined]
+        chan.transport._send_user_message(message)  # type: ignore[union-attr]
+    except AttributeError:  # a paramiko without these internals: the plain way
+        chan.exec_command(command)
 
 
 def _script(argv: Sequence[str]) -> str:
@@ -340,8 +386,11 @@ class SshTransport:
 
     Connecting checks the host key against every known-hosts source before any credential
     is sent, authenticates (one picked identity, or the agent and default keys, or a
-    password, or keyboard-interactive questions answered by ``prompt``), and checks that
-    the host runs Linux. A keepalive that wants a reply notices a dead peer within
+    password, or keyboard-interactive questions answered by ``prompt``), and starts the
+    connection's shell, whose first words say whether the host runs Linux and as whom we
+    are logged in: nothing waits for them until they are needed (``is_root``, ``sudo``, a
+    command), so they share the first round trip, and a host that is not Linux is refused
+    there with a :class:`ConnectError`. A keepalive that wants a reply notices a dead peer within
     ``keepalive_interval + keepalive_timeout`` seconds; commands then fail with a
     :class:`ConnectError` saying so instead of waiting for their deadline.
     """
@@ -381,10 +430,21 @@ class SshTransport:
         self._prompt = prompt
         self._liveness: _Liveness | None = None
         self.host_key_status = ""
+        self._sudo_password = sudo_password
+        self._sudo: SudoState | None = None
+        self._sudo_lock = threading.Lock()
+        self._shell: RemoteShell | None = None
+        self._spare: paramiko.Channel | None = None  # see prepare_stream
+        # Command round trips after login: each flight of requests to the shell, each
+        # command or stream on a channel of its own (see :attr:`round_trips`).
+        self._channel_trips = 0
+        self._ready_trips = 0
         try:
             self._t = self._connect(self.host, login_password, key_passphrase)
             self._liveness = _Liveness(self._t, keepalive_interval, keepalive_timeout)
-            self.sudo = SudoState(self._check_host(), sudo_password)
+            # The shell starts now and says whether this is Linux and who we are; nothing
+            # waits for that until it is needed, so it shares the first round trip.
+            self._shell = self._start_shell()
         except BaseException:
             self.close()
             raise
@@ -439,9 +499,13 @@ class SshTransport:
             self._proxies.append(proxy)
             return proxy
         try:
-            return socket.create_connection((host, port), timeout=self.connect_timeout)
+            sock = socket.create_connection((host, port), timeout=self.connect_timeout)
         except OSError as exc:
             raise _socket_error(host, port, exc, self.connect_timeout) from None
+        # As ssh does for interactive sessions: small requests go out at once, never held
+        # back waiting for the ACK of the previous packet (Nagle).
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return sock
 
     def _handshake(
         self, sock: socket.socket | paramiko.Channel | paramiko.ProxyCommand, hc: HostConfig
@@ -600,7 +664,61 @@ class SshTransport:
             "FILE (its public half must be in ~/.ssh/authorized_keys on the host).",
         )
 
+    def _start_shell(self) -> RemoteShell | None:
+        """Open the connection's long-lived shell; None when the host will not give one."""
+        try:
+            chan = self._session()
+        except CommandError as exc:
+            log.info("no long-lived shell on %s: %s", self.label, exc.problem)
+            return None
+        ready = f"innotune-r{secrets.token_hex(12)}"
+        try:
+            chan.set_combine_stderr(False)
+            _start(chan, command_line("exec " + shlex.join(["sh", "-c", BOOTSTRAP, ready])))
+        except (paramiko.SSHException, EOFError, OSError) as exc:
+            chan.close()
+            raise self._lost("", exc) from None
+        return RemoteShell(chan, ready, self._shell_ended)
+
+    def _shell_ended(self) -> BaseException:
+        if not self._t.is_active():
+            return self._lost("")
+        return CommandError(
+            f"The shell InnoTune keeps on {self.label} ended unexpectedly.",
+            "Connect again; check what an interrupted command changed before retrying it.",
+        )
+
+    @property
+    def round_trips(self) -> int:
+        """Command round trips since login.
+
+        The shell's flights, every command or stream on a channel of its own, and a wait
+        for the shell's first words when nothing else travelled with it.
+        """
+        flights = self._shell.flights if self._shell is not None else 0
+        return flights + self._channel_trips + self._ready_trips
+
+    @property
+    def sudo(self) -> SudoState:
+        """How this login gets root (known once the host has said who we are)."""
+        with self._sudo_lock:
+            if self._sudo is None:
+                self._sudo = SudoState(self._check_host(), self._sudo_password)
+            return self._sudo
+
     def _check_host(self) -> bool:
+        shell = self._shell
+        if shell is not None:
+            if not shell.ready.is_set() and shell.flights == 0:
+                self._ready_trips += 1  # nothing else travels with this wait
+            shell.ready.wait(self.connect_timeout + 15)
+            if shell.ready.is_set() and not shell.ended and shell.uid:
+                check_linux(self.label, shell.sysname)
+                return shell.uid == "0"
+            if not self._t.is_active():
+                raise self._lost("")
+            # A login shell that ran no POSIX sh: the plain check below names the trouble.
+            self._retire_shell()
         result = self.run(["sh", "-c", "uname -s; id -u"], timeout=self.connect_timeout)
         lines = result.out.split()
         if not result.ok or len(lines) < 2:
@@ -619,10 +737,26 @@ class SshTransport:
         """True when the login user is root."""
         return self.sudo.is_root
 
+    def _retire_shell(self) -> None:
+        shell, self._shell = self._shell, None
+        if shell is not None:
+            self._channel_trips += shell.flights  # they happened; keep them counted
+            shell.close()
+
     def _session(self) -> paramiko.Channel:
         try:
             return self._t.open_session(timeout=self.connect_timeout)
         except paramiko.ChannelException as exc:
+            spare, self._spare = self._spare, None
+            if spare is not None:  # a server allowing few sessions: the prepared one goes
+                spare.close()
+                return self._session()
+            shell = self._shell
+            if shell is not None and shell.idle:
+                # A server allowing very few sessions (MaxSessions): give the shell's up.
+                log.info("%s refused a session; closing the idle shell to free one", self.label)
+                self._retire_shell()
+                return self._session()
             raise CommandError(
                 f"{self.label} refused a new session channel: {exc.text}.",
                 "The server may limit sessions (MaxSessions); try again.",
@@ -682,9 +816,10 @@ class SshTransport:
         deadline = time.monotonic() + timeout
         head, early_err = b"", b""
         chan = self._session()
+        self._channel_trips += 1
         try:
             chan.set_combine_stderr(False)
-            chan.exec_command(line)
+            _start(chan, line)
             if password_line:
                 started, head, early_err = _await_marker(
                     chan, marker + b" ", timeout, self.sudo.prompt.encode(), password_line
@@ -734,6 +869,40 @@ class SshTransport:
         except InnoTuneError as exc:
             log.warning("could not stop timed-out process %s on %s: %s", pid, self.label, exc)
 
+    def submit(self, argv: Sequence[str], *, sudo: bool = False, timeout: float = 60.0) -> Pending:
+        """Start ``argv`` through the connection's shell; see :mod:`app.remote.shell`.
+
+        Nothing is sent until a result is wanted or :meth:`flush` is called, so commands
+        submitted together share one round trip. sudo with a password goes on a channel of
+        its own (the password travels on stdin, which shell requests never get).
+        """
+        assert_not_gui_thread("a command")
+        shell = self._shell
+        with_password = sudo and (
+            self._sudo.has_password and not self._sudo.nopasswd and not self._sudo.is_root
+            if self._sudo is not None
+            else self._sudo_password is not None
+        )
+        if shell is None or shell.ended or with_password:
+            return InThread(lambda: self.run(argv, sudo=sudo, timeout=timeout), "ssh-command")
+        request = Request(list(argv), sudo, timeout)
+        shell.queue(request)
+        return _ShellPending(self, shell, request)
+
+    def flush(self) -> None:
+        """Send the submitted commands now (one round trip for all of them)."""
+        shell = self._shell
+        if shell is not None:
+            shell.flush()
+
+    def _kill(self, pid: str, sudo: bool) -> None:
+        if not pid.isdigit():
+            return
+        try:
+            self.run(["kill", "-KILL", pid], sudo=sudo, timeout=10)
+        except InnoTuneError as exc:
+            log.warning("could not stop timed-out process %s on %s: %s", pid, self.label, exc)
+
     def read_file(self, path: str, *, sudo: bool = False) -> bytes:
         """Return the bytes of ``path`` on the host (``cat``, under sudo when asked)."""
         return self.run(["cat", "--", path], sudo=sudo and not self.is_root).check().stdout
@@ -760,10 +929,16 @@ class SshTransport:
         """
         assert_not_gui_thread("a stream")
         line, marker, data = self._prepare(argv, sudo and not self.is_root, None)
-        chan = self._session()
+        spare, self._spare = self._spare, None
+        chan = spare if spare is not None and spare.active else self._session()
+        self._channel_trips += 1
         try:
-            chan.set_combine_stderr(False)
-            chan.exec_command(line)
+            if chan is spare:
+                # Its login shell started earlier and waits for one line: the command line.
+                chan.sendall(line.encode() + b"\n")
+            else:
+                chan.set_combine_stderr(False)
+                _start(chan, line)
             prompt = self.sudo.prompt.encode() if data else b""
             # data is the sudo password line alone (no input): sent only when sudo asks.
             started, _, early_err = _await_marker(chan, marker + b" ", timeout, prompt, data or b"")
@@ -791,6 +966,25 @@ class SshTransport:
         self._streams[chan.get_id()] = _Stderr(chan)
         return chan
 
+    def prepare_stream(self) -> None:
+        """Open the channel of the next :meth:`open_stream` now.
+
+        Its login shell (with whatever a ``.bashrc`` runs: pyenv, conda, nvm...) then starts
+        while other work goes on, and waits for one line, the command to become; the stream
+        itself starts later without that wait. Unused, it is closed with the connection.
+        """
+        assert_not_gui_thread("a stream")
+        if self._spare is not None:
+            return
+        try:
+            chan = self._session()
+            chan.set_combine_stderr(False)
+            _start(chan, command_line(_LAUNCHER))
+        except InnoTuneError as exc:
+            log.info("no channel prepared for a stream on %s: %s", self.label, exc.problem)
+            return
+        self._spare = chan
+
     def stream_stderr(self, chan: paramiko.Channel) -> str:
         """The recent stderr of a channel from :meth:`open_stream` (for error messages)."""
         drain = self._streams.get(chan.get_id())
@@ -816,6 +1010,13 @@ class SshTransport:
         """Close every channel and the connection (and any jump hosts), newest first."""
         if self._liveness is not None:
             self._liveness.stop()
+        if self._shell is not None:
+            self._shell.close()
+        if self._spare is not None:
+            self._spare.close()
+            self._spare = None
+        if self._chain:
+            log.info("%s: %d command round trips after login", self.label, self.round_trips)
         for t in reversed(self._chain):
             t.close()
         for t in self._chain:
@@ -838,6 +1039,49 @@ class SshTransport:
                 if pipe is not None:
                     pipe.close()
         self._proxies.clear()
+
+
+class _ShellPending:
+    """A command in the connection's shell; :meth:`result` sends the queue if need be."""
+
+    def __init__(self, transport: SshTransport, shell: RemoteShell, request: Request) -> None:
+        self._transport = transport
+        self._shell = shell
+        self._request = request
+
+    def result(self) -> CommandResult:
+        """Wait for the command; kill it past its deadline, as ``run`` does."""
+        t, shell, request = self._transport, self._shell, self._request
+        if shell.is_queued(request):
+            shell.flush()
+        started = max(time.monotonic(), request.sent_at or 0.0)
+        if not request.done.wait(max(0.0, started + request.timeout - time.monotonic())):
+            line = shell_line(request.argv)
+            # Kill it on a channel of its own (the shell waits for it); the shell then goes
+            # on. If the trailer still does not come, the shell is given up.
+            t._kill(request.pid, request.sudo and not t.is_root)
+            if not request.done.wait(5.0) and t._shell is shell:
+                t._retire_shell()
+            if not t._t.is_active():
+                raise t._lost(f" during `{line}`")
+            raise CommandTimeout(
+                f"`{line}` on {t.label} ran longer than {request.timeout:.0f} s and was stopped.",
+                "The host may be overloaded; try again, or raise the timeout.",
+                exit_status=-1,
+            )
+        if request.failure is not None:
+            if not request.ran:  # the shell was never there for it: run it the plain way
+                return t.run(request.argv, sudo=request.sudo, timeout=request.timeout)
+            if isinstance(request.failure, ConnectError):
+                raise ConnectError(
+                    request.failure.problem.replace(
+                        " was lost", f" was lost during `{shell_line(request.argv)}`", 1
+                    ),
+                    request.failure.fix,
+                ) from None
+            raise request.failure
+        result = request.result()
+        return t.sudo.clean(result) if request.sudo else result
 
 
 def _offered_methods(t: paramiko.Transport, user: str) -> str:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import secrets
 import shlex
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -127,6 +128,77 @@ class Transport(Protocol):
     def close(self) -> None:
         """Release the connection."""
         ...
+
+
+class Pending(Protocol):
+    """A command started with :func:`submit`; ``result`` waits for it."""
+
+    def result(self) -> CommandResult:
+        """The command's result (raising what ``Transport.run`` would raise)."""
+        ...
+
+
+class Finished:
+    """A :class:`Pending` whose outcome is already known."""
+
+    def __init__(self, result: CommandResult | None = None, error: Exception | None = None):
+        self._result = result
+        self._error = error
+
+    def result(self) -> CommandResult:
+        """The result, or the error the command raised."""
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None
+        return self._result
+
+
+class InThread:
+    """A :class:`Pending` worked out by ``work`` in a thread of its own, starting now."""
+
+    def __init__(self, work: Callable[[], CommandResult], name: str = "command") -> None:
+        self._work = work
+        self._outcome = Finished(error=RuntimeError("not finished"))
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._outcome = Finished(self._work())
+        except Exception as exc:  # noqa: BLE001 - handed to whoever asks for the result
+            self._outcome = Finished(error=exc)
+
+    def result(self) -> CommandResult:
+        """Wait for the thread; its result or its error."""
+        self._thread.join()
+        return self._outcome.result()
+
+
+def submit(
+    transport: Transport, argv: Sequence[str], *, sudo: bool = False, timeout: float = 60.0
+) -> Pending:
+    """Start ``argv`` on ``transport`` without waiting for it.
+
+    Commands submitted one after another travel together: over SSH they go through the
+    connection's one shell in a single round trip (when the first result is asked for, or
+    at :func:`flush`), and run while the caller does other work. A transport without
+    ``submit`` (a test's stand-in) runs the command at once through ``run``.
+    """
+    start = getattr(transport, "submit", None)
+    if callable(start):
+        pending: Pending = start(argv, sudo=sudo, timeout=timeout)
+        return pending
+    try:
+        return Finished(transport.run(argv, sudo=sudo, timeout=timeout))
+    except Exception as exc:  # noqa: BLE001 - raised again by result()
+        return Finished(error=exc)
+
+
+def flush(transport: Transport) -> None:
+    """Send the commands submitted so far now, rather than when a result is first asked for."""
+    send = getattr(transport, "flush", None)
+    if callable(send):
+        send()
 
 
 class SudoState:

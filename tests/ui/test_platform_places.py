@@ -36,3 +36,44 @@ def test_entry_point_points_the_ssh_layer_at_it(
     _use_platform_places()
     assert hostkeys.default_own_file() == tmp_path / "InnoTune" / "InnoTune" / "known_hosts"
     assert hostkeys.HostKeyStore().own_file == hostkeys.default_own_file()
+
+
+@pytest.mark.parametrize(
+    ("xdg", "home"),
+    [
+        ("{tmp}/data", "{tmp}/home"),  # an absolute XDG_DATA_HOME
+        (None, "{tmp}/home"),  # unset: $HOME/.local/share
+        ("", "{tmp}/home"),  # empty counts as unset
+        ("relative/data", "{tmp}/home"),  # relative: ignored, as the XDG spec says
+        ("{tmp}/x//y/../z/", "{tmp}/home"),  # kept as written, as Qt keeps it
+        (None, ""),  # no HOME at all: the root directory
+    ],
+)
+def test_places_without_qt_are_the_ones_qt_gives(
+    qapp: QApplication,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    xdg: str | None,
+    home: str,
+) -> None:
+    """The headless lookup (app/places.py) names exactly QStandardPaths' AppDataLocation."""
+    from PySide6.QtCore import QCoreApplication, QStandardPaths
+
+    from app import places
+
+    if xdg is None:
+        monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_DATA_HOME", xdg.format(tmp=tmp_path))
+    monkeypatch.setenv("HOME", home.format(tmp=tmp_path))
+    saved = QCoreApplication.organizationName(), QCoreApplication.applicationName()
+    QCoreApplication.setOrganizationName("InnoTune")
+    QCoreApplication.setApplicationName("InnoTune")
+    try:
+        qt = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation)
+    finally:
+        QCoreApplication.setOrganizationName(saved[0])
+        QCoreApplication.setApplicationName(saved[1])
+    # Qt spells the root directory's child "//.local"; the same directory on Linux.
+    assert places.app_data_dir() == Path(qt.replace("//", "/"))
+    assert app_data_dir() == places.app_data_dir()  # the wizard's name for it, the same
