@@ -115,8 +115,8 @@ def identity(
 def describe_instance(doc: dict[str, Any]) -> str:
     """An instance as people know it: its datadir and option file, then where it listens."""
     if not doc.get("key"):
-        where = doc.get("socket") or doc.get("label") or "unknown"
-        return f"instance unknown (recorded before instances were; it ran at {where})"
+        where = f"; it ran at {doc['socket']}" if doc.get("socket") else ""
+        return f"not recorded (taken before InnoTune recorded instances{where})"
     option = doc.get("option_file")
     files = f"--defaults-file={option}" if option else "default option files"
     text = f"{doc.get('datadir')} ({files})"
@@ -251,13 +251,14 @@ def prune_locally(
 ) -> list[str]:
     """The same retention for this computer's copies; the ids removed.
 
-    A copy's state is the target's (``records``); one the target no longer has is "unknown".
+    A copy's state is the target's (``records``); one the target no longer has was pruned
+    there by the same rule (or lost), so it goes first.
     """
     states = {r.id: r for r in records}
     local = snap.list_locally(directory)
     groups: dict[str, list[dict[str, Any]]] = {}
     for found in local:
-        record = states.get(found.id) or Record(found, "unknown")
+        record = states.get(found.id) or Record(found, "pruned")
         shaped = record.as_targetjob()
         shaped["manifest"]["instance"] = dict(found.instance)
         groups.setdefault(str(found.instance.get("key") or ""), []).append(shaped)

@@ -16,6 +16,10 @@ change: the job finishes, or rolls back by itself. This side only prepares and w
    restores any snapshot with the same job in restore mode; :func:`confirm` keeps a
    change made with ``confirm_within``.
 
+The snapshot and the bundle record the server instance (:func:`instance_record`); the job
+records the snapshot's state and keeps at most ``keep`` snapshots of its instance; this
+side prunes its local copies the same way afterwards (:mod:`app.appliers.history`).
+
 ``restart_anyway`` restarts the server after the changes even when every one of them takes
 effect live: the restart proves that the server starts with the new option files, so the
 values survive the next restart; a later rollback of that snapshot restarts too.

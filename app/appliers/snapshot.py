@@ -12,6 +12,10 @@ else). It is stored twice (house style: never only in memory):
 * on this computer, in ``<data dir>/snapshots/<host>/<id>/``. A file that holds a secret
   (a password in an option file) is stored there redacted, with its checksum, and its
   restore always uses the target's copy.
+
+The manifest records the server instance it belongs to (``instance["key"]``: datadir +
+option file, see :mod:`app.appliers.history`); the jobs keep the snapshot's state beside it
+on the target (``state.json``: applied, kept, rolled-back, superseded, ...).
 """
 
 from __future__ import annotations

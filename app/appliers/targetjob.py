@@ -197,8 +197,9 @@ SNAPSHOTS_ROOT = "/var/lib/innotune/snapshots"
 JOBS_ROOT = "/var/lib/innotune/jobs"
 # States whose changes are (or may be) on the host: a rollback without an id picks these.
 IN_FORCE = ("applying", "awaiting-confirm", "applied", "kept", "failed-rollback")
-# Snapshots that no longer matter much: the retention removes these first.
-SPENT = ("rolled-back", "superseded", "refused")
+# Snapshots that no longer matter much: the retention removes these first ("pruned": a
+# local copy whose target copy the retention already removed).
+SPENT = ("rolled-back", "superseded", "refused", "pruned")
 DEFAULT_KEEP = 20
 
 

@@ -426,9 +426,9 @@ def run_snapshots(args: argparse.Namespace) -> int:
             local_gone = history.prune_locally(local_dir, records, keep, key)
             print(
                 f"Pruned to {keep} snapshot(s) per instance: removed "
-                f"{len(done.get('removed') or [])} on {transport.label}"
+                f"{len(done.get('removed') or [])} snapshot(s) on {transport.label}"
                 + (f" ({', '.join(done['removed'])})" if done.get("removed") else "")
-                + f", {len(local_gone)} on this computer"
+                + f" and {len(local_gone)} local copy(ies) kept by InnoTune"
                 + (
                     f"; {len(done.get('locks_removed') or [])} free lock file(s) removed"
                     if done.get("locks_removed")
@@ -463,16 +463,22 @@ def run_snapshots(args: argparse.Namespace) -> int:
         for item in group:
             where = "target + this computer" if item.id in local else "target"
             print(f"  {item.line()}  [{where}]")
-    wanted = {r.id for _doc, g in groups for r in g}
-    jobs = [
-        j for j in jobs if key is None or j.snapshot_id in wanted or bundles.get(j.job_id) == key
-    ]
-    if jobs:
-        print("\nJobs:")
+    # Jobs per instance too: the one a job recorded, else its snapshot's.
+    of_snapshot = {r.id: r.instance_key for r in records}
+    docs = {r.instance_key: dict(r.snapshot.instance) for r in records if r.instance_key}
+    per: dict[str, list[Any]] = {}
     for job in jobs:
-        print(f"  {job.job_id}  {job.mode or '?'}  {job.state}  snapshot {job.snapshot_id}")
-        for error in job.errors[:3]:
-            print(f"      error: {error}")
+        owner = bundles.get(job.job_id) or of_snapshot.get(str(job.snapshot_id)) or ""
+        if key is None or owner == key:
+            per.setdefault(owner, []).append(job)
+    for owner, listed in per.items():
+        print(
+            f"\nJobs of {history.describe_instance(docs[owner])}:" if owner in docs else "\nJobs:"
+        )
+        for job in listed:
+            print(f"  {job.job_id}  {job.mode or '?'}  {job.state}  snapshot {job.snapshot_id}")
+            for error in job.errors[:3]:
+                print(f"      error: {error}")
     del target
     return 0
 

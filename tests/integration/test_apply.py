@@ -559,7 +559,7 @@ def test_cli_applies_a_saved_plan_refuses_it_when_stale_and_rolls_back(
     listed = innotune("snapshots", "local")
     assert listed.returncode == 0 and "target + this computer" in listed.stdout
 
-    back = innotune("rollback", "local", "--yes")  # the newest snapshot
+    back = innotune("rollback", *common, "--yes")  # this server's newest snapshot in force
     assert back.returncode == 0, back.stdout + back.stderr
     assert variable(server, "innodb_flush_log_at_trx_commit") == "1"
     assert tree(server.base / "etc") == before

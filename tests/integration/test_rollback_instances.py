@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from app.appliers import history
+from app.appliers import history, runner, targetjob
+from app.appliers import snapshot as snap
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
 from tests.hosts.debian_mariadb import DebianMariaDB, record_tree, tree_digest
@@ -47,7 +48,7 @@ def snapshot_id(out: str) -> str:
 def states(listing: str) -> dict[str, str]:
     """snapshot id -> its state word(s), from `innotune snapshots` output."""
     found = {}
-    for line in listing.split("\nJobs:")[0].splitlines():
+    for line in listing.split("\nJobs")[0].splitlines():
         match = re.match(r"\s+(\d{8}T\d{6}Z-[0-9a-f]{6})\s+\S+\s+(.+?)\s{2}", line)
         if match:
             found[match.group(1)] = match.group(2)
@@ -147,12 +148,29 @@ def test_two_instances_rollback_restores_the_chosen_one_and_older_snapshots_byte
     assert found[a2].startswith("superseded") and a1 in found[a2]
     assert found[b_snap] == "applied"
     # Per instance, newest first: A's block lists a2, a1, a_first in that order, not B's.
-    blocks = listing.stdout.split("\nJobs:")[0].split("Instance ")
+    blocks = listing.stdout.split("\nJobs")[0].split("Instance ")
     a_block = next(part for part in blocks if part.startswith(str(private.datadir) + " "))
     assert a_block.index(a2) < a_block.index(a1) < a_block.index(a_first)
     assert b_snap not in a_block
     only_a = innotune("snapshots", "local", *a)
     assert only_a.returncode == 0 and b_snap not in only_a.stdout and a2 in only_a.stdout
+
+    # Retention: pruned to 2 of A's, the oldest rolled-back one goes; B's is not touched.
+    # Each job removed its free lock file when it ended.
+    a_key = records[a_first].instance_key
+    assert not Path(targetjob.lock_path(a_key)).exists()
+    pruned = innotune("snapshots", "local", *a, "--prune", "--keep", "2")
+    assert pruned.returncode == 0, pruned.stderr
+    assert f"removed 1 snapshot(s) on this computer ({a_first}) and 1 local" in pruned.stdout
+    assert not Path(snap.target_dir(a_first)).exists()
+    assert not (Path(runner.job_dir(a_first))).exists()
+    kept = states(pruned.stdout)
+    assert a_first not in kept and {a1, a2} == set(kept)  # --instance: A's only
+    assert Path(snap.target_dir(b_snap)).exists()
+    local_copies = {
+        p.parent.name for p in Path(innotune.env["XDG_DATA_HOME"]).rglob("manifest.json")
+    }
+    assert a_first not in local_copies and {a1, a2, b_snap} <= local_copies
 
     # B's own rollback still finds B's snapshot in force.
     b_back = innotune("rollback", "local", *b, "--yes")
