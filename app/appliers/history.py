@@ -84,9 +84,12 @@ def identity(
 ) -> dict[str, Any]:
     """The identity of a running instance: ``key``, ``datadir``, ``option_file``.
 
-    ``datadir`` (the server's variable) is used when the process cannot be read.
+    The datadir is the server process's working directory; when the process cannot be read
+    (no root, or it was restarted since ``instance`` was found), ``--datadir``, else
+    ``datadir`` (the server's variable), resolved the same way.
     """
     argv_dir = next((a.split("=", 1)[1] for a in instance.argv if a.startswith("--datadir=")), "")
+    argv_dir = argv_dir or instance.datadir or ""
     result = transport.run(
         [
             "sh",

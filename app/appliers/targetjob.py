@@ -527,6 +527,7 @@ class Job:
             "restarted": self.restarted,
             "downtime_seconds": self.downtime,
             "cancelled": self.cancelled,
+            "instance": self.bundle.get("instance"),
             "updated": now_iso(),
         }
         doc.update(extra)
@@ -1277,9 +1278,15 @@ class Job:
         """The job's work, holding the instance's lock; the final state."""
         if self.bundle.get("mode") == "apply":
             self.mark(self.manifest.get("id"), "applying")
+        if self.bundle.get("mode") == "restore":
+            try:
+                self.load_chain()
+            except (JobFailed, OSError, ValueError, KeyError) as exc:
+                self.errors.append("nothing was restored: %s" % exc)
+                self.step("snapshot", "fail", self.errors[-1])
+                return "refused"
         try:
             if self.bundle.get("mode") == "restore":
-                self.load_chain()
                 return "rolled-back" if self.restore(True) else "failed-rollback"
             return self.apply()
         except Exception as exc:  # noqa: BLE001 - the state file must always be written

@@ -22,7 +22,12 @@ from app.remote.local import LocalTransport
 from tests.hosts.debian_mariadb import DebianMariaDB, record_tree, tree_digest
 from tests.hosts.util import need_root
 from tests.integration.conftest import Cli
-from tests.integration.test_apply import remove_jobs_and_snapshots, tree, variable
+from tests.integration.test_apply import (  # noqa: F401 - the autouse fixture cleans up
+    _remove_new_jobs_and_snapshots,
+    remove_jobs_and_snapshots,
+    tree,
+    variable,
+)
 
 TRX = "innodb_flush_log_at_trx_commit"
 # Live changes and one drop-in; the OS and the disks are left alone (shared machine).
@@ -132,6 +137,10 @@ def test_two_instances_rollback_restores_the_chosen_one_and_older_snapshots_byte
     a2 = snapshot_id(second.stdout)
     assert a2 != a1 and variable(private, TRX) == "0"
     assert tree(private.base / "etc") != a_etc_before
+    # A rollback previewed before a2 existed (nothing newer to undo) is refused by the job.
+    stale = runner.rollback(LocalTransport(), a1, undo=[])
+    assert stale.state == "refused" and "preview it again" in stale.errors[0]
+    assert variable(private, TRX) == "0"
     older = innotune("rollback", "local", a1, *a, "--yes")
     assert older.returncode == 0, older.stdout + older.stderr
     assert "This also undoes 1 later change(s)" in older.stdout and a2 in older.stdout

@@ -70,6 +70,19 @@ class SnapshotListing:
     current_key: str | None
 
 
+def _current(transport: Any, instance: Any) -> Any:
+    """The instance as it runs now (a restart gave it a new pid), else as it was found."""
+    from app.inspect.instances import choose_instance, find_instances
+
+    spec = instance.socket or (str(instance.port) if instance.port else None)
+    if spec is None:
+        return instance
+    try:
+        return choose_instance(find_instances(transport, sudo=not transport.is_root), spec)
+    except InnoTuneError:
+        return instance
+
+
 def keep_bench(state: WizardState, label: str, report: object) -> None:
     """Store a benchmark result beside the last apply's snapshot, when there is one."""
     from app.domain.facts import to_json
@@ -516,18 +529,23 @@ class ApplyPage(QWizardPage):
 
     def _on_rollback_clicked(self) -> None:
         assert self.status is not None and self.status.snapshot_id is not None
-        self._restore(self.status.snapshot_id)
+        # The job this page followed: its snapshot belongs to the server it changed.
+        self._choose_and_restore(self.status.snapshot_id, own=True)
 
     def _on_restore_clicked(self) -> None:
         item = self.snapshots.currentItem()
-        if item is None or item.data(256) is None:
-            return
-        snapshot_id = str(item.data(256))
+        if item is not None and item.data(256) is not None:
+            self._choose_and_restore(str(item.data(256)))
+
+    def _choose_and_restore(self, snapshot_id: str, own: bool = False) -> None:
+        """Restore, asking first when it is not the plain undo of this server's last change."""
         undo: list[str] | None = None
-        if self._listing is not None:
+        if self._listing is not None and any(r.id == snapshot_id for r in self._listing.records):
             try:
                 choice = history.choose_rollback(
-                    self._listing.records, self._listing.current_key, snapshot_id
+                    self._listing.records,
+                    None if own else self._listing.current_key,
+                    snapshot_id,
                 )
             except history.RollbackRefused as exc:
                 self._say([f"{exc.problem} {exc.fix}".strip()])
@@ -620,8 +638,8 @@ class ApplyPage(QWizardPage):
             transport = self._transport()
             records = tuple(history.list_records(transport))
             key = None
-            if instance is not None and instance.pid:
-                key = str(history.identity(transport, instance)["key"])
+            if instance is not None:
+                key = str(history.identity(transport, _current(transport, instance))["key"])
             return SnapshotListing(records, key)
 
         self._run(work, started)
