@@ -1349,8 +1349,7 @@ class Job:
         if expected is not None and list(expected) != chain:
             raise JobFailed(
                 "the snapshots of this server changed since the rollback was previewed "
-                "(newer ones in force now: %s); nothing was restored, preview it again"
-                % (", ".join(chain) or "none")
+                "(newer ones in force now: %s); preview it again" % (", ".join(chain) or "none")
             )
         if not chain:
             return
