@@ -16,6 +16,10 @@ change: the job finishes, or rolls back by itself. This side only prepares and w
    restores any snapshot with the same job in restore mode; :func:`confirm` keeps a
    change made with ``confirm_within``.
 
+The snapshot and the bundle record the server instance (:func:`instance_record`); the job
+records the snapshot's state and keeps at most ``keep`` snapshots of its instance; this
+side prunes its local copies the same way afterwards (:mod:`app.appliers.history`).
+
 ``restart_anyway`` restarts the server after the changes even when every one of them takes
 effect live: the restart proves that the server starts with the new option files, so the
 values survive the next restart; a later rollback of that snapshot restarts too.
@@ -676,7 +680,31 @@ def _instance_doc(instance: ServerInstance) -> dict[str, Any]:
         "started_by": instance.started_by,
         "service": instance.service,
         "socket": instance.socket,
+        "port": instance.port,
     }
+
+
+def instance_record(transport: Transport, server: ServerFacts) -> dict[str, Any]:
+    """What a snapshot records of its instance: identity (datadir + option file) and where."""
+    from app.appliers import history
+
+    datadir = next((v.value for v in server.variables if v.name == "datadir"), None)
+    return _instance_doc(server.instance) | history.identity(
+        transport, server.instance, str(datadir) if datadir else None
+    )
+
+
+def _prune_local(transport: Transport, local_dir: Path | None, keep: int | None) -> None:
+    """This computer's copies under the same retention as the target's (never fatal)."""
+    from app.appliers import history
+
+    if local_dir is None:
+        return
+    try:
+        records = history.list_records(transport)
+        history.prune_locally(local_dir, records, keep or history.keep_default())
+    except (InnoTuneError, OSError, ValueError):
+        pass
 
 
 def prepare(
@@ -695,6 +723,7 @@ def prepare(
     watchdog_grace: float = DEFAULT_WATCHDOG_GRACE,
     restart_anyway: bool = False,
     cancel: threading.Event | None = None,
+    keep: int | None = None,
 ) -> Prepared:
     """Snapshot (local + target), then upload the job; nothing on the host is changed yet.
 
@@ -734,7 +763,7 @@ def prepare(
         transport,
         actions,
         target=target_label,
-        instance=_instance_doc(server.instance),
+        instance=instance_record(transport, server),
         how=how,
         plan_json=plan_json,
         sudo=sudo,
@@ -761,6 +790,10 @@ def prepare(
         watchdog_grace=watchdog_grace,
         restart_anyway=restart_anyway,
     )
+    from app.appliers import history
+
+    bundle["instance"] = snapshot.instance.get("key")
+    bundle["keep"] = keep or history.keep_default()
     _upload(transport, snapshot.id, bundle)
     if cancel is not None and cancel.is_set():
         discard(transport, snapshot.id, local_dir)
@@ -844,6 +877,8 @@ def apply(
         back.cancelled = True
         back.errors.insert(0, "cancelled by the user after the job had finished; rolled back")
         return back
+    if done.final:
+        _prune_local(transport, local_dir, prepared.bundle.get("keep"))
     return done
 
 
@@ -854,11 +889,18 @@ def rollback(
     local_dir: Path | None = None,
     on_step: OnStep | None = None,
     restart_argv: Sequence[str] | None = None,
+    undo: Sequence[str] | None = None,
+    keep: int | None = None,
 ) -> JobStatus:
     """Restore a snapshot with the job in restore mode (files, values, restart if needed).
 
     The target's copy is verified first; when it is gone but this computer holds a
     complete (unredacted) copy, that copy is put back on the target first.
+
+    The job also restores, newest first, the newer snapshots of the same instance still
+    in force (they become superseded). ``undo`` is that list as the preview showed it
+    (:func:`app.appliers.history.choose_rollback`): when the job finds another, it
+    refuses and restores nothing.
 
     Raises:
         SnapshotError: no usable copy: nothing is restored.
@@ -891,10 +933,23 @@ def rollback(
         "snapshot_id": snapshot.id,
         "snapshot_dir": snap.target_dir(snapshot.id),
         "how": how,
+        "instance": snapshot.instance.get("key"),
+        "keep": keep or _keep_default(),
     }
+    if undo is not None:
+        bundle["undo"] = list(undo)
     _upload(transport, job_id, bundle)
     launch(transport, job_id)
-    return follow(transport, job_id, on_step)
+    done = follow(transport, job_id, on_step)
+    if done.final:
+        _prune_local(transport, local_dir, keep)
+    return done
+
+
+def _keep_default() -> int:
+    from app.appliers import history
+
+    return history.keep_default()
 
 
 def restart_argv_from(text: str | None) -> list[str] | None:

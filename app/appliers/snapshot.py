@@ -12,6 +12,10 @@ else). It is stored twice (house style: never only in memory):
 * on this computer, in ``<data dir>/snapshots/<host>/<id>/``. A file that holds a secret
   (a password in an option file) is stored there redacted, with its checksum, and its
   restore always uses the target's copy.
+
+The manifest records the server instance it belongs to (``instance["key"]``: datadir +
+option file, see :mod:`app.appliers.history`); the jobs keep the snapshot's state beside it
+on the target (``state.json``: applied, kept, rolled-back, superseded, ...).
 """
 
 from __future__ import annotations
@@ -104,6 +108,7 @@ class Snapshot:
     actions: tuple[dict[str, Any], ...] = ()
     plan: str | None = None  # the plan's JSON, when there was one
     format: str = FORMAT
+    taken: float = 0.0  # time.time() when taken: orders snapshots taken in the same second
 
     def to_json(self) -> str:
         """The manifest text (stable key order, so its checksum is reproducible)."""
@@ -126,6 +131,7 @@ class Snapshot:
             how=doc.get("how") or {},
             actions=tuple(doc.get("actions") or ()),
             plan=doc.get("plan"),
+            taken=float(doc.get("taken") or 0.0),
         )
 
     def redacted(self) -> Snapshot:
@@ -260,9 +266,11 @@ def take(
             else:
                 now = _read_value(transport, v.kind, v.key, v.path, sudo)
                 values.append(SavedValue(v.kind, v.key, now, v.path, v.device))
+    taken = time.time()
     return Snapshot(
         id=snapshot_id or new_id(),
-        created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(taken)),
+        taken=taken,
         target=target,
         instance=instance,
         files=tuple(files),

@@ -185,6 +185,293 @@ def same_setting(actual: str | None, wanted: str, key: str = "") -> bool:
     return abs(fa - fw) <= max(abs(fw) * 0.02, 1048576.0 if fw >= 16777216 else 0.0)
 
 
+# -- the snapshots' record: instance, state, retention -----------------------------------------
+#
+# Each snapshot directory holds, beside its manifest, a ``state.json`` the jobs keep up to
+# date: ``applying``, ``awaiting-confirm``, ``applied``, ``kept`` (confirmed), ``rolled-back``,
+# ``superseded`` (a restore of an older snapshot of the same instance undid it too),
+# ``refused`` (nothing was changed) or ``failed-rollback``. Snapshots made before the file
+# existed get theirs from the jobs that ran them.
+
+SNAPSHOTS_ROOT = "/var/lib/innotune/snapshots"
+JOBS_ROOT = "/var/lib/innotune/jobs"
+# States whose changes are (or may be) on the host: a rollback without an id picks these.
+IN_FORCE = ("applying", "awaiting-confirm", "applied", "kept", "failed-rollback")
+# Snapshots that no longer matter much: the retention removes these first ("pruned": a
+# local copy whose target copy the retention already removed).
+SPENT = ("rolled-back", "superseded", "refused", "pruned")
+DEFAULT_KEEP = 20
+
+
+def instance_key(manifest: dict[str, Any]) -> str:
+    """The identity of the manifest's server instance (datadir + option file), or ``""``."""
+    return str((manifest.get("instance") or {}).get("key") or "")
+
+
+def lock_key(manifest: dict[str, Any], how: dict[str, Any]) -> str:
+    """What the per-instance lock is named after: its identity, else (old) its socket."""
+    return instance_key(manifest) or str(how.get("socket") or how.get("markers") or "host")
+
+
+def order_key(manifest: dict[str, Any]) -> tuple[str, float, str]:
+    """Oldest first: the id's second, then the time it was taken (same second), then the id."""
+    ident = str(manifest.get("id") or "")
+    return (ident[:16], float(manifest.get("taken") or 0.0), ident)
+
+
+def _load_json(path: str) -> Any:
+    data = read_or_none(path)
+    try:
+        return json.loads(data.decode("utf-8")) if data else None
+    except ValueError:
+        return None
+
+
+def _legacy_state(job_state: dict[str, Any] | None) -> str:
+    """The state of a snapshot made before ``state.json`` existed, from its apply job."""
+    name = str((job_state or {}).get("state") or "")
+    if name in ("running", "awaiting-confirm"):
+        return "applying"
+    return name if name in FINAL else "unknown"
+
+
+def read_records(
+    snapshots_root: str = SNAPSHOTS_ROOT, jobs_root: str = JOBS_ROOT, contents: bool = False
+) -> list[dict[str, Any]]:
+    """Every snapshot on this host with its state, oldest first (unreadable ones skipped).
+
+    Each record: ``id``, ``manifest`` (file contents left out unless ``contents``),
+    ``state``, ``updated``, ``by`` (the job that set it), ``superseded_by``.
+    """
+    records = []
+    try:
+        names = sorted(os.listdir(snapshots_root))
+    except OSError:
+        return []
+    restores: dict[str, list[tuple[str, str]]] = {}
+    for name in sorted(os.listdir(jobs_root)) if os.path.isdir(jobs_root) else []:
+        bundle = _load_json(os.path.join(jobs_root, name, "bundle.json"))
+        if isinstance(bundle, dict) and bundle.get("mode") == "restore":
+            done = _load_json(os.path.join(jobs_root, name, "state.json")) or {}
+            restores.setdefault(str(bundle.get("snapshot_id")), []).append(
+                (name, str(done.get("state") or ""))
+            )
+    for name in names:
+        directory = os.path.join(snapshots_root, name)
+        manifest = _load_json(os.path.join(directory, "manifest.json"))
+        if not isinstance(manifest, dict) or "id" not in manifest:
+            continue
+        if not contents:
+            for entry in manifest.get("files") or []:
+                entry["content_b64"] = ""
+        doc = _load_json(os.path.join(directory, "state.json"))
+        if isinstance(doc, dict) and doc.get("state"):
+            state = dict(doc)
+        else:
+            state = {
+                "state": _legacy_state(_load_json(os.path.join(jobs_root, name, "state.json")))
+            }
+            if any(s == "rolled-back" for _job, s in restores.get(name, [])):
+                state["state"] = "rolled-back"
+        records.append(
+            {
+                "id": manifest["id"],
+                "manifest": manifest,
+                "state": state["state"],
+                "updated": state.get("updated"),
+                "by": state.get("by"),
+                "superseded_by": state.get("superseded_by"),
+            }
+        )
+    return sorted(records, key=lambda r: order_key(r["manifest"]))
+
+
+def newer_in_force(records: list[dict[str, Any]], snapshot_id: str) -> list[str]:
+    """Snapshots of the same instance taken after ``snapshot_id`` and still in force, newest first.
+
+    Restoring ``snapshot_id`` undoes their changes too (they are restored first).
+    """
+    by_id = {r["id"]: r for r in records}
+    base = by_id.get(snapshot_id)
+    if base is None or not instance_key(base["manifest"]):
+        return []
+    key, at = instance_key(base["manifest"]), order_key(base["manifest"])
+    found = [
+        r
+        for r in records
+        if instance_key(r["manifest"]) == key
+        and order_key(r["manifest"]) > at
+        and r["state"] in IN_FORCE
+    ]
+    return [r["id"] for r in sorted(found, key=lambda r: order_key(r["manifest"]), reverse=True)]
+
+
+def prune_choice(
+    records: list[dict[str, Any]], keep: int, protect: tuple[str, ...] = ()
+) -> list[str]:
+    """Which snapshots of ONE instance to remove so at most ``keep`` stay.
+
+    Rolled-back, superseded and refused ones go first, oldest first; then the oldest of
+    the others. Never the newest one in force, one whose job still runs, nor ``protect``.
+    """
+    ordered = sorted(records, key=lambda r: order_key(r["manifest"]))
+    excess = len(ordered) - max(1, int(keep))
+    if excess <= 0:
+        return []
+    in_force = [r["id"] for r in ordered if r["state"] in IN_FORCE]
+    newest_in_force = in_force[-1] if in_force else None
+    candidates = [r for r in ordered if r["state"] in SPENT]
+    candidates += [r for r in ordered if r["state"] not in SPENT]
+    removed: list[str] = []
+    for record in candidates:
+        if excess <= 0:
+            break
+        if (
+            record["id"] == newest_in_force
+            or record["id"] in protect
+            or record["state"] in ("applying", "awaiting-confirm")
+        ):
+            continue
+        removed.append(record["id"])
+        excess -= 1
+    return removed
+
+
+def write_snapshot_state(directory: str, state: str, **extra: Any) -> None:
+    """Record a snapshot's state in ``directory/state.json`` (atomically)."""
+    doc = {"state": state, "updated": now_iso()}
+    doc.update({k: v for k, v in extra.items() if v is not None})
+    atomic_write(
+        os.path.join(directory, "state.json"),
+        (json.dumps(doc, sort_keys=True, indent=1) + "\n").encode(),
+        0o600,
+        "",
+    )
+
+
+def lock_path(key: str) -> str:
+    """The lock file of one server instance."""
+    return os.path.join(LOCK_DIR, sha256(key.encode())[:16] + ".lock")
+
+
+def take_lock(key: str) -> Any:
+    """Hold the instance's lock (non-blocking); the open file, or None when another job has it.
+
+    A free, empty lock file may be removed by :func:`remove_free_locks` at any time, so a
+    lock is only held once the file locked is still the one at the path.
+    """
+    os.makedirs(LOCK_DIR, mode=0o700, exist_ok=True)
+    path = lock_path(key)
+    for _attempt in range(5):
+        fh = open(path, "a")  # noqa: SIM115 - held for the job's whole run
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.close()
+            return None
+        try:
+            same = os.stat(path).st_ino == os.fstat(fh.fileno()).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            return fh
+        fh.close()  # removed under us: lock the new file instead
+    return None
+
+
+def remove_free_locks(lock_dir: str = LOCK_DIR) -> list[str]:
+    """Remove the empty lock files no job holds; their names."""
+    removed = []
+    try:
+        names = os.listdir(lock_dir)
+    except OSError:
+        return []
+    for name in names:
+        if not name.endswith(".lock"):
+            continue
+        path = os.path.join(lock_dir, name)
+        try:
+            fh = open(path, "a")  # noqa: SIM115
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if (
+                os.fstat(fh.fileno()).st_size == 0
+                and os.stat(path).st_ino == os.fstat(fh.fileno()).st_ino
+            ):
+                os.unlink(path)  # while holding it: a job that opened it re-checks the path
+                removed.append(name)
+        except OSError:
+            pass
+        finally:
+            fh.close()
+    return removed
+
+
+def remove_snapshots(
+    ids: list[str],
+    snapshots_root: str = SNAPSHOTS_ROOT,
+    jobs_root: str = JOBS_ROOT,
+    spare_job: str | None = None,
+) -> None:
+    """Remove snapshots and the jobs that ran them (apply, its rescue, restores of them)."""
+    import shutil
+
+    gone = set(ids)
+    for name in os.listdir(jobs_root) if os.path.isdir(jobs_root) else []:
+        if name == spare_job:
+            continue
+        bundle = _load_json(os.path.join(jobs_root, name, "bundle.json")) or {}
+        owner = str(bundle.get("snapshot_id") or name.replace("-rescue", ""))
+        if owner in gone:
+            shutil.rmtree(os.path.join(jobs_root, name), ignore_errors=True)
+    for ident in ids:
+        if ident and "/" not in ident and not ident.startswith("."):
+            shutil.rmtree(os.path.join(snapshots_root, ident), ignore_errors=True)
+
+
+def prune(
+    keep: int,
+    key: str | None = None,
+    snapshots_root: str = SNAPSHOTS_ROOT,
+    jobs_root: str = JOBS_ROOT,
+    held: str | None = None,
+    protect: tuple[str, ...] = (),
+    spare_job: str | None = None,
+) -> dict[str, Any]:
+    """Keep at most ``keep`` snapshots per instance (``key``: only that one); what was removed.
+
+    An instance whose lock another job holds is left alone (``held``: the caller holds
+    that one's lock already). Afterwards the free, empty lock files are removed.
+    """
+    records = read_records(snapshots_root, jobs_root)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        groups.setdefault(instance_key(record["manifest"]), []).append(record)
+    removed: list[str] = []
+    busy: list[str] = []
+    for ident, group in sorted(groups.items()):
+        if key is not None and ident != key:
+            continue
+        choice = prune_choice(group, keep, protect)
+        if not choice:
+            continue
+        lock = None
+        if ident and ident != held:
+            lock = take_lock(ident)
+            if lock is None:
+                busy.append(ident)
+                continue
+        try:
+            remove_snapshots(choice, snapshots_root, jobs_root, spare_job)
+            removed += choice
+        finally:
+            if lock is not None:
+                lock.close()
+    return {"removed": removed, "busy": busy}
+
+
 class Job:
     """One run of the job in DIR."""
 
@@ -208,6 +495,8 @@ class Job:
         # Dynamic variables this apply set live (SET GLOBAL): its own rollback sets back only
         # these; None for a standalone rollback, which sets back every saved value.
         self.live_set: set[str] | None = None
+        self.kept = False  # a change made with a deadline was confirmed
+        self.undone: list[str] = []  # newer snapshots a restore undid too (superseded)
         self.journal = open(os.path.join(directory, "journal.jsonl"), "a", encoding="utf-8")  # noqa: SIM115
 
     # -- journal and state ------------------------------------------------------------------
@@ -238,6 +527,7 @@ class Job:
             "restarted": self.restarted,
             "downtime_seconds": self.downtime,
             "cancelled": self.cancelled,
+            "instance": self.bundle.get("instance"),
             "updated": now_iso(),
         }
         doc.update(extra)
@@ -251,25 +541,8 @@ class Job:
     # -- the snapshot -------------------------------------------------------------------------
     def load_snapshot(self) -> None:
         """Read and verify the snapshot's manifest; a bad one stops everything loudly."""
-        sdir = self.bundle["snapshot_dir"]
-        data = read_or_none(os.path.join(sdir, "manifest.json"))
-        recorded = read_or_none(os.path.join(sdir, "manifest.sha256"))
-        if data is None or recorded is None:
-            raise JobFailed(f"the snapshot in {sdir} is missing (manifest.json or manifest.sha256)")
-        if sha256(data) != recorded.decode("ascii", "replace").split()[0]:
-            raise JobFailed(
-                f"the snapshot in {sdir} is corrupt: manifest.json does not match its checksum"
-            )
-        manifest = json.loads(data.decode("utf-8"))
-        for entry in manifest["files"]:
-            if entry["existed"]:
-                content = base64.b64decode(entry["content_b64"])
-                if entry.get("redacted") or sha256(content) != entry["sha256"]:
-                    raise JobFailed(
-                        "the snapshot's copy of {} is corrupt or redacted".format(entry["path"])
-                    )
-        self.manifest = manifest
-        self.how = dict(manifest.get("how") or {})
+        self.manifest = _verified_manifest(self.bundle["snapshot_dir"])
+        self.how = dict(self.manifest.get("how") or {})
         self.how.update(self.bundle.get("how") or {})
 
     # -- running things ---------------------------------------------------------------------
@@ -762,10 +1035,12 @@ class Job:
         deadline = time.time() + seconds
         self.step("confirm", "start", f"waiting up to {seconds:.0f} s for a confirmation")
         self.state("awaiting-confirm", confirm_deadline=deadline)
+        self.mark(self.manifest.get("id"), "awaiting-confirm")
         path = os.path.join(self.dir, "confirm")
         while time.time() < deadline:
             if os.path.exists(path):
                 self.step("confirm", "ok", "confirmed")
+                self.kept = True
                 return True
             if self.cancel_requested():
                 self.cancelled = True
@@ -1018,29 +1293,192 @@ class Job:
             "snapshot %s verified (%d file(s))"
             % (self.manifest.get("id"), len(self.manifest.get("files", []))),
         )
-        # One job at a time per server instance (its socket, else its markers).
-        key = str(self.how.get("socket") or self.how.get("markers") or "host")
-        os.makedirs(LOCK_DIR, mode=0o700, exist_ok=True)
-        lock = open(os.path.join(LOCK_DIR, sha256(key.encode())[:16] + ".lock"), "a")  # noqa: SIM115
-        try:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        # One job at a time per server instance (its identity; old snapshots: its socket).
+        key = lock_key(self.manifest, self.how)
+        lock = take_lock(key)
+        if lock is None:
             self.errors.append("another InnoTune job is changing this server right now")
             self.step("start", "fail", self.errors[-1])
+            self.mark_snapshots("refused")
             self.state("refused")
             return "refused"
         try:
+            final = self.run_locked()
+            self.mark_snapshots(final)
+            self.retain(key)
+            self.step("end", "ok" if final in ("applied", "rolled-back") else "fail", final)
+            self.state(final)
+        finally:
+            lock.close()
+        remove_free_locks()
+        return final
+
+    def run_locked(self) -> str:
+        """The job's work, holding the instance's lock; the final state."""
+        if self.bundle.get("mode") == "apply":
+            self.mark(self.manifest.get("id"), "applying")
+        if self.bundle.get("mode") == "restore":
+            try:
+                self.load_chain()
+            except (JobFailed, OSError, ValueError, KeyError) as exc:
+                self.errors.append("nothing was restored: %s" % exc)
+                self.step("snapshot", "fail", self.errors[-1])
+                return "refused"
+        try:
             if self.bundle.get("mode") == "restore":
-                final = "rolled-back" if self.restore(True) else "failed-rollback"
-            else:
-                final = self.apply()
+                return "rolled-back" if self.restore(True) else "failed-rollback"
+            return self.apply()
         except Exception as exc:  # noqa: BLE001 - the state file must always be written
             self.errors.append(f"internal error: {exc!r}")
             self.step("job", "fail", self.errors[-1])
-            final = "rolled-back" if self.restore(False) else "failed-rollback"
-        self.step("end", "ok" if final in ("applied", "rolled-back") else "fail", final)
-        self.state(final)
-        return final
+            return "rolled-back" if self.restore(False) else "failed-rollback"
+
+    # -- the snapshots' record ----------------------------------------------------------------
+    def snapshots_root(self) -> str:
+        """The directory holding every snapshot (the parent of this job's)."""
+        return os.path.dirname(str(self.bundle["snapshot_dir"]).rstrip("/"))
+
+    def mark(self, snapshot_id: Any, state: str, **extra: Any) -> None:
+        """Record a snapshot's state; a snapshot gone meanwhile is only noted."""
+        if not snapshot_id or "/" in str(snapshot_id):
+            return
+        try:
+            write_snapshot_state(
+                os.path.join(self.snapshots_root(), str(snapshot_id)),
+                state,
+                by=self.bundle.get("id"),
+                **extra,
+            )
+        except (OSError, KeyError) as exc:
+            self.step(
+                "record", "warn", "state of snapshot %s not recorded: %s" % (snapshot_id, exc)
+            )
+
+    def mark_snapshots(self, final: str) -> None:
+        """After the job: its snapshot's state, and (a restore) the newer ones it undid."""
+        own = self.manifest.get("id") or self.bundle.get("snapshot_id")
+        if self.bundle.get("mode") == "restore":
+            if final == "rolled-back":
+                self.mark(own, "rolled-back")
+                for newer in self.undone:
+                    self.mark(newer, "superseded", superseded_by=own)
+                if self.undone:
+                    self.step(
+                        "record",
+                        "info",
+                        "superseded by this restore: " + ", ".join(self.undone),
+                    )
+            elif final == "failed-rollback":
+                self.mark(own, "failed-rollback")
+            return
+        state = "kept" if final == "applied" and self.kept else final
+        self.mark(own, state)
+
+    def load_chain(self) -> None:
+        """A later rollback: the newer snapshots of this instance still in force come too.
+
+        Restoring them newest first, then this one, is the same as putting back, for every
+        file and value, the oldest saved copy among them: the merged manifest.
+        """
+        if self.bundle.get("only"):
+            return
+        records = read_records(self.snapshots_root(), os.path.dirname(self.dir.rstrip("/")))
+        chain = newer_in_force(records, str(self.manifest.get("id")))
+        expected = self.bundle.get("undo")
+        if expected is not None and list(expected) != chain:
+            raise JobFailed(
+                "the snapshots of this server changed since the rollback was previewed "
+                "(newer ones in force now: %s); preview it again" % (", ".join(chain) or "none")
+            )
+        if not chain:
+            return
+        manifests = []
+        for newer in chain:
+            directory = os.path.join(self.snapshots_root(), newer)
+            manifests.append(_verified_manifest(directory))
+        self.undone = chain
+        self.manifest = merge_manifests(self.manifest, manifests)
+        self.step(
+            "snapshot",
+            "info",
+            "also undoing the later change(s) of this server: " + ", ".join(chain),
+        )
+
+    def retain(self, key: str) -> None:
+        """Keep at most ``keep`` snapshots of this instance (the bundle says how many)."""
+        keep = self.bundle.get("keep")
+        if not keep or not instance_key(self.manifest):
+            return  # snapshots recorded before identities are pruned only when asked
+        try:
+            done = prune(
+                int(keep),
+                instance_key(self.manifest),
+                self.snapshots_root(),
+                os.path.dirname(self.dir.rstrip("/")),
+                held=instance_key(self.manifest),
+                protect=tuple(str(i) for i in [self.manifest.get("id"), *self.undone] if i),
+                spare_job=os.path.basename(self.dir.rstrip("/")),
+            )
+        except (OSError, ValueError) as exc:
+            self.step("retain", "warn", "old snapshots not pruned: %s" % exc)
+            return
+        if done["removed"]:
+            self.step(
+                "retain",
+                "info",
+                "kept %d snapshot(s) of this server; removed %s"
+                % (int(keep), ", ".join(done["removed"])),
+            )
+
+
+def _verified_manifest(directory: str) -> dict[str, Any]:
+    """A snapshot's manifest, its checksum and every saved file's checked."""
+    data = read_or_none(os.path.join(directory, "manifest.json"))
+    recorded = read_or_none(os.path.join(directory, "manifest.sha256"))
+    if data is None or recorded is None:
+        raise JobFailed(
+            f"the snapshot in {directory} is missing (manifest.json or manifest.sha256)"
+        )
+    if sha256(data) != recorded.decode("ascii", "replace").split()[0]:
+        raise JobFailed(
+            f"the snapshot in {directory} is corrupt: manifest.json does not match its checksum"
+        )
+    manifest: dict[str, Any] = json.loads(data.decode("utf-8"))
+    for entry in manifest["files"]:
+        if entry["existed"]:
+            content = base64.b64decode(entry["content_b64"])
+            if entry.get("redacted") or sha256(content) != entry["sha256"]:
+                raise JobFailed(
+                    "the snapshot's copy of {} is corrupt or redacted".format(entry["path"])
+                )
+    return manifest
+
+
+def merge_manifests(base: dict[str, Any], newer: list[dict[str, Any]]) -> dict[str, Any]:
+    """One manifest restoring ``newer`` (newest first) and then ``base``, in one pass.
+
+    For each file and value the oldest saved copy wins (``base``'s, else the oldest newer
+    snapshot that touched it); a restart is wanted when any of them wanted one.
+    """
+    oldest_first = [base, *reversed(newer)]
+    files: dict[str, dict[str, Any]] = {}
+    values: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for manifest in oldest_first:
+        for entry in manifest.get("files") or []:
+            files.setdefault(entry["path"], entry)
+        for value in manifest.get("values") or []:
+            values.setdefault(
+                (str(value.get("kind")), str(value.get("key")), str(value.get("path"))), value
+            )
+    merged = dict(base)
+    merged["files"] = list(files.values())
+    merged["values"] = list(values.values())
+    how = dict(base.get("how") or {})
+    how["restart_needed"] = any(
+        (m.get("how") or {}).get("restart_needed", True) for m in oldest_first
+    )
+    merged["how"] = how
+    return merged
 
 
 #: Pairs (low, high) of dynamic variables the server keeps as low <= high. MySQL clamps a
@@ -1193,6 +1631,7 @@ def watchdog(directory: str, poll: float = 0.5, start_wait: float = 120.0) -> st
         "snapshot_id": bundle.get("snapshot_id"),
         "snapshot_dir": bundle.get("snapshot_dir"),
         "how": bundle.get("how") or {},
+        "only": True,  # its own snapshot only: the job it stands in for was the newest
     }
     atomic_write(
         os.path.join(rescue_dir, "bundle.json"),
@@ -1234,12 +1673,24 @@ def watchdog(directory: str, poll: float = 0.5, start_wait: float = 120.0) -> st
 
 
 def main(argv: list[str]) -> int:
-    """``python3 job.py DIR`` (the job) or ``python3 job.py --watchdog DIR`` (its dead-man)."""
+    """Run as ``python3 job.py DIR`` (the job) or with ``--watchdog DIR`` (its dead-man).
+
+    ``--list`` prints the snapshots with their states (JSON); ``--prune KEEP [INSTANCE]``
+    applies the retention.
+    """
     if len(argv) == 3 and argv[1] == "--watchdog":
         watchdog(argv[2])
         return 0
+    if len(argv) == 2 and argv[1] == "--list":
+        sys.stdout.write(json.dumps(read_records()) + "\n")
+        return 0
+    if len(argv) in (3, 4) and argv[1] == "--prune":
+        done = prune(int(argv[2]), argv[3] if len(argv) == 4 else None)
+        done["locks_removed"] = remove_free_locks()
+        sys.stdout.write(json.dumps(done) + "\n")
+        return 0
     if len(argv) != 2:
-        sys.stderr.write("usage: job.py [--watchdog] DIR\n")
+        sys.stderr.write("usage: job.py [--watchdog] DIR | --list | --prune KEEP [INSTANCE]\n")
         return 2
     final = Job(argv[1]).main()
     return 0 if final in ("applied", "rolled-back", "refused") else 1

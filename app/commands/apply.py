@@ -47,6 +47,41 @@ first, so the server is never left down).
 """
 
 
+SNAPSHOTS_DESCRIPTION = """\
+List the snapshots kept on TARGET per server instance (its data directory and option
+file), newest first, each with its state: applied, kept (confirmed), rolled back,
+superseded (a rollback to an older snapshot of that instance undid it too), refused
+(nothing was changed) or awaiting confirmation. Then how each apply or rollback job
+there ended, including one interrupted by a dropped link. --instance shows one instance.
+
+With --prune, at most --keep snapshots per instance are kept (default 20, or
+INNOTUNE_KEEP_SNAPSHOTS), on the target and on this computer: rolled-back, superseded
+and refused ones go first, oldest first; the newest one in force always stays. Every
+apply and rollback prunes its own instance the same way. Free lock files are removed.
+"""
+
+ROLLBACK_DESCRIPTION = """\
+Restore a snapshot on TARGET: every file back byte for byte, created files removed,
+sysfs/sysctl/variables back, and a restart when an option file changed back. Checksums
+are verified first.
+
+Without SNAPSHOT: the newest snapshot of the chosen instance (--instance, or the only
+server running) whose changes are still in force; when none is, nothing is changed.
+Naming a snapshot of another instance, or one already rolled back or superseded, asks
+first (without a terminal: only with --yes), and says why. Restoring an older snapshot
+while newer changes of the same instance are in force undoes those too (the preview
+lists them; they become superseded).
+"""
+
+KEEP_HELP = "snapshots kept per instance (default 20, or INNOTUNE_KEEP_SNAPSHOTS)"
+
+
+def _keep(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 1000:
+        raise argparse.ArgumentTypeError("--keep takes a number from 1 to 1000")
+    return int(text)
+
+
 def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
     """Add the apply, snapshots and rollback subcommands."""
     parser = subparsers.add_parser(
@@ -100,23 +135,29 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
         metavar="SECONDS",
         help="watch the server this long after a restart for a crash (default 15)",
     )
+    parser.add_argument("--keep", type=_keep, metavar="N", help=KEEP_HELP)
     handlers["apply"] = run_apply
 
     listing = subparsers.add_parser(
         "snapshots",
-        help="list the snapshots and jobs kept on the target",
-        description="List the snapshots kept on TARGET (and on this computer), and how each "
-        "apply or rollback job there ended, including one interrupted by a dropped link.",
+        help="list the snapshots per server instance with their state, and the jobs",
+        description=SNAPSHOTS_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_target_arguments(listing)
+    listing.add_argument(
+        "--prune",
+        action="store_true",
+        help="keep at most --keep snapshots per instance, on the target and on this computer",
+    )
+    listing.add_argument("--keep", type=_keep, metavar="N", help=KEEP_HELP)
     handlers["snapshots"] = run_snapshots
 
     back = subparsers.add_parser(
         "rollback",
-        help="restore a snapshot on the target (the newest when none is named)",
-        description="Restore SNAPSHOT (default: the newest) on TARGET: every file back byte "
-        "for byte, created files removed, sysfs/sysctl/variables back, and a restart when an "
-        "option file changed back. Checksums are verified first.",
+        help="restore a snapshot of the chosen instance (its newest in force by default)",
+        description=ROLLBACK_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_target_arguments(back)
     back.add_argument("snapshot", nargs="?", metavar="SNAPSHOT", help="snapshot id")
@@ -124,6 +165,7 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
     back.add_argument(
         "--restart-command", metavar="CMD", help="how to restart the server (run on the target)"
     )
+    back.add_argument("--keep", type=_keep, metavar="N", help=KEEP_HELP)
     handlers["rollback"] = run_rollback
 
 
@@ -294,6 +336,7 @@ def run_apply(args: argparse.Namespace) -> int:
                     watch_seconds=args.watch,
                     restart_anyway=args.restart,
                     cancel=cancel,
+                    keep=args.keep,
                 )
         except runner.ApplyCancelled as stopped:
             _say(f"innotune apply: {stopped.problem} {stopped.fix}".rstrip())
@@ -353,57 +396,149 @@ def _confirm(args: argparse.Namespace, transport: Any, status: Any) -> Any:
     )
 
 
+def _running_identities(transport: Any) -> list[tuple[Any, dict[str, Any]]]:
+    """The server instances running on the target, each with its identity."""
+    from app.appliers import history
+    from app.inspect.instances import find_instances
+
+    try:
+        found = find_instances(transport, sudo=not transport.is_root)
+    except InnoTuneError:
+        return []
+    return [(i, history.identity(transport, i)) for i in found if i.pid]
+
+
 def run_snapshots(args: argparse.Namespace) -> int:
-    """List the target's snapshots and jobs, and the local copies."""
-    from app.appliers import runner
+    """List the target's snapshots per instance with their state, and its jobs; --prune."""
+    from app.appliers import history, runner
     from app.appliers import snapshot as snap
+    from app.commands.common import resolve_instance_spec
 
     target, transport = _open(args)
+    local_dir = local_snapshot_dir(transport.label)
+    keep = args.keep or history.keep_default()
     try:
-        sudo = not transport.is_root
-        found = snap.list_on_target(transport, sudo=sudo)
+        spec = resolve_instance_spec(args)
+        key = None
+        if spec is not None:
+            records = history.list_records(transport)
+            key = history.instance_for(records, _running_identities(transport), spec)
+        if args.prune:
+            done = history.prune_on_target(transport, keep, key)
+            records = history.list_records(transport)
+            local_gone = history.prune_locally(local_dir, records, keep, key)
+            print(
+                f"Pruned to {keep} snapshot(s) per instance: removed "
+                f"{len(done.get('removed') or [])} snapshot(s) on {transport.label}"
+                + (f" ({', '.join(done['removed'])})" if done.get("removed") else "")
+                + f" and {len(local_gone)} local copy(ies) kept by InnoTune"
+                + (
+                    f"; {len(done.get('locks_removed') or [])} free lock file(s) removed"
+                    if done.get("locks_removed")
+                    else ""
+                )
+                + "."
+            )
+            for busy in done.get("busy") or []:
+                print(f"  left alone (a job is changing it now): {busy}")
+        records = history.list_records(transport)
         jobs = [runner.status(transport, job) for job in runner.list_jobs(transport)]
+        bundles = {job.job_id: _job_instance(transport, job.job_id) for job in jobs}
+    except history.RollbackRefused as exc:
+        _say(f"innotune snapshots: {exc.problem} {exc.fix}")
+        return 1
     finally:
         transport.close()
-    local = {s.id for s in snap.list_locally(local_snapshot_dir(transport.label))}
-    if not found:
-        print(f"No snapshots on {transport.label}.")
-    for item in found:
-        where = "target + this computer" if item.id in local else "target"
-        print(f"{item.summary()}  [{where}]")
-    if jobs:
-        print("\nJobs:")
+    local = {s.id for s in snap.list_locally(local_dir)}
+    groups = [
+        (doc, group)
+        for doc, group in history.by_instance(records)
+        if key is None or (group and group[0].instance_key == key)
+    ]
+    if not groups:
+        print(f"No snapshots on {transport.label}" + (" for that instance." if key else "."))
+    for doc, group in groups:
+        in_force = sum(1 for r in group if r.in_force)
+        print(
+            f"Instance {history.describe_instance(doc)}: {len(group)} snapshot(s), "
+            f"{in_force} in force (newest first)"
+        )
+        for item in group:
+            where = "target + this computer" if item.id in local else "target"
+            print(f"  {item.line()}  [{where}]")
+    # Jobs per instance too: the one a job recorded, else its snapshot's.
+    of_snapshot = {r.id: r.instance_key for r in records}
+    docs = {r.instance_key: dict(r.snapshot.instance) for r in records if r.instance_key}
+    per: dict[str, list[Any]] = {}
     for job in jobs:
-        print(f"  {job.job_id}  {job.mode or '?'}  {job.state}  snapshot {job.snapshot_id}")
-        for error in job.errors[:3]:
-            print(f"      error: {error}")
+        owner = bundles.get(job.job_id) or of_snapshot.get(str(job.snapshot_id)) or ""
+        if key is None or owner == key:
+            per.setdefault(owner, []).append(job)
+    for owner, listed in per.items():
+        print(
+            f"\nJobs of {history.describe_instance(docs[owner])}:" if owner in docs else "\nJobs:"
+        )
+        for job in listed:
+            print(f"  {job.job_id}  {job.mode or '?'}  {job.state}  snapshot {job.snapshot_id}")
+            for error in job.errors[:3]:
+                print(f"      error: {error}")
     del target
     return 0
 
 
-def run_rollback(args: argparse.Namespace) -> int:
-    """Restore a snapshot (the newest by default), after consent."""
+def _job_instance(transport: Any, job_id: str) -> str | None:
+    """The instance a job recorded in its bundle (jobs made before that: None)."""
+    import json
+
     from app.appliers import runner
+
+    result = transport.run(
+        ["cat", f"{runner.job_dir(job_id)}/bundle.json"], sudo=not transport.is_root
+    )
+    try:
+        doc = json.loads(result.out) if result.ok else {}
+    except ValueError:
+        return None
+    return doc.get("instance") if isinstance(doc, dict) else None
+
+
+def run_rollback(args: argparse.Namespace) -> int:
+    """Restore a snapshot of the chosen instance (its newest in force by default), after consent."""
+    from app.appliers import history, runner
     from app.appliers import snapshot as snap
+    from app.commands.common import resolve_instance_spec
 
     _, transport = _open(args)
     try:
-        sudo = not transport.is_root
-        snapshot_id = args.snapshot
-        if snapshot_id is None:
-            found = snap.list_on_target(transport, sudo=sudo)
-            if not found:
-                print(f"No snapshots on {transport.label}; nothing to roll back.")
-                return 1
-            snapshot_id = found[-1].id
+        records = history.list_records(transport)
         try:
-            chosen = snap.load_from_target(transport, snapshot_id, sudo=sudo)
-        except snap.SnapshotError as exc:
-            # runner.rollback puts a complete local copy back on the target, or stops.
-            _say(f"{exc.problem} Trying this computer's copy.")
-            chosen = snap.load_locally(local_snapshot_dir(transport.label), snapshot_id)
-        print(f"Restore {chosen.summary()}")
-        if not _consent(f"Roll {transport.label} back to snapshot {snapshot_id}?", args.yes):
+            key = history.instance_for(
+                records, _running_identities(transport), resolve_instance_spec(args)
+            )
+            choice = history.choose_rollback(records, key, args.snapshot)
+        except history.RollbackRefused as refused:
+            if args.snapshot is None or "No snapshot " not in refused.problem:
+                print(f"{refused.problem} {refused.fix}".strip())
+                return 1
+            choice = None
+        if choice is None:
+            # Not on the target: runner.rollback puts a complete local copy back, or stops.
+            _say(f"Snapshot {args.snapshot} is not on the target. Trying this computer's copy.")
+            chosen = snap.load_locally(local_snapshot_dir(transport.label), args.snapshot)
+            print(f"Restore {chosen.summary()}")
+            undo: list[str] | None = None
+        else:
+            print(choice.text())
+            for caveat in choice.caveats:
+                _say(f"note: {caveat}")
+            undo = [r.id for r in choice.undo]
+        snapshot_id = choice.record.id if choice is not None else args.snapshot
+        question = f"Roll {transport.label} back to snapshot {snapshot_id}?"
+        if choice is not None and choice.caveats:
+            question = " ".join(choice.caveats) + " " + question
+        if not _consent(question, args.yes):
+            if choice is not None and choice.caveats and not args.yes:
+                _say("innotune rollback: refused without --yes: " + " ".join(choice.caveats))
             print("Nothing was changed.")
             return 1
         try:
@@ -413,6 +548,8 @@ def run_rollback(args: argparse.Namespace) -> int:
                 local_dir=local_snapshot_dir(transport.label),
                 on_step=lambda step: _say(step.line()),
                 restart_argv=runner.restart_argv_from(args.restart_command),
+                undo=undo,
+                keep=args.keep,
             )
         except runner.JobInterrupted as lost:
             _say(f"innotune rollback: {lost.problem}\n{lost.fix}")

@@ -24,7 +24,7 @@ import psutil
 import pytest
 
 from app.access.database import open_session
-from app.appliers import dynamic, optionfile, runner, sysfs
+from app.appliers import dynamic, history, optionfile, runner, sysfs
 from app.appliers import snapshot as snap
 from app.appliers.actions import Action, FileWrite, Host, ValueChange
 from app.domain.errors import InnoTuneError
@@ -171,6 +171,12 @@ def run_job(
         local_dir=tmp / "snapshots",
         **kw,
     )
+
+
+def snapshot_state(transport: object, snapshot_id: str | None) -> str:
+    """The state the target records for a snapshot (applied, kept, rolled-back, ...)."""
+    records = history.list_records(transport)  # type: ignore[arg-type]
+    return {r.id: r.state for r in records}[snapshot_id or ""]
 
 
 def variable(server: PrivateServer, name: str) -> str:
@@ -515,11 +521,14 @@ def test_confirm_within_rolls_back_without_a_confirmation(
     status = runner.follow(local, status.job_id, stop_at_confirm=False)
     assert status.state == "rolled-back" and "not confirmed" in status.errors[0]
     assert tree(server.base / "etc") == before
+    assert snapshot_state(local, status.snapshot_id) == "rolled-back"
     # Confirmed in time: kept.
     status = run_job(local, facts, [action], tmp_path, confirm_within=30.0)
+    assert snapshot_state(local, status.snapshot_id) == "awaiting-confirm"
     runner.confirm(local, status.job_id)
     status = runner.follow(local, status.job_id, stop_at_confirm=False)
     assert status.state == "applied"
+    assert snapshot_state(local, status.snapshot_id) == "kept"
     assert (
         server.include_dir / "99-innotune.cnf"
     ).read_text() == "[mysqld]\ninnodb_io_capacity = 260\n"
@@ -559,7 +568,7 @@ def test_cli_applies_a_saved_plan_refuses_it_when_stale_and_rolls_back(
     listed = innotune("snapshots", "local")
     assert listed.returncode == 0 and "target + this computer" in listed.stdout
 
-    back = innotune("rollback", "local", "--yes")  # the newest snapshot
+    back = innotune("rollback", *common, "--yes")  # this server's newest snapshot in force
     assert back.returncode == 0, back.stdout + back.stderr
     assert variable(server, "innodb_flush_log_at_trx_commit") == "1"
     assert tree(server.base / "etc") == before
@@ -593,8 +602,13 @@ def test_through_sudo_with_a_password_and_refused_without_one(
         status = run_job(with_pw, facts, [action], tmp_path)
         assert status.state == "applied", status.errors
         assert (server.include_dir / "99-innotune.cnf").stat().st_uid == 0
+        # The snapshots' record reads through sudo too, with the instance they belong to.
+        found = {r.id: r for r in history.list_records(with_pw)}[status.snapshot_id or ""]
+        assert found.state == "applied"
+        assert found.snapshot.instance["datadir"] == str(server.datadir)
         back = runner.rollback(with_pw, status.snapshot_id or "")
         assert back.state == "rolled-back", back.errors
+        assert snapshot_state(with_pw, status.snapshot_id) == "rolled-back"
     finally:
         with_pw.close()
     assert tree(server.base / "etc") == before

@@ -35,6 +35,7 @@ from tests.integration.test_apply import (  # noqa: F401 - the autouse fixture c
     remove_jobs_and_snapshots,
     restart_argv,
     run_job,
+    snapshot_state,
     tree,
     variable,
 )
@@ -171,6 +172,7 @@ def test_a_job_killed_mid_apply_is_rolled_back_by_its_watchdog(
     assert "watchdog" in status.errors[0]
     assert any(s.step == "watchdog:restore" for s in status.steps)
     assert tree(server.base / "etc") == before  # byte-identical, no temp file left
+    assert snapshot_state(local, status.snapshot_id) == "rolled-back"  # the rescue says so
     assert variable(server, "innodb_log_buffer_size") == "16777216"  # up, old settings
 
 

@@ -53,7 +53,8 @@ def test_apply_then_roll_back_from_the_page(
     assert page.status is not None and page.status.state == "applied", page.state_label.text()
     assert "✓ verify" in page.journal.toPlainText()
     assert server.query("SELECT @@innodb_flush_log_at_trx_commit").split()[-1] == "2"
-    assert page.isComplete()
+    # Complete once the worker's thread has ended (and while the list is read again after it).
+    qtbot.waitUntil(page.isComplete)
 
     qtbot.waitUntil(page.rollback_button.isEnabled)
     page.rollback_button.click()

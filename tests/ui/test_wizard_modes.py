@@ -63,6 +63,8 @@ def test_restore_a_snapshot_straight_from_connect(
     qtbot.waitUntil(lambda: apply.snapshots.count() > 0, timeout=60_000)
     ids = [apply.snapshots.item(i).data(256) for i in range(apply.snapshots.count())]
     apply.snapshots.setCurrentRow(ids.index(done.snapshot_id))
+    # The list shows on the worker's result; the button once its thread has ended.
+    qtbot.waitUntil(apply.restore_button.isEnabled)
     apply.restore_button.click()
     qtbot.waitUntil(
         lambda: apply.status is not None and apply.status.mode == "restore", timeout=120_000

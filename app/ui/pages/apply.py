@@ -17,10 +17,12 @@ import contextlib
 import html
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -28,6 +30,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
@@ -36,7 +39,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.access.database import Credentials, open_session
-from app.appliers import runner
+from app.appliers import history, runner
 from app.appliers import snapshot as snap
 from app.appliers.actions import ApplyError
 from app.appliers.preview import Preview, with_requested_restart
@@ -57,6 +60,27 @@ def _local_dir(label: str) -> Any:
     from app.commands.apply import local_snapshot_dir
 
     return local_snapshot_dir(label)
+
+
+@dataclass(frozen=True)
+class SnapshotListing:
+    """The snapshots on the server with their states, and which instance is connected."""
+
+    records: tuple[history.Record, ...]
+    current_key: str | None
+
+
+def _current(transport: Any, instance: Any) -> Any:
+    """The instance as it runs now (a restart gave it a new pid), else as it was found."""
+    from app.inspect.instances import choose_instance, find_instances
+
+    spec = instance.socket or (str(instance.port) if instance.port else None)
+    if spec is None:
+        return instance
+    try:
+        return choose_instance(find_instances(transport, sudo=not transport.is_root), spec)
+    except InnoTuneError:
+        return instance
 
 
 def keep_bench(state: WizardState, label: str, report: object) -> None:
@@ -153,6 +177,10 @@ class ApplyPage(QWizardPage):
         self._followed: str | None = None
         self._followed_plan: runner.JobPlan | None = None
         self._followed_started: str | None = None
+        # The last snapshot listing read, and whether to read it again after the job.
+        self._listing: SnapshotListing | None = None
+        self._list_after = False
+        self._refreshing = False  # that quiet re-read runs: the page stays complete
         for button in (
             self.apply_button,
             self.cancel_button,
@@ -178,7 +206,7 @@ class ApplyPage(QWizardPage):
         layout.addWidget(snapshots_label)
         self.snapshots = QListWidget()
         self.snapshots.setObjectName("apply_snapshots")
-        self.snapshots.setAccessibleName("snapshots on the server")
+        self.snapshots.setAccessibleName("snapshots on the server, per server instance")
         snapshots_label.setBuddy(self.snapshots)
         # Choosing a snapshot is what makes Restore possible.
         self.snapshots.currentItemChanged.connect(lambda *_: self._sync_buttons())
@@ -334,7 +362,8 @@ class ApplyPage(QWizardPage):
         self.list_button.setEnabled(not self._busy())
 
     def isComplete(self) -> bool:  # noqa: N802 - Qt's name
-        return not self._busy() and (self.status is None or self.status.final)
+        busy = self._busy() and not self._refreshing
+        return not busy and (self.status is None or self.status.final)
 
     def _transport(self) -> Any:
         conn = self.state.connection
@@ -352,9 +381,13 @@ class ApplyPage(QWizardPage):
             self.state_label.setTextFormat(Qt.TextFormat.PlainText)
             self.state_label.setText("\n".join(lines))
 
-    def _run(self, work: Any, started: str) -> None:
-        """Run ``work(progress)`` in a worker; JobSteps it posts go to the journal."""
-        self._say([started])
+    def _run(self, work: Any, started: str | None) -> None:
+        """Run ``work(progress)`` in a worker; JobSteps it posts go to the journal.
+
+        ``started`` is shown while it runs (None: the state shown stays, a quiet refresh).
+        """
+        if started is not None:
+            self._say([started])
         self.job = Job(work, self)
         self.job.partial.connect(self._on_job_partial)
         self.job.succeeded.connect(self._on_job_succeeded)
@@ -496,14 +529,50 @@ class ApplyPage(QWizardPage):
 
     def _on_rollback_clicked(self) -> None:
         assert self.status is not None and self.status.snapshot_id is not None
-        self._restore(self.status.snapshot_id)
+        # The job this page followed: its snapshot belongs to the server it changed.
+        self._choose_and_restore(self.status.snapshot_id, own=True)
 
     def _on_restore_clicked(self) -> None:
         item = self.snapshots.currentItem()
-        if item is not None:
-            self._restore(str(item.data(256)))
+        if item is not None and item.data(256) is not None:
+            self._choose_and_restore(str(item.data(256)))
 
-    def _restore(self, snapshot_id: str) -> None:
+    def _choose_and_restore(self, snapshot_id: str, own: bool = False) -> None:
+        """Restore, asking first when it is not the plain undo of this server's last change."""
+        undo: list[str] | None = None
+        if self._listing is not None and any(r.id == snapshot_id for r in self._listing.records):
+            try:
+                choice = history.choose_rollback(
+                    self._listing.records,
+                    None if own else self._listing.current_key,
+                    snapshot_id,
+                )
+            except history.RollbackRefused as exc:
+                self._say([f"{exc.problem} {exc.fix}".strip()])
+                return
+            if (choice.caveats or choice.undo) and not self.ask_restore(choice):
+                self._say([f"Snapshot {snapshot_id} was not restored; nothing was changed."])
+                return
+            undo = [r.id for r in choice.undo]
+        self._restore(snapshot_id, undo)
+
+    def ask_restore(self, choice: history.RollbackChoice) -> bool:
+        """Ask before a restore that is not the plain undo of this server's last change.
+
+        Another instance's snapshot, one already rolled back or superseded, or an older one
+        whose restore also undoes newer changes: the question says which and why.
+        """
+        text = "\n\n".join([*choice.caveats, choice.text(), "Restore it?"])
+        answer = QMessageBox.question(
+            self,
+            "Restore this snapshot?",
+            text,
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.No,
+        )
+        return answer == QMessageBox.StandardButton.Yes
+
+    def _restore(self, snapshot_id: str, undo: list[str] | None = None) -> None:
         def work(progress: Progress) -> Any:
             transport = self._transport()
             done = runner.rollback(
@@ -512,6 +581,7 @@ class ApplyPage(QWizardPage):
                 local_dir=_local_dir(transport.label),
                 on_step=progress.post,
                 restart_argv=runner.restart_argv_from(self.restart_edit.text().strip() or None),
+                undo=undo,
             )
             return self._reconnect_after(progress, done)
 
@@ -557,11 +627,49 @@ class ApplyPage(QWizardPage):
         self._run(work, f"Reconnected: following job {job_id} on the server…")
 
     def _on_list_clicked(self) -> None:
+        self._read_snapshots("Reading the snapshots on the server…")
+
+    def _read_snapshots(self, started: str | None) -> None:
+        """Read the snapshots per instance with their states (``started``: see ``_run``)."""
+        conn = self.state.connection
+        instance = conn.instance if conn is not None else None
+
         def work(_progress: Progress) -> Any:
             transport = self._transport()
-            return snap.list_on_target(transport, sudo=not transport.is_root)
+            records = tuple(history.list_records(transport))
+            key = None
+            if instance is not None:
+                key = str(history.identity(transport, _current(transport, instance))["key"])
+            return SnapshotListing(records, key)
 
-        self._run(work, "Reading the snapshots on the server…")
+        self._run(work, started)
+
+    def _show_snapshots(self, listing: SnapshotListing) -> None:
+        """The list: one heading per instance (this server's marked), its snapshots newest first."""
+        self._listing = listing
+        chosen = self.snapshots.currentItem()
+        keep = chosen.data(256) if chosen is not None else None
+        self.snapshots.clear()
+        bold = QFont()
+        bold.setBold(True)
+        for doc, group in history.by_instance(listing.records):
+            mine = bool(doc.get("key")) and doc.get("key") == listing.current_key
+            heading = QListWidgetItem(
+                ("This server: " if mine else "Instance ")
+                + history.describe_instance(doc)
+                + f" — {sum(1 for r in group if r.in_force)} of {len(group)} in force"
+            )
+            heading.setFlags(Qt.ItemFlag.NoItemFlags)  # a heading, not a choice
+            heading.setFont(bold)
+            self.snapshots.addItem(heading)
+            for record in group:
+                entry = QListWidgetItem("    " + record.line())
+                entry.setData(256, record.id)
+                entry.setData(257, record.state)
+                entry.setToolTip(record.snapshot.summary())
+                self.snapshots.addItem(entry)
+                if record.id == keep:
+                    self.snapshots.setCurrentItem(entry)
 
     def _on_job_partial(self, item: object) -> None:
         if isinstance(item, runner.JobPlan) and item.job_id == self._followed:
@@ -607,16 +715,17 @@ class ApplyPage(QWizardPage):
         self._sync_buttons()
 
     def _on_job_succeeded(self, result: object) -> None:
-        if isinstance(result, list):
-            self.snapshots.clear()
-            for found in reversed(result):
-                entry = QListWidgetItem(found.summary())
-                entry.setData(256, found.id)
-                self.snapshots.addItem(entry)
-            self._say([f"{len(result)} snapshot(s) on the server."])
+        if isinstance(result, SnapshotListing):
+            quiet = self._list_after
+            self._list_after = False
+            self._show_snapshots(result)
+            if not quiet:
+                self._say([f"{len(result.records)} snapshot(s) on the server."])
             return
         assert isinstance(result, runner.JobStatus)
         self.status = result
+        # The list shows the snapshot just taken (or restored) with its new state.
+        self._list_after = result.final and result.snapshot_id is not None
         self._apply_work_returned()
         self.seen.emit(result)
         self._keep_bench_with_snapshot(result)
@@ -656,6 +765,10 @@ class ApplyPage(QWizardPage):
 
     def _on_job_failed(self, exc: object) -> None:
         self._apply_work_returned()
+        if self._list_after:  # the quiet refresh failed: the job's outcome stays shown
+            self._list_after = False
+            _log.warning("apply page: the snapshot list was not read again: %s", exc)
+            return
         if isinstance(exc, runner.ApplyCancelled):
             self._say([f"{exc.problem} {exc.fix}".strip()])
             return
@@ -671,3 +784,8 @@ class ApplyPage(QWizardPage):
         self.cancel_button.setText(_CANCEL_TEXT)
         self._sync_buttons()
         self.completeChanged.emit()
+        self._refreshing = False
+        conn = self.state.connection
+        if self._list_after and conn is not None and conn.transport is not None:
+            self._refreshing = True
+            self._read_snapshots(None)
