@@ -383,7 +383,8 @@ def lines(fd, pending):
 def main():
     cfg = json.loads(sys.stdin.buffer.readline())
     threads = int(cfg["threads"])
-    share = max(1, -(-int(cfg["max_tx"]) // threads))
+    # The row cap as transactions, shared so the clients together never pass it.
+    whole, extra = divmod(int(cfg["max_tx"]), threads)
     go_r, go_w = os.pipe()
     children = {}
     pipes = {}
@@ -394,7 +395,7 @@ def main():
             os.close(go_w)
             os.close(r)
             try:
-                client(dict(cfg, max_tx=share), n, go_r, w)
+                client(dict(cfg, max_tx=whole + (1 if n < extra else 0)), n, go_r, w)
             finally:
                 os._exit(0)
         os.close(w)

@@ -98,7 +98,7 @@ def run_bench(
 
 
 def cpu_text(result: WorkloadResult | None) -> str:
-    """A run's client and server CPU in cores, e.g. ``0.21 / 0.93`` (— where unmeasured)."""
+    """A run's client and server CPU in cores, e.g. ``0.21:0.93`` (— where unmeasured)."""
     if result is None:
         return ""
     cpu = result.cpu
@@ -192,7 +192,7 @@ class VerifyPage(QWizardPage):
                 "before rows/s",
                 "after rows/s",
                 "redo MiB before/after",
-                "client / server CPU (cores) before/after",
+                "CPU cores client:server before / after",
             ]
         )
         self.table.setMaximumHeight(200)
