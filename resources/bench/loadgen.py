@@ -182,22 +182,31 @@ class Conn:
         # unix_socket, auth_socket and the like: the server checks who we are by itself.
         return b""
 
-    def query(self, packet):
-        """Send one COM_QUERY packet and read its answer (an OK, or an error raised)."""
-        self.s.sendall(packet)
-        if not self.buf:
-            # The usual case: the whole answer in one read, one packet.
-            data = self.s.recv(65536)
-            if len(data) > 4 and len(data) == 4 + (data[0] | data[1] << 8 | data[2] << 16):
-                if data[4] == 0xFF:
-                    raise self.error(data[4:])
-                return
-            if not data:
-                raise DbError(2013, "Lost connection to the server")
-            self.buf = data
-        pkt = self.packet()
-        if pkt[:1] == b"\xff":
-            raise self.error(pkt)
+    def querier(self):
+        """A function that sends one COM_QUERY packet and reads its answer (an OK; an error
+        is raised). Built once per client: the hot path has no attribute lookups and reads
+        into one buffer instead of allocating one per answer."""
+        sendall, recv_into = self.s.sendall, self.s.recv_into
+        buf = bytearray(65536)
+        conn = self
+
+        def query(packet):
+            sendall(packet)
+            if not conn.buf:
+                # The usual case: the whole answer in one read, one packet.
+                n = recv_into(buf)
+                if n > 4 and n == 4 + (buf[0] | buf[1] << 8 | buf[2] << 16):
+                    if buf[4] == 0xFF:
+                        raise conn.error(bytes(buf[4:n]))
+                    return
+                if not n:
+                    raise DbError(2013, "Lost connection to the server")
+                conn.buf = bytes(buf[:n])
+            pkt = conn.packet()
+            if pkt[:1] == b"\xff":
+                raise conn.error(pkt)
+
+        return query
 
     def close(self):
         try:
@@ -283,7 +292,7 @@ def client(cfg, number, go_fd, out_fd):
         lat = []
         add = lat.append
         clock = time.perf_counter
-        query = conn.query
+        query = conn.querier()
         commits = errors = 0
         single = work.kind == "autocommit"
         singles = work.singles
