@@ -243,7 +243,8 @@ def _table(
                 )
                 if "innotune" in engines:
                     old = m.get("innotune", 0.0)
-                    line += f" {old:,.0f} | {paired(figures.get(f'{trx}|{w}|{t}', {}), 'innotune'):.2f} |"
+                    old_ratio = paired(figures.get(f"{trx}|{w}|{t}", {}), "innotune")
+                    line += f" {old:,.0f} | {old_ratio:.2f} |"
                 print(line)
     print()
     print("Gain from innodb_flush_log_at_trx_commit 1 to 0 (commits/s at 0 ÷ at 1):")
