@@ -120,11 +120,14 @@ def main() -> int:
         for key, value in saved["args"].items():
             if key not in ("table_from", "out"):
                 setattr(args, key, value)
-        cpu = {k: [tuple(x) for x in v] for k, v in saved["cpu"].items()}
-        engines = ["sysbench", "loadgen"] + (["innotune"] if args.old else [])
-        workloads = tuple(w for w in args.workloads.split(",") if w)
         args.out = args.table_from + ".again"
-        return _table(saved["commits_per_s"], cpu, engines, workloads, args)
+        return _table(
+            saved["commits_per_s"],
+            {k: [(c, s, bool(b)) for c, s, b in v] for k, v in saved["cpu"].items()},
+            ["sysbench", "loadgen"] + (["innotune"] if args.old else []),
+            tuple(w for w in args.workloads.split(",") if w),
+            args,
+        )
     if os.geteuid() != 0:
         print("run as root: it starts an sshd and logs in as a sudo test user", file=sys.stderr)
         return 2
