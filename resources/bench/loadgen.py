@@ -389,6 +389,19 @@ def lines(fd, pending):
     return [json.loads(w) for w in whole if w.strip()]
 
 
+def die_with(parent):
+    """Make this client die when the process that started it does (Linux's parent-death
+    signal, where ctypes is there; else the clients' own deadline ends them)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (ImportError, OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # it died before the signal was set up
+        os._exit(1)
+
+
 def main():
     cfg = json.loads(sys.stdin.buffer.readline())
     threads = int(cfg["threads"])
@@ -399,8 +412,10 @@ def main():
     pipes = {}
     for n in range(threads):
         r, w = os.pipe()
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:
+            die_with(parent)
             os.close(go_w)
             os.close(r)
             try:
@@ -412,6 +427,21 @@ def main():
         pipes[r] = n
     os.close(go_r)
     cfg.pop("password", None)
+    try:
+        return supervise(cfg, threads, children, pipes, go_w)
+    except BaseException:
+        # Whatever went wrong here (InnoTune's end closed with our output unread, a broken
+        # pipe), no client may outlive this process.
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        raise
+
+
+def supervise(cfg, threads, children, pipes, go_w):
+    """Start the clients together, pass on a stop, collect their figures; print the result."""
     stdin = sys.stdin.fileno()
     pending = {}
     ready, results, peer = set(), {}, None
@@ -437,7 +467,10 @@ def main():
         wait = [stdin] + [fd for fd, n in pipes.items() if n not in results]
         readable = select.select(wait, [], [], 0.5)[0]
         if stdin in readable:
-            data = os.read(stdin, 4096)
+            try:
+                data = os.read(stdin, 4096)
+            except OSError:  # reset: InnoTune's end closed with our output unread
+                data = b""
             if not data:  # InnoTune went away: no one to report to
                 kill(signal.SIGKILL)
                 os._exit(3)
