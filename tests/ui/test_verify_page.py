@@ -227,7 +227,7 @@ def test_says_when_the_clients_were_the_limit(
     page.show_results()
     note = page.client_note
     assert note.isVisible()
-    assert "the clients, not the server, were the limit" in note.text()
+    assert "The clients, not the server, were the limit" in note.text()
     assert "before: autocommit × 1" in note.text() and "SSH link" in note.text()
     row = [page.table.item(0, c).text() for c in range(page.table.columnCount())]  # type: ignore[union-attr]
     assert row[4].endswith("(client-bound)")
