@@ -27,6 +27,10 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.domain.bench import BenchReport
 
 ROOT = Path(__file__).resolve().parents[1]
 WIDTH, HEIGHT = 1000, 760
@@ -161,6 +165,11 @@ def inner(args: argparse.Namespace) -> int:
         wait_for("the preview", lambda: wizard.state.preview is not None)
         shoot("4-preview")
 
+        # A real "before" benchmark of the practice server as it is, before anything changes
+        # (the Verify page's own run, in a worker as the page runs it), so Verify can show
+        # before and after side by side.
+        before = run_before_bench(wizard, wait_for)
+
         wizard.next()
         apply = wizard.pages["Apply"]
         apply.consent.setChecked(True)  # type: ignore[attr-defined]
@@ -176,15 +185,17 @@ def inner(args: argparse.Namespace) -> int:
         verify.seconds.setValue(2)  # type: ignore[attr-defined]
         verify.threads.setValue(2)  # type: ignore[attr-defined]
         verify.use_sysbench.setChecked(False)  # type: ignore[attr-defined]
-        verify.run_before.click()  # type: ignore[attr-defined]
+        wizard.state.bench_before = before
+        verify.show_results()  # type: ignore[attr-defined]
+        verify.run_after.click()  # type: ignore[attr-defined]
 
-        def before_done() -> bool:
+        def after_done() -> bool:
             box = verify.confirm_box  # type: ignore[attr-defined]
             if box is not None:  # the practice server is idle; answer yes if asked anyway
                 box.done(QMessageBox.StandardButton.Yes)
-            return wizard.state.bench_before is not None and not verify.running()  # type: ignore[attr-defined]
+            return wizard.state.bench_after is not None and not verify.running()  # type: ignore[attr-defined]
 
-        wait_for("the benchmark", before_done, 120)
+        wait_for("the benchmark", after_done, 120)
         shoot("6-verify")
 
         wizard.next()
@@ -199,6 +210,34 @@ def inner(args: argparse.Namespace) -> int:
     # Leave at once: tearing the Qt objects down at interpreter exit, with worker threads'
     # QObjects around, has crashed PySide6 (none_dealloc); the work is saved and stopped.
     os._exit(0)
+
+
+def _quiet(_item: object) -> None:
+    pass
+
+
+def run_before_bench(wizard: object, wait_for: Callable[..., None]) -> BenchReport:
+    """The Verify page's "before" run, made in a worker thread before the changes are applied."""
+    from app.domain.bench import BenchReport
+    from app.ui.pages.verify import run_bench
+    from app.ui.worker import Progress
+
+    state = wizard.state  # type: ignore[attr-defined]
+    out: list[object] = []
+
+    def work() -> None:
+        try:
+            out.append(run_bench(state, "before", 2, 2, False, None, Progress(_quiet, _quiet)))
+        except BaseException as exc:  # noqa: BLE001 - reported on the main thread
+            out.append(exc)
+
+    worker = threading.Thread(target=work, name="before-bench")
+    worker.start()
+    wait_for("the before benchmark", lambda: bool(out), 120)
+    if isinstance(out[0], BaseException):
+        raise SystemExit(f"the before benchmark failed: {out[0]}")
+    assert isinstance(out[0], BenchReport)
+    return out[0]
 
 
 def stop_practice(wizard: object, wait_for: Callable[..., None]) -> None:

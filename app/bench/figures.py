@@ -6,7 +6,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from app.domain.bench import Counters, Latency
+from app.domain.bench import Counters, CpuUse, Latency
 
 #: Server status counters a run follows, by the Counters field they feed.
 COUNTER_SOURCES: dict[str, tuple[str, ...]] = {
@@ -163,3 +163,83 @@ def geometric_mean(values: Sequence[float]) -> float:
     if not values or any(v <= 0 for v in values):
         return 0.0
     return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+#: A client busy on CPU for this share of the run (per client) is the run's limit: the
+#: server answered faster than the client could ask.
+CLIENT_BUSY = 0.7
+
+#: A host whose CPUs are this busy has none to spare; if the clients take a large share of it
+#: (CLIENT_SHARE of the server's), they slow the server down.
+HOST_BUSY = 0.9
+CLIENT_SHARE = 0.5
+
+
+def judge_cpu(
+    *,
+    client_cpu_s: float | None,
+    server_cpu_s: float | None,
+    host_busy: float | None,
+    cpus: int | None,
+    seconds: float,
+    threads: int,
+    where: str,
+) -> CpuUse:
+    """The CPU figures of one run and whether its clients were the limit.
+
+    The clients are the limit when each was busy on CPU most of the run (they could not ask
+    faster), when the host had no CPU to spare and the clients took a large share of it from
+    the server, or when they ran over the SSH link (every commit waited for a round trip).
+    """
+    client = rate(client_cpu_s, seconds) if client_cpu_s is not None else None
+    server = rate(server_cpu_s, seconds) if server_cpu_s is not None else None
+    why = []
+    if where == "link":
+        why.append("the clients ran on this computer: each commit waited for the SSH link")
+    if client is not None and threads and client / threads >= CLIENT_BUSY:
+        why.append(
+            f"the load generator kept {client / threads:.0%} of a core busy per client "
+            "(it could not ask faster)"
+        )
+    if (
+        client is not None
+        and server is not None
+        and host_busy is not None
+        and host_busy >= HOST_BUSY
+        and client >= CLIENT_SHARE * server
+    ):
+        why.append(
+            f"the host's CPUs were {host_busy:.0%} busy and the load generator used "
+            f"{client:.2f} cores against the server's {server:.2f}"
+        )
+    return CpuUse(
+        client_cores=None if client is None else round(client, 3),
+        server_cores=None if server is None else round(server, 3),
+        host_busy=None if host_busy is None else round(host_busy, 3),
+        cpus=cpus,
+        where=where,
+        client_bound=bool(why),
+        why="; ".join(why),
+    )
+
+
+def parse_proc_cpu(stat_line: str, ticks: int = 100) -> float | None:
+    """Seconds of CPU in one ``/proc/PID/stat`` line (user + system), or None."""
+    try:
+        fields = stat_line.rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / ticks
+    except (IndexError, ValueError):
+        return None
+
+
+def parse_host_cpu(stat_text: str) -> tuple[int, int] | None:
+    """(busy, total) jiffies from ``/proc/stat``'s first line (iowait counts as idle)."""
+    for line in stat_text.splitlines():
+        if line.startswith("cpu "):
+            try:
+                parts = [int(x) for x in line.split()[1:9]]
+            except ValueError:
+                return None
+            idle = parts[3] + (parts[4] if len(parts) > 4 else 0)
+            return sum(parts) - idle, sum(parts)
+    return None

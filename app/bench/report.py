@@ -28,8 +28,13 @@ def rate_text(rate: WriteRate) -> str:
 
 HEADER = (
     f"{'workload':<11} {'clients':>7} {'commits/s':>10} {'rows/s':>10} {'p50 ms':>8} "
-    f"{'p95 ms':>8} {'p99 ms':>8} {'redo MiB':>9} {'pages':>7} {'fsyncs':>7}  stopped"
+    f"{'p95 ms':>8} {'p99 ms':>8} {'redo MiB':>9} {'pages':>7} {'fsyncs':>7} "
+    f"{'cpu cli':>7} {'cpu srv':>7}  stopped"
 )
+
+
+def _cores(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
 
 
 def result_line(r: WorkloadResult) -> str:
@@ -37,12 +42,24 @@ def result_line(r: WorkloadResult) -> str:
     c = r.counters
     fsyncs = None if c.data_fsyncs is None else c.data_fsyncs + (c.log_fsyncs or 0)
     restart = " (server restarted)" if c.restarted else ""
+    bound = " (client-bound)" if r.cpu is not None and r.cpu.client_bound else ""
+    client = _cores(r.cpu.client_cores if r.cpu else None)
+    server = _cores(r.cpu.server_cores if r.cpu else None)
     return (
         f"{r.workload:<11} {r.threads:>7} {r.commits_per_s:>10,.1f} {r.rows_per_s:>10,.0f} "
         f"{r.latency.p50_ms:>8.2f} {r.latency.p95_ms:>8.2f} {r.latency.p99_ms:>8.2f} "
         f"{_opt(c.redo_bytes, MIB, '{:,.1f}'):>9} {_opt(c.pages_written):>7} "
-        f"{_opt(fsyncs):>7}  {r.stopped}{restart}"
+        f"{_opt(fsyncs):>7} {client:>7} {server:>7}  {r.stopped}{restart}{bound}"
     )
+
+
+def client_bound_lines(report: BenchReport) -> list[str]:
+    """One line per run whose clients, not the server, were the limit."""
+    return [
+        f"  {r.workload} × {r.threads}: {r.cpu.why}"
+        for r in report.client_bound
+        if r.cpu is not None
+    ]
 
 
 def report_text(report: BenchReport) -> str:
@@ -62,6 +79,18 @@ def report_text(report: BenchReport) -> str:
         )
     lines += ["", HEADER]
     lines += [result_line(r) for r in report.results]
+    bound = client_bound_lines(report)
+    if bound:
+        lines += [
+            "",
+            "Client-bound: in these runs the clients, not the server, set the pace; their "
+            "figures (and a gain or loss against another run) belong partly to the client:",
+            *bound,
+        ]
+    lines += [
+        "",
+        "  cpu cli / cpu srv: cores the clients (the load generator) and the server used",
+    ]
     lines += [""] + [f"  {w}: {t}" for w, t in WORKLOAD_TITLES.items()]
     return "\n".join(lines)
 
@@ -77,8 +106,10 @@ def comparison_text(before: BenchReport, after: BenchReport) -> str:
         if a is None:
             continue
         change = (a.commits_per_s / b.commits_per_s - 1) * 100 if b.commits_per_s else 0.0
+        bound = any(r.cpu is not None and r.cpu.client_bound for r in (a, b))
         lines.append(
             f"{b.workload:<11} {b.threads:>7} {b.commits_per_s:>11,.1f} {a.commits_per_s:>11,.1f} "
             f"{change:>+7.0f}% {b.latency.p99_ms:>11.2f} {a.latency.p99_ms:>10.2f}"
+            + ("  client-bound" if bound else "")
         )
     return "\n".join(lines)

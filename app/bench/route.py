@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import getpass
+from dataclasses import dataclass
 
 from app.access.database import Credentials, open_session
 from app.access.doctor import DoctorResult, Secrets
+from app.bench.cpu import CpuProbe
+from app.bench.loadgen import LoadgenRoute, find_loadgen
 from app.bench.runner import SessionFactory
 from app.bench.sysbench import SysbenchRoute, find_sysbench
 from app.domain.errors import InnoTuneError
@@ -33,13 +36,25 @@ def session_factory(result: DoctorResult, target: Target, secrets: Secrets) -> S
     return opener
 
 
-def sysbench_route(
-    result: DoctorResult, target: Target, secrets: Secrets, session: Session
-) -> SysbenchRoute | None:
-    """How to run sysbench on the target, logging in as our sessions do; None without it.
+@dataclass(frozen=True)
+class TargetLogin:
+    """How a client started on the target logs in, as InnoTune's own sessions do."""
 
-    With a database password, sysbench logs in with it; otherwise by socket identity: as
-    root under sudo (the relay's account), or as ourselves on this computer.
+    socket: str | None
+    port: int | None
+    user: str
+    password: str | None = None
+    sudo: bool = False
+
+
+def target_login(
+    result: DoctorResult, target: Target, secrets: Secrets, session: Session
+) -> TargetLogin | None:
+    """How clients on the target log in, or None when they cannot.
+
+    With a database password, they log in with it (it travels on their standard input,
+    never on a command line); otherwise by socket identity: as root under sudo (the relay's
+    account), or as ourselves on this computer.
     """
     transport, instance = result.transport, result.instance
     if transport is None or instance is None:
@@ -47,22 +62,101 @@ def sysbench_route(
     user = target.options.mysql_user
     password = secrets.mysql_password
     if password is not None and user:
-        return find_sysbench(
-            transport, socket=instance.socket, port=instance.port, user=user, password=password
-        )
+        return TargetLogin(instance.socket, instance.port, user, password)
     if instance.socket is None:
         return None
     current = session.query("SELECT CURRENT_USER()")[0][0] or ""
     account = current.split("@", 1)[0]
     local = isinstance(transport, LocalTransport)
     if local and account == getpass.getuser():
-        return find_sysbench(transport, socket=instance.socket, port=None, user=account)
+        return TargetLogin(instance.socket, None, account)
     if account == "root" and _sudo_ok(result):
-        return find_sysbench(
-            transport,
-            socket=instance.socket,
-            port=None,
-            user="root",
-            sudo=not transport.is_root,
-        )
+        return TargetLogin(instance.socket, None, "root", sudo=not transport.is_root)
     return None
+
+
+def sysbench_route(
+    result: DoctorResult, target: Target, secrets: Secrets, session: Session
+) -> SysbenchRoute | None:
+    """How to run sysbench on the target, logging in as our sessions do; None without it."""
+    login = target_login(result, target, secrets, session)
+    if login is None or result.transport is None or result.instance is None:
+        return None
+    return find_sysbench(
+        result.transport,
+        socket=login.socket,
+        port=None if login.socket else login.port,
+        user=login.user,
+        password=login.password,
+        sudo=login.sudo,
+        server_pid=result.instance.pid,
+    )
+
+
+def loadgen_route(
+    result: DoctorResult, target: Target, secrets: Secrets, session: Session
+) -> LoadgenRoute | None:
+    """How to run InnoTune's load generator on the target; None without python3 there."""
+    login = target_login(result, target, secrets, session)
+    if login is None or result.transport is None or result.instance is None:
+        return None
+    return find_loadgen(
+        result.transport,
+        socket=login.socket,
+        port=None if login.socket else login.port,
+        user=login.user,
+        password=login.password,
+        sudo=login.sudo,
+        server_pid=result.instance.pid,
+    )
+
+
+#: The engines `innotune bench --engine` and the Verify page know, in the order auto tries them.
+ENGINES = ("sysbench", "loadgen", "innotune")
+
+
+def client_route(
+    result: DoctorResult, target: Target, secrets: Secrets, session: Session, engine: str = "auto"
+) -> SysbenchRoute | LoadgenRoute | None:
+    """Where the benchmark's clients run (None: InnoTune's own client, in this process).
+
+    In this order: sysbench on the target when it has it, else InnoTune's load generator on
+    the target's python3, else InnoTune's own client here.
+
+    ``engine`` picks one (``sysbench``, ``loadgen``, ``innotune``) or ``auto``.
+
+    Raises:
+        InnoTuneError: the engine asked for cannot run on this target.
+    """
+    if engine not in ("auto", *ENGINES):
+        raise ValueError(f"unknown benchmark engine {engine!r}")
+    if engine == "innotune":
+        return None
+    if engine in ("auto", "sysbench"):
+        route = sysbench_route(result, target, secrets, session)
+        if route is None and engine == "sysbench":
+            raise InnoTuneError(
+                "sysbench was asked for, but the target has no sysbench 1.x "
+                "InnoTune can log in with.",
+                "Install it (apt-get install sysbench), or use the load generator "
+                "(--engine loadgen) or InnoTune's own client (--engine innotune).",
+            )
+        if route is not None:
+            return route
+    loadgen = loadgen_route(result, target, secrets, session)
+    if loadgen is None and engine == "loadgen":
+        raise InnoTuneError(
+            "The load generator was asked for, but the target has no python3 (3.6 or newer) "
+            "InnoTune can log in with.",
+            "Use --engine innotune to run the clients on this computer.",
+        )
+    return loadgen
+
+
+def cpu_probe(result: DoctorResult) -> CpuProbe | None:
+    """Reads the target's CPU around runs of InnoTune's own client (on this computer)."""
+    transport, instance = result.transport, result.instance
+    if transport is None or instance is None:
+        return None
+    where = "this computer" if isinstance(transport, LocalTransport) else "link"
+    return CpuProbe(transport, instance.pid, where)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from app.bench.cpu import CpuProbe, cpu_between
 from app.bench.figures import STATUS_NAMES, CounterTrack, latency_of, rate
 from app.bench.workloads import (
     ROW_BYTES,
@@ -257,6 +258,8 @@ class Benchmark:
         on_result: Callable[[WorkloadResult], None] = _ignore,
         sysbench: object | None = None,
         target: str = "",
+        route: object | None = None,
+        cpu_probe: CpuProbe | None = None,
     ) -> None:
         self.open_session = open_session
         self.options = options or BenchOptions()
@@ -264,7 +267,11 @@ class Benchmark:
         self.say = say
         self.progress = progress
         self.on_result = on_result
-        self.sysbench = sysbench  # a SysbenchRoute, or None for our own driver
+        # Where the clients run: a SysbenchRoute or LoadgenRoute (on the target), or None for
+        # InnoTune's own driver in this process.
+        self.sysbench = route if route is not None else sysbench
+        # Reads the server's and the host's CPU around runs whose clients do not report it.
+        self.cpu_probe = cpu_probe
         self.target = target
         self.schema = f"innotune_bench_{secrets.token_hex(4)}"
         self.run_seconds = self.options.seconds_per_run
@@ -351,6 +358,10 @@ class Benchmark:
     ) -> WorkloadResult:
         self._prepare(control, workload)
         try:
+            from app.bench.loadgen import LoadgenRoute, run_loadgen
+
+            if isinstance(self.sysbench, LoadgenRoute):
+                return run_loadgen(self, control, workload, threads)
             if self.sysbench is not None:
                 from app.bench.sysbench import run_sysbench
 
@@ -420,6 +431,8 @@ class Benchmark:
                 threading.Thread(target=c.loop, args=(stop,), name=f"bench-{workload}-{i}")
                 for i, c in enumerate(clients)
             ]
+            cpu_before = self.cpu_probe.sample() if self.cpu_probe else None
+            cpu0 = time.process_time()
             started = time.perf_counter()
             for w in workers:
                 w.start()
@@ -436,7 +449,19 @@ class Benchmark:
             for w in workers:
                 w.join()
             took = time.perf_counter() - started
+            client_cpu = time.process_time() - cpu0
             self.sample(control, track)
+            cpu = None
+            if self.cpu_probe is not None and cpu_before is not None:
+                cpu = cpu_between(
+                    cpu_before,
+                    self.cpu_probe.sample(),
+                    client_cpu_s=client_cpu,
+                    seconds=took,
+                    # One Python process: its clients share one core (the GIL).
+                    threads=1,
+                    where=self.cpu_probe.where,
+                )
         finally:
             for c in clients:
                 c.session.close()
@@ -460,6 +485,7 @@ class Benchmark:
             counters=track.counters(),
             stopped=why,
             errors=sum(c.errors for c in clients),
+            cpu=cpu,
         )
 
 

@@ -18,6 +18,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from app.bench.cpu import CpuProbe, cpu_between
 from app.bench.figures import CounterTrack, latency_from_histogram, rate
 from app.bench.workloads import (
     BULK_INSERTS_PER_TX,
@@ -86,6 +87,20 @@ _TRANSACTIONS = re.compile(r"transactions:\s+(\d+)\s+\(([\d.]+) per sec")
 _TOTAL_TIME = re.compile(r"total time:\s+([\d.]+)s")
 _IGNORED = re.compile(r"ignored errors:\s+(\d+)")
 _BUCKET = re.compile(r"^\s*([\d.]+)\s+\|\**\s+(\d+)\s*$")
+# The shell's `times`: its own user/system time, then its children's (sysbench's).
+_TIMES = re.compile(r"^(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s\s*$", re.M)
+
+#: Runs sysbench, then prints the CPU it used (the shell's children's times) on stderr.
+TIMED = 'sysbench "$@"; s=$?; times >&2; exit $s'
+
+
+def children_cpu(stderr: str) -> float | None:
+    """The CPU seconds (user + system) of the children, from the shell's ``times`` output."""
+    found = _TIMES.findall(stderr)
+    if len(found) < 2:
+        return None
+    um, us, sm, ss = found[-1]
+    return int(um) * 60 + float(us) + int(sm) * 60 + float(ss)
 
 
 @dataclass(frozen=True)
@@ -103,6 +118,7 @@ class SysbenchRoute:
     password: str | None = None
     sudo: bool = False
     engine: str = "sysbench"
+    server_pid: int | None = None
 
 
 @dataclass(frozen=True)
@@ -154,13 +170,16 @@ def find_sysbench(
     user: str,
     password: str | None = None,
     sudo: bool = False,
+    server_pid: int | None = None,
 ) -> SysbenchRoute | None:
     """A route to run sysbench on the target, or None when it has no sysbench 1.x."""
     found = transport.run(["sh", "-c", "command -v sysbench && sysbench --version"], timeout=20)
     version = found.out.strip().splitlines()[-1] if found.ok and found.out.strip() else ""
     if not re.match(r"sysbench 1\.", version):
         return None
-    return SysbenchRoute(transport, socket, port, user, password, sudo, engine=version)
+    return SysbenchRoute(
+        transport, socket, port, user, password, sudo, engine=version, server_pid=server_pid
+    )
 
 
 def _argv(
@@ -211,17 +230,21 @@ def run_sysbench(bench: Benchmark, control: Session, workload: str, threads: int
         argv.insert(-1, f"--events={max(1, bench.options.row_cap // per_tx)}")
         outcome: list[CommandResult | BaseException] = []
 
+        timed = ["sh", "-c", TIMED, "sh", *argv[1:]]
+
         def go() -> None:
             try:
                 outcome.append(
                     transport.run(
-                        argv, sudo=route.sudo, input=stdin, timeout=bench.run_seconds + 120
+                        timed, sudo=route.sudo, input=stdin, timeout=bench.run_seconds + 120
                     )
                 )
             except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
                 outcome.append(exc)
 
         track = CounterTrack()
+        probe = CpuProbe(transport, route.server_pid, "target")
+        cpu_before = probe.sample()
         bench.sample(control, track)
         runner = threading.Thread(target=go, name=f"sysbench-{workload}")
         runner.start()
@@ -237,6 +260,7 @@ def run_sysbench(bench: Benchmark, control: Session, workload: str, threads: int
         )
         runner.join()
         bench.sample(control, track)
+        cpu_after = probe.sample()
     finally:
         transport.run(["rm", "-rf", "--", tmp], timeout=20)
     result = outcome[0]
@@ -271,6 +295,15 @@ def run_sysbench(bench: Benchmark, control: Session, workload: str, threads: int
         counters=track.counters(),
         stopped=why,
         errors=parsed.ignored_errors,
+        cpu=cpu_between(
+            cpu_before,
+            cpu_after,
+            client_cpu_s=children_cpu(result.err),
+            # sysbench's own time: the readings around it also span its start and stop.
+            seconds=parsed.seconds or (cpu_after.at - cpu_before.at),
+            threads=threads,
+            where="target",
+        ),
     )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from app.cli import add_target_arguments
 from app.commands import Handler
+from app.domain.bench import WORKLOADS
 from app.domain.errors import InnoTuneError
 
 
@@ -21,8 +22,10 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
         help="measure write speed with a bounded benchmark in a scratch schema",
         description="Show the server's current write rate, then (with your consent) run "
         "single-row inserts, small transactions and a bulk load at 1 and N clients in a "
-        "scratch schema that is dropped afterwards. Uses sysbench on the target if it has "
-        "it, InnoTune's own client otherwise. Nothing else on the server is touched.",
+        "scratch schema that is dropped afterwards. The clients run on the target, next to the "
+        "server: sysbench if it has it, else InnoTune's load generator on its python3 (sent "
+        "over, never installed), else InnoTune's own client here. Nothing else on the server "
+        "is touched.",
     )
     add_target_arguments(parser)
     parser.add_argument(
@@ -39,9 +42,17 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
     )
     parser.add_argument(
         "--engine",
-        choices=("auto", "innotune", "sysbench"),
+        choices=("auto", "sysbench", "loadgen", "innotune"),
         default="auto",
-        help="auto: sysbench when the target has it (default)",
+        help="where the clients run: auto (default) tries sysbench on the target, then the "
+        "load generator on the target's python3, then innotune (InnoTune's own client on "
+        "this computer, over the link)",
+    )
+    parser.add_argument(
+        "--workloads",
+        default=",".join(WORKLOADS),
+        metavar="LIST",
+        help=f"comma-separated workloads to run (default {','.join(WORKLOADS)})",
     )
     parser.add_argument(
         "--sample",
@@ -99,15 +110,21 @@ def _consent(args: argparse.Namespace, where: str, busy: bool) -> bool:
 def run(args: argparse.Namespace) -> int:
     """Sample the write rate, ask, benchmark, print."""
     from app.bench.report import rate_text, report_text
-    from app.bench.route import session_factory, sysbench_route
+    from app.bench.route import client_route, cpu_probe, session_factory
     from app.bench.runner import Benchmark, BenchOptions, write_rate
 
     if not 1 <= args.seconds <= 3600:
         raise InnoTuneError("--seconds must be between 1 and 3600.")
     if not 1 <= args.threads <= 64:
         raise InnoTuneError("--threads must be between 1 and 64.")
+    workloads = tuple(w.strip() for w in args.workloads.split(",") if w.strip())
+    if not workloads or set(workloads) - set(WORKLOADS):
+        raise InnoTuneError(f"--workloads takes some of {', '.join(WORKLOADS)}.")
     options = BenchOptions(
-        seconds=args.seconds, threads=(1, args.threads), max_rows=max(1000, args.max_rows)
+        seconds=args.seconds,
+        threads=(1, args.threads),
+        max_rows=max(1000, args.max_rows),
+        workloads=workloads,
     )
     conn, target, secrets = _connect(args)
     try:
@@ -116,20 +133,13 @@ def run(args: argparse.Namespace) -> int:
         print(rate_text(rate), file=sys.stderr, flush=True)
         if not _consent(args, target.label, rate.busy):
             return 2
-        route = None
-        if args.engine != "innotune":
-            route = sysbench_route(conn, target, secrets, session)
-            if route is None and args.engine == "sysbench":
-                raise InnoTuneError(
-                    "sysbench was asked for, but the target has no sysbench 1.x "
-                    "InnoTune can log in with.",
-                    "Install it (apt-get install sysbench) or use --engine innotune.",
-                )
+        route = client_route(conn, target, secrets, session, args.engine)
         bench = Benchmark(
             session_factory(conn, target, secrets),
             options,
             say=lambda text: print(f"… {text}", file=sys.stderr, flush=True),
-            sysbench=route,
+            route=route,
+            cpu_probe=cpu_probe(conn),
             target=target.label,
         )
         report = _run_interruptible(bench)

@@ -60,6 +60,32 @@ class Counters:
 
 
 @dataclass(frozen=True)
+class CpuUse:
+    """Where a run's CPU went, and whether the clients rather than the server set the pace.
+
+    Attributes:
+        client_cores: CPU the clients (the load generator) used, in cores: 1.0 is one core
+            busy for the whole run. None when it could not be measured.
+        server_cores: CPU the server process used, in cores (every thread of it).
+        host_busy: the share (0-1) of all the host's CPUs busy during the run, everyone's work
+            counted (iowait counts as idle).
+        cpus: how many CPUs the clients' host has.
+        where: where the clients ran: ``target`` (next to the server), ``this computer``
+            (the server is here too) or ``link`` (here, over the SSH link to the server).
+        client_bound: the clients were the limit: a change of the server's speed would not
+            show fully in this run's figures. ``why`` says what was seen.
+    """
+
+    client_cores: float | None = None
+    server_cores: float | None = None
+    host_busy: float | None = None
+    cpus: int | None = None
+    where: str = ""
+    client_bound: bool = False
+    why: str = ""
+
+
+@dataclass(frozen=True)
 class WorkloadResult:
     """One workload at one thread count.
 
@@ -80,6 +106,7 @@ class WorkloadResult:
     counters: Counters
     stopped: str = "time"
     errors: int = 0
+    cpu: CpuUse | None = None
 
 
 @dataclass(frozen=True)
@@ -120,6 +147,11 @@ class BenchReport:
         return next(
             (r for r in self.results if r.workload == workload and r.threads == threads), None
         )
+
+    @property
+    def client_bound(self) -> tuple[WorkloadResult, ...]:
+        """The runs whose clients, not the server, were the limit."""
+        return tuple(r for r in self.results if r.cpu is not None and r.cpu.client_bound)
 
     def to_json(self) -> str:
         """JSON text; :meth:`from_json` gives back an equal value."""

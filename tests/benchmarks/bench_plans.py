@@ -17,8 +17,11 @@ server and disk:
 
 Each is measured --reps times, the configurations taking turns, for --seconds (InnoTune's
 benchmark: single-row autocommit inserts, small transactions, bulk load at --threads
-clients, the time shared between them). The machine's load average is recorded with each
-run: other work on the host shows up as spread.
+clients, the time shared between them). The clients are InnoTune's load generator (the
+one `innotune bench` runs on a target, one process per client over the socket), so the
+client's own speed does not cap the figures; `--engine innotune` uses the in-process
+client instead. Runs whose clients were the limit are counted in the table. The machine's
+load average is recorded with each run: other work on the host shows up as spread.
 Its score is the geometric mean of rows/s over the three workloads; the table shows the
 median and the spread ((max - min) / median) of the repetitions.
 
@@ -46,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from app.bench.figures import geometric_mean, median, spread
+from app.bench.loadgen import LoadgenRoute, find_loadgen
 from app.bench.runner import Benchmark, BenchOptions
 from app.domain.bench import WORKLOADS
 from app.domain.facts import to_jsonable
@@ -123,11 +127,24 @@ def plan_settings(plan: Plan) -> tuple[dict[str, str], list[str]]:
 class Rig:
     """The private server on the loop device, and how to configure and measure it."""
 
-    def __init__(self, server: PrivateServer, seconds: float, reps: int, threads: int) -> None:
+    def __init__(
+        self, server: PrivateServer, seconds: float, reps: int, threads: int, engine: str
+    ) -> None:
         self.server = server
         self.seconds = seconds
         self.reps = reps
         self.threads = threads
+        self.route: LoadgenRoute | None = None
+        if engine == "loadgen":
+            # No server pid: it changes with every restart; the clients ask the socket.
+            self.route = find_loadgen(
+                LocalTransport(),
+                socket=str(server.socket_path),
+                port=None,
+                user=getpass.getuser(),
+            )
+            if self.route is None:
+                raise SystemExit("the load generator needs python3 >= 3.6")
 
     def session(self) -> Session:
         return PyMySQLSession.direct(
@@ -181,7 +198,7 @@ class Rig:
         options = BenchOptions(
             seconds=self.seconds, threads=(self.threads,), label=f"{item.name} #{rep + 1}"
         )
-        report = Benchmark(self.session, options, target="bench_plans").run()
+        report = Benchmark(self.session, options, route=self.route, target="bench_plans").run()
         rows = {r.workload: r.rows_per_s for r in report.results}
         score = geometric_mean([rows.get(w, 0.0) for w in WORKLOADS])
         item.scores.append(score)
@@ -272,6 +289,14 @@ def table(results: dict[str, list[Measured]], verdicts: dict[str, dict[str, Any]
         )
         lines.append("")
     lines.append("* InnoTune's plan   = the server's defaults at that risk level")
+    runs = [
+        r for items in results.values() for i in items for rep in i.reports for r in rep.results
+    ]
+    bound = [r for r in runs if r.cpu is not None and r.cpu.client_bound]
+    lines.append(
+        "client-bound runs (the clients, not the server, set the pace): "
+        f"{len(bound)} of {len(runs)}"
+    )
     return "\n".join(lines)
 
 
@@ -348,7 +373,7 @@ def run(args: argparse.Namespace) -> int:
         notes["loop"] = {"device": fs.device, "direct_io": dio == "1", "size_mb": args.size_mb}
         server = PrivateServer(fs.mountpoint / "srv")
         server.start(timeout=600)
-        rig = Rig(server, args.seconds, args.reps, args.threads)
+        rig = Rig(server, args.seconds, args.reps, args.threads, args.engine)
         for position in args.positions:
             say(f"position {position}: inspecting and planning")
             rig.configure({}, "base for inspection")
@@ -385,13 +410,15 @@ def run(args: argparse.Namespace) -> int:
     took = time.monotonic() - started
     print(text)
     print(
-        f"\n{args.seconds:g} s per run, {args.reps} repetitions, {args.threads} clients; "
+        f"\n{args.seconds:g} s per run, {args.reps} repetitions, {args.threads} clients "
+        f"({args.engine}); "
         f"took {took / 60:.1f} minutes"
     )
     figures = {
         "seconds": args.seconds,
         "reps": args.reps,
         "threads": args.threads,
+        "engine": args.engine,
         "took_seconds": took,
         "notes": notes,
         "verdicts": verdicts,
@@ -436,6 +463,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--grid", default=str(GRID), help="the grid of configurations (TOML)")
     parser.add_argument("--out", default="bench-out", help="where the table, JSON, PNG go")
     parser.add_argument("--size-mb", type=int, default=4096, help="loop device size")
+    parser.add_argument(
+        "--engine",
+        choices=("loadgen", "innotune"),
+        default="loadgen",
+        help="the clients: InnoTune's load generator (default) or its in-process client",
+    )
     args = parser.parse_args(argv)
     if any(p not in CRASH_LOSS for p in args.positions):
         parser.error(f"positions are {', '.join(CRASH_LOSS)}")

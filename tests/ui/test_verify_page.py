@@ -202,3 +202,37 @@ def test_an_answered_busy_question_is_gone_before_the_next(qtbot: QtBot, page: V
     boxes = page.findChildren(QMessageBox, "busy_question")
     assert len(boxes) == 1 and boxes[0].isVisible() and boxes[0] is page.confirm_box
     boxes[0].button(QMessageBox.StandardButton.No).click()
+
+
+def test_says_when_the_clients_were_the_limit(
+    qtbot: QtBot, page: VerifyPage, server: PrivateServer
+) -> None:
+    """A real run whose clients set the pace (InnoTune's own client, judged as over a link)
+    next to a normal one: the table marks the change and the note says why."""
+    import dataclasses
+
+    from app.bench.cpu import CpuProbe
+    from app.remote.local import LocalTransport
+
+    def opener() -> PyMySQLSession:
+        return PyMySQLSession.direct(user=getpass.getuser(), socket_path=str(server.socket_path))
+
+    options = BenchOptions(seconds=1, threads=(1,), workloads=("autocommit",))
+    probe = CpuProbe(LocalTransport(), server.running_pid(), "link")
+    before = Benchmark(opener, dataclasses.replace(options, label="before"), cpu_probe=probe).run()
+    after = Benchmark(opener, dataclasses.replace(options, label="after")).run()
+    first = before.results[0]
+    assert first.cpu is not None and first.cpu.client_bound and first.cpu.server_cores
+    page.state.bench_before, page.state.bench_after = before, after
+    page.show_results()
+    note = page.client_note
+    assert note.isVisible()
+    assert "The clients, not the server, were the limit" in note.text()
+    assert "before: autocommit × 1" in note.text() and "SSH link" in note.text()
+    row = [page.table.item(0, c).text() for c in range(page.table.columnCount())]  # type: ignore[union-attr]
+    assert row[4].endswith("(client-bound)")
+    assert row[10].startswith(f"{first.cpu.client_cores:.2f}:") and row[10].endswith(" / —")
+
+    page.state.bench_before = after
+    page.show_results()
+    assert not page.client_note.isVisible()

@@ -19,7 +19,7 @@ ALLOWED = {
     "access": {"domain", "remote", "mysql", "inspect"},
     "practice": {"domain", "remote", "mysql", "optionfiles", "resources"},
     "appliers": {"domain", "remote", "mysql", "optionfiles", "planner", "access"},
-    "bench": {"domain", "remote", "mysql", "access"},
+    "bench": {"domain", "remote", "mysql", "access", "resources"},
     "export": {"domain", "appliers", "optionfiles", "planner", "knobs"},
 }
 # Third-party libraries each confined to one package.

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.bench.report import rate_text
-from app.domain.bench import BenchReport, WriteRate
+from app.domain.bench import BenchReport, WorkloadResult, WriteRate
 from app.domain.errors import InnoTuneError
 from app.ui.logview import error_html, error_parts, link_to_log, log_error
 from app.ui.state import WizardState
@@ -68,29 +68,62 @@ def run_bench(
     progress: Progress,
 ) -> BenchReport:
     """One labelled benchmark (runs in a worker); progress goes out as (fraction, text)."""
-    from app.bench.route import session_factory, sysbench_route
+    from app.bench.route import client_route, cpu_probe, loadgen_route, session_factory
     from app.bench.runner import Benchmark, BenchOptions
 
     if state.connection is None or state.target is None:
         raise InnoTuneError("Not connected.", "Go back to the Connect page.")
     opener = session_factory(state.connection, state.target, state.secrets)
-    route = None
-    if use_sysbench:
-        session = opener()
-        try:
-            route = sysbench_route(state.connection, state.target, state.secrets, session)
-        finally:
-            session.close()
+    # The clients run on the target, next to the server: sysbench (when allowed and there),
+    # else InnoTune's load generator on its python3; else InnoTune's own client here.
+    session = opener()
+    try:
+        if use_sysbench:
+            route = client_route(state.connection, state.target, state.secrets, session)
+        else:
+            route = loadgen_route(state.connection, state.target, state.secrets, session)
+    finally:
+        session.close()
     bench = Benchmark(
         opener,
         BenchOptions(seconds=seconds, threads=(1, threads), label=label),
         cancel=progress.cancelled,
         say=progress.say,
         progress=progress.post,
-        sysbench=route,
+        route=route,
+        cpu_probe=cpu_probe(state.connection),
         target=state.target.label,
     )
     return dataclasses.replace(bench.run(), rate_before=rate)
+
+
+def cpu_text(result: WorkloadResult | None) -> str:
+    """A run's client and server CPU in cores, e.g. ``0.21:0.93`` (— where unmeasured)."""
+    if result is None:
+        return ""
+    cpu = result.cpu
+    if cpu is None:
+        return "—"
+
+    def cores(value: float | None) -> str:
+        return "—" if value is None else f"{value:.2f}"
+
+    return f"{cores(cpu.client_cores)}:{cores(cpu.server_cores)}"
+
+
+def client_bound_text(reports: list[BenchReport]) -> str:
+    """Says which runs the clients, not the server, limited; empty when none did."""
+    lines = []
+    for report in reports:
+        for r in report.client_bound:
+            why = r.cpu.why if r.cpu is not None else ""
+            lines.append(f"{report.label or 'run'}: {r.workload} × {r.threads}: {why}")
+    if not lines:
+        return ""
+    return (
+        "The clients, not the server, were the limit in these runs, so their figures (and any "
+        "gain or loss between them) belong partly to the client: " + "; ".join(lines) + "."
+    )
 
 
 class VerifyPage(QWizardPage):
@@ -145,7 +178,7 @@ class VerifyPage(QWizardPage):
         self.status.setObjectName("verify_status")
         link_to_log(self.status)  # rich text: every text put here is escaped
         self.chart = BenchChart()
-        self.table = QTableWidget(0, 10)
+        self.table = QTableWidget(0, 11)
         self.table.setObjectName("bench_table")
         self.table.setHorizontalHeaderLabels(
             [
@@ -159,10 +192,16 @@ class VerifyPage(QWizardPage):
                 "before rows/s",
                 "after rows/s",
                 "redo MiB before/after",
+                "CPU cores client:server before / after",
             ]
         )
         self.table.setMaximumHeight(200)
         self.table.setAccessibleName("benchmark results")
+        # Runs whose clients, not the server, set the pace: their change is not the server's.
+        self.client_note = QLabel("")
+        self.client_note.setObjectName("client_bound_note")
+        self.client_note.setWordWrap(True)
+        self.client_note.setVisible(False)
 
         options = QGridLayout()
         duration_label = QLabel("&Duration:")
@@ -186,6 +225,7 @@ class VerifyPage(QWizardPage):
         layout.addWidget(self.status)
         layout.addWidget(self.chart, 1)
         layout.addWidget(self.table)
+        layout.addWidget(self.client_note)
 
     # -- page life -------------------------------------------------------------------------
     def initializePage(self) -> None:  # noqa: N802 - Qt's name
@@ -386,6 +426,8 @@ class VerifyPage(QWizardPage):
             change = ""
             if a and b and b.commits_per_s:
                 change = f"{(a.commits_per_s / b.commits_per_s - 1) * 100:+.0f}%"
+                if any(r.cpu is not None and r.cpu.client_bound for r in (a, b)):
+                    change += " (client-bound)"
 
             def lat(r: object) -> str:
                 if r is None:
@@ -408,10 +450,14 @@ class VerifyPage(QWizardPage):
                 f"{b.rows_per_s:,.0f}" if b else "",
                 f"{a.rows_per_s:,.0f}" if a else "",
                 f"{redo(b)} / {redo(a)}",
+                f"{cpu_text(b)} / {cpu_text(a)}",
             ]
             for col, text in enumerate(cells):
                 self.table.setItem(row, col, QTableWidgetItem(text))
         self.table.resizeColumnsToContents()
+        note = client_bound_text(reports)
+        self.client_note.setText(note)
+        self.client_note.setVisible(bool(note))
 
     def save_results(self, path: Path) -> None:
         """Write the before and after reports as JSON (a list, before first)."""

@@ -1,0 +1,82 @@
+"""CPU use on the target during a run: the server process's and the whole host's.
+
+Read from ``/proc`` with one short command before and after a run (``/proc/PID/stat`` is
+readable by everyone, so no sudo). A probe that fails gives empty figures; it never stops
+a benchmark.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from app.bench.figures import judge_cpu, parse_host_cpu, parse_proc_cpu
+from app.domain.bench import CpuUse
+from app.domain.errors import InnoTuneError
+from app.remote.transport import Transport
+
+_SCRIPT = 'getconf CLK_TCK; nproc; head -n 1 /proc/stat; cat "/proc/$1/stat" 2>/dev/null || true'
+
+
+@dataclass(frozen=True)
+class CpuSample:
+    """One reading: the server's CPU seconds so far and the host's (busy, total) jiffies."""
+
+    at: float
+    server_s: float | None = None
+    host: tuple[int, int] | None = None
+    cpus: int | None = None
+
+
+class CpuProbe:
+    """Reads the server's and the host's CPU counters on the target."""
+
+    def __init__(self, transport: Transport, server_pid: int | None, where: str) -> None:
+        self.transport = transport
+        self.server_pid = server_pid
+        self.where = where
+
+    def sample(self) -> CpuSample:
+        """A reading now (empty figures when /proc could not be read)."""
+        at = time.monotonic()
+        try:
+            result = self.transport.run(
+                ["sh", "-c", _SCRIPT, "sh", str(self.server_pid or 0)], timeout=20
+            )
+        except InnoTuneError:
+            return CpuSample(at)
+        lines = result.out.splitlines()
+        if len(lines) < 3 or not lines[0].strip().isdigit():
+            return CpuSample(at)
+        ticks = int(lines[0]) or 100
+        cpus = int(lines[1]) if lines[1].strip().isdigit() else None
+        server = parse_proc_cpu(lines[3], ticks) if len(lines) > 3 and self.server_pid else None
+        return CpuSample(at, server, parse_host_cpu(lines[2]), cpus)
+
+
+def cpu_between(
+    before: CpuSample,
+    after: CpuSample,
+    *,
+    client_cpu_s: float | None,
+    seconds: float,
+    threads: int,
+    where: str,
+) -> CpuUse:
+    """The judged CPU figures of a run between two readings."""
+    server = None
+    if before.server_s is not None and after.server_s is not None:
+        server = max(0.0, after.server_s - before.server_s)
+    busy = None
+    if before.host is not None and after.host is not None:
+        total = after.host[1] - before.host[1]
+        busy = (after.host[0] - before.host[0]) / total if total > 0 else None
+    return judge_cpu(
+        client_cpu_s=client_cpu_s,
+        server_cpu_s=server,
+        host_busy=busy,
+        cpus=after.cpus,
+        seconds=seconds,
+        threads=threads,
+        where=where,
+    )
