@@ -282,9 +282,14 @@ def test_unknown_variables_are_not_written_and_loose_without_a_binary(
     action = optionfile.apply(changes[:1], host, dry_run=True)
     assert action.files[0].after == b"[mysqld]\nloose-innodb_io_capacity = 900\n"
     assert "written with loose-" in action.files[0].note
-    (warning,) = [w for w in action.warnings if w.startswith("innodb_io_capacity:")]
-    assert f"persisted ({layout.datadir}/mysqld-auto.cnf) sets 4000, which wins" in warning
-    assert "RESET PERSIST innodb_io_capacity" in warning
+    # The persisted value would win: undoing it is part of the change, not a warning.
+    assert not [w for w in action.warnings if w.startswith("innodb_io_capacity:")]
+    assert action.persist_statements == ("RESET PERSIST IF EXISTS innodb_io_capacity",)
+    assert action.server_files == (f"{layout.datadir}/mysqld-auto.cnf",)
+    assert "holds innodb_io_capacity = 4000, which would beat this file" in action.files[0].note
+    host.persisted = "persist"
+    action = optionfile.apply(changes[:1], host, dry_run=True)
+    assert action.persist_statements == ("SET PERSIST_ONLY innodb_io_capacity = 900",)
 
 
 def test_a_value_the_server_rejects_is_reported_with_file_and_line(layout: PrivateServer) -> None:

@@ -9,17 +9,16 @@ draws no adjustment while the naive one does.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from app.appliers import dynamic, runner
-from app.appliers import snapshot as snap
 from app.appliers.targetjob import _set_key, _set_value, ordered_settings
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
-from tests.integration.test_apply import (
+from tests.integration.test_apply import (  # noqa: F401 - autouse cleanup of jobs
+    _remove_new_jobs_and_snapshots,
     change,
     facts_for,
     host_for,
@@ -29,20 +28,6 @@ from tests.integration.test_apply import (
 )
 
 PAIR = ("innodb_io_capacity", "innodb_io_capacity_max")
-
-
-@pytest.fixture(autouse=True)
-def _remove_new_jobs_and_snapshots(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    made: list[str] = []
-    new_id = snap.new_id
-
-    def recording() -> str:
-        made.append(new_id())
-        return made[-1]
-
-    monkeypatch.setattr(snap, "new_id", recording)
-    yield
-    remove_jobs_and_snapshots(made + [f"{m}-restore" for m in made])
 
 
 def _pair(server: PrivateServer) -> tuple[int, int]:

@@ -13,19 +13,20 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from app.appliers import optionfile, preview, runner
-from app.appliers import snapshot as snap
 from app.knobs import default_catalogue
 from app.planner import default_positions, make_plan
 from app.planner.report import plan_text
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
-from tests.integration.test_apply import facts_for, host_for, remove_jobs_and_snapshots, run_job
+from tests.integration.test_apply import (  # noqa: F401 - autouse cleanup of jobs
+    _remove_new_jobs_and_snapshots,
+    facts_for,
+    host_for,
+    run_job,
+)
 
 OLD = (
     "# carried over from a MariaDB 10.4 host\n"
@@ -34,20 +35,6 @@ OLD = (
     "key_buffer_size = 16M   # kept\n"
     "innodb-log-files-in-group=2\n"
 )
-
-
-@pytest.fixture(autouse=True)
-def _remove_new_jobs_and_snapshots(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    made: list[str] = []
-    new_id = snap.new_id
-
-    def recording() -> str:
-        made.append(new_id())
-        return made[-1]
-
-    monkeypatch.setattr(snap, "new_id", recording)
-    yield
-    remove_jobs_and_snapshots(made + [f"{m}-restore" for m in made])
 
 
 def _removed_warnings(server: PrivateServer) -> list[str]:
