@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import getpass
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from app.access.database import Credentials, open_session
 from app.access.doctor import DoctorResult, Secrets
@@ -15,6 +17,8 @@ from app.domain.errors import InnoTuneError
 from app.domain.target import Target
 from app.mysql.session import Session
 from app.remote.local import LocalTransport
+
+R = TypeVar("R")
 
 
 def _sudo_ok(result: DoctorResult) -> bool:
@@ -75,14 +79,18 @@ def target_login(
     return None
 
 
-def sysbench_route(
-    result: DoctorResult, target: Target, secrets: Secrets, session: Session
-) -> SysbenchRoute | None:
-    """How to run sysbench on the target, logging in as our sessions do; None without it."""
+def _on_target(
+    find: Callable[..., R | None],
+    result: DoctorResult,
+    target: Target,
+    secrets: Secrets,
+    session: Session,
+) -> R | None:
+    """``find`` (sysbench or the load generator) on the target, logging in as our sessions do."""
     login = target_login(result, target, secrets, session)
     if login is None or result.transport is None or result.instance is None:
         return None
-    return find_sysbench(
+    return find(
         result.transport,
         socket=login.socket,
         port=None if login.socket else login.port,
@@ -91,24 +99,20 @@ def sysbench_route(
         sudo=login.sudo,
         server_pid=result.instance.pid,
     )
+
+
+def sysbench_route(
+    result: DoctorResult, target: Target, secrets: Secrets, session: Session
+) -> SysbenchRoute | None:
+    """How to run sysbench on the target, logging in as our sessions do; None without it."""
+    return _on_target(find_sysbench, result, target, secrets, session)
 
 
 def loadgen_route(
     result: DoctorResult, target: Target, secrets: Secrets, session: Session
 ) -> LoadgenRoute | None:
     """How to run InnoTune's load generator on the target; None without python3 there."""
-    login = target_login(result, target, secrets, session)
-    if login is None or result.transport is None or result.instance is None:
-        return None
-    return find_loadgen(
-        result.transport,
-        socket=login.socket,
-        port=None if login.socket else login.port,
-        user=login.user,
-        password=login.password,
-        sudo=login.sudo,
-        server_pid=result.instance.pid,
-    )
+    return _on_target(find_loadgen, result, target, secrets, session)
 
 
 #: The engines `innotune bench --engine` and the Verify page know, in the order auto tries them.
