@@ -21,12 +21,14 @@ from app.domain.service import ServiceInfo
 from app.inspect.systemd import service_from, systemd_argv_for
 from app.mysql.session import Outcome, Row, Session, query_many
 from app.optionfiles import (
+    TopFile,
+    batch_argv,
+    batch_reader,
     parse_argv,
     read_config,
     resolve,
     search_order,
     server_groups,
-    transport_reader,
 )
 from app.remote.transport import Pending, Transport, flush, submit
 
@@ -52,6 +54,14 @@ def prefetch(session: Session, statements: list[str], pre: Prefetched) -> None:
     """Ask ``statements`` in one round trip; keep their answers in ``pre``."""
     pre.update(zip(statements, query_many(session, statements), strict=True))
 
+
+# Where Debian, Ubuntu and the EL family keep their drop-in option files.
+INCLUDE_DIRS = (
+    "/etc/mysql/conf.d",
+    "/etc/mysql/mariadb.conf.d",
+    "/etc/mysql/mysql.conf.d",
+    "/etc/my.cnf.d",
+)
 
 WRITE_COUNTERS = (
     "Com_insert",
@@ -393,7 +403,13 @@ def gather_server_facts(
     if transport is not None and instance.started_by == "systemd" and instance.service:
         say(f"Asking systemd about {instance.service}")
         systemd_run = submit(transport, systemd_argv_for(instance.service), timeout=20)
+    lines_run: Pending | None = None
     if transport is not None:
+        # The option files' lines travel with the commands above: the usual places now,
+        # whatever they include later (read on its own when the batch did not cover it).
+        guess = _option_tops(instance, flavour, option_files)
+        wanted = [t.path for t in guess] + list(INCLUDE_DIRS)
+        lines_run = submit(transport, batch_argv(wanted), timeout=30)
         flush(transport)
 
     variables = _variables_with_origin(session, flavour, values, unknown, pre)
@@ -444,7 +460,10 @@ def gather_server_facts(
     if transport is not None:
         say("Reading the option files the server reads")
         try:
-            option_lines = read_option_lines(transport, instance, flavour, version, option_files)
+            batch = lines_run.result().stdout if lines_run is not None else b""
+            option_lines = read_option_lines(
+                transport, instance, flavour, version, option_files, batch
+            )
         except InnoTuneError as exc:
             unknown.append(Unknown("the lines of the option files", exc.problem))
         except OSError as exc:
@@ -482,14 +501,37 @@ def gather_server_facts(
     )
 
 
+def _option_tops(
+    instance: ServerInstance, flavour: str, option_files: tuple[str, ...]
+) -> list[TopFile]:
+    """The files the server reads on its own, in order (the binary's list when known)."""
+    cmdline = parse_argv(instance.argv or (instance.binary,))
+    family = "mysql" if flavour in ("mysql", "percona") else "mariadb"
+    defaults_file = cmdline.defaults_file or instance.defaults_file
+    return list(
+        search_order(
+            family,
+            defaults_file=defaults_file,
+            extra_file=cmdline.extra_file,
+            no_defaults=cmdline.no_defaults,
+            home="~",
+            help_files=[f for f in option_files if f != defaults_file] or None,
+        )
+    )
+
+
 def read_option_lines(
     transport: Transport,
     instance: ServerInstance,
     flavour: str,
     version: str,
     option_files: tuple[str, ...],
+    batch: bytes = b"",
 ) -> tuple[OptionLine, ...]:
     """The options the server's option files give it, each with its file and line.
+
+    ``batch`` is the output of :func:`app.optionfiles.batch_argv` over the likely files, run
+    earlier with other commands; a file it lacks is read on its own.
 
     Read as the server reads them (its groups, includes, ``!includedir``), without sudo: a
     file the login cannot read raises, and the caller records it as unknown.
@@ -500,17 +542,9 @@ def read_option_lines(
     cmdline = parse_argv(instance.argv or (instance.binary,))
     family = "mysql" if flavour in ("mysql", "percona") else "mariadb"
     groups = server_groups(family, version, cmdline.group_suffix or "")
-    defaults_file = cmdline.defaults_file or instance.defaults_file
-    tops = search_order(
-        family,
-        defaults_file=defaults_file,
-        extra_file=cmdline.extra_file,
-        no_defaults=cmdline.no_defaults,
-        home="~",
-        help_files=[f for f in option_files if f != defaults_file] or None,
-    )
+    tops = _option_tops(instance, flavour, option_files)
     # CommandResult is frozen; the reader's protocol declares plain attributes. Same shape.
-    reading = read_config(transport_reader(cast(Any, transport)), tops, groups)
+    reading = read_config(batch_reader(cast(Any, transport), batch), tops, groups)
     lines = []
     for arg in reading.args:
         meaning = resolve(arg.text)

@@ -31,6 +31,8 @@ from app.optionfiles.reading import (
     Reader,
     Reading,
     TopFile,
+    batch_argv,
+    batch_reader,
     collect,
     local_reader,
     parse_help_default_files,
@@ -42,6 +44,8 @@ from app.optionfiles.reading import (
 from app.optionfiles.syntax import Kind, Line, OptionFile, parse, render
 
 __all__ = [
+    "batch_argv",
+    "batch_reader",
     "Arg",
     "CommandLine",
     "Kind",

@@ -122,6 +122,97 @@ fi
 """
 
 
+# Reads many paths in one command: each path's answer from _READ_SCRIPT as a header line and
+# the answer in hex (od is POSIX), or the reason it failed; for a directory each *.cnf in it.
+_BATCH_SCRIPT = r"""
+r=$1; shift
+one() {
+    case $1 in *"
+"*) return ;; esac
+    if why=$(sh -c "$r" sh "$1" 2>&1 >/dev/null); then
+        printf '@@path %s\n' "$1"
+        sh -c "$r" sh "$1" | od -An -v -tx1
+    else
+        printf '@@fail %s\n' "$1"
+        printf '%s\n' "$why" | head -n 1
+    fi
+}
+dir() {
+    if [ -d "$1" ] && [ -r "$1" ] && [ -x "$1" ]; then
+        for f in "${1%/}"/*.cnf; do [ -e "$f" ] && one "$f"; done
+    fi
+}
+for p in "$@"; do
+    one "$p"
+    dir "$p"
+done
+# What the files name with !include / !includedir, one level down.
+for p in "$@"; do
+    [ -f "$p" ] && [ -r "$p" ] || continue
+    sed -n 's/^[[:space:]]*!include[[:space:]][[:space:]]*//p' "$p" | while IFS= read -r f; do
+        one "$f"
+    done
+    sed -n 's/^[[:space:]]*!includedir[[:space:]][[:space:]]*//p' "$p" | while IFS= read -r d; do
+        one "$d"
+        dir "$d"
+    done
+done
+"""
+
+
+def batch_argv(paths: Sequence[str]) -> list[str]:
+    """The one command that reads ``paths`` for :func:`batch_reader`."""
+    return ["sh", "-c", _BATCH_SCRIPT, "sh", _READ_SCRIPT, *paths]
+
+
+def _node(out: bytes, path: str) -> Node:
+    tag, _, rest = out.partition(b"\0")
+    if tag == b"M":
+        return Node("missing")
+    if tag == b"D":
+        names = [n.decode("utf-8", "surrogateescape") for n in rest.split(b"\0") if n]
+        return Node("dir", names=tuple(names))
+    if tag.startswith(b"F"):
+        mode = int(tag[1:] or b"0", 8)
+        return Node("file", data=rest, world_writable=bool(mode & 0o002))
+    raise OSError(f"unexpected answer while reading {path}")
+
+
+def batch_reader(transport: _Runs, batch: bytes, *, sudo: bool = False) -> Reader:
+    """A :data:`Reader` that answers from ``batch`` (the output of :func:`batch_argv`).
+
+    A path the batch did not cover is read on its own, as :func:`transport_reader` does;
+    one it could not read raises as that reader would.
+    """
+    known: dict[str, bytes | str] = {}
+    current: str | None = None
+    kind = "@@path"
+    body: list[str] = []
+    for line in batch.decode("utf-8", "surrogateescape").splitlines() + ["@@path "]:
+        tag, _, rest = line.partition(" ")
+        if tag in ("@@path", "@@fail"):
+            if current is not None:
+                known[current] = (
+                    bytes.fromhex("".join(body))
+                    if kind == "@@path"
+                    else (" ".join(body).strip() or "permission denied")
+                )
+            current, kind, body = rest, tag, []
+        elif current is not None:
+            body.append(line.replace(" ", "") if kind == "@@path" else line)
+    single = transport_reader(transport, sudo=sudo)
+
+    def read(path: str) -> Node:
+        found = known.get(path, known.get(path.rstrip("/") or "/"))  # !includedir dir/
+        if found is None:
+            return single(path)
+        if isinstance(found, str):
+            raise PermissionError(13, found, path)
+        return _node(found, path)
+
+    return read
+
+
 def transport_reader(transport: _Runs, *, sudo: bool = False) -> Reader:
     """A :data:`Reader` that reads through a Transport (local or SSH)."""
 
@@ -131,16 +222,7 @@ def transport_reader(transport: _Runs, *, sudo: bool = False) -> Reader:
         if result.exit_status != 0:
             reason = result.stderr.decode("utf-8", "replace").strip()
             raise PermissionError(13, reason or "permission denied", path)
-        tag, _, rest = out.partition(b"\0")
-        if tag == b"M":
-            return Node("missing")
-        if tag == b"D":
-            names = [n.decode("utf-8", "surrogateescape") for n in rest.split(b"\0") if n]
-            return Node("dir", names=tuple(names))
-        if tag.startswith(b"F"):
-            mode = int(tag[1:] or b"0", 8)
-            return Node("file", data=rest, world_writable=bool(mode & 0o002))
-        raise OSError(f"unexpected answer while reading {path}")
+        return _node(out, path)
 
     return read
 

@@ -9,5 +9,7 @@ if "paramiko" not in _sys.modules and "invoke" not in _sys.modules:
     _sys.modules["invoke"] = None  # type: ignore[assignment]
     try:
         import paramiko.config  # noqa: F401
+    except ImportError:  # no paramiko (this computer's transport alone needs none)
+        pass
     finally:
         del _sys.modules["invoke"]
