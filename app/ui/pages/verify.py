@@ -260,10 +260,13 @@ class VerifyPage(QWizardPage):
 
     def stop(self, wait_ms: int = 30000) -> None:
         """Cancel any running work and wait for it (the schema is dropped on the way out)."""
-        if self.job is not None and self.job.is_running():
-            # Job.stop, not cancel + wait: the thread's usual quit is queued to this very
-            # (GUI) thread, so a plain wait sat out its whole timeout.
-            self.job.stop(wait_ms)
+        # Every job of the page, not only the last: a sample whose result started the
+        # benchmark may still be winding down, and a thread outliving its page crashes.
+        for job in self.findChildren(Job):
+            if job.is_running():
+                # Job.stop, not cancel + wait: the thread's usual quit is queued to this
+                # very (GUI) thread, so a plain wait sat out its whole timeout.
+                job.stop(wait_ms)
 
     # -- the write rate, and consent -------------------------------------------------------
     def _sample(self, then: str | None) -> None:
