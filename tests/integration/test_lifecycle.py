@@ -129,7 +129,9 @@ def test_plan(server_host: Host, tmp_path: Path, crash: str, value: str) -> None
     cli, target = innotune(server_host, tmp_path)
     text = ok(cli("plan", *target, "--crash-loss", crash, *OFF, "--sample", "1"))
     assert f": {server_host.flavour} {server_host.server_line}." in text.splitlines()[0], text
-    plan = json.loads(ok(cli("plan", *target, "--crash-loss", crash, *OFF, "--json")))
+    plan = json.loads(
+        ok(cli("plan", *target, "--crash-loss", crash, *OFF, "--json", "--sample", "1"))
+    )
     trx = [c for c in plan["changes"] if c["key"] == TRX]
     current = server_host.sql(f"SELECT @@{TRX}")
     assert [c["proposed"] for c in trx] == ([] if current == value else [value]), trx
