@@ -275,7 +275,11 @@ class DebianHost:
             f"lowerdir={image},upperdir={self.workdir / 'upper'},workdir={self.workdir / 'work'}",
             str(self.root),
         )
-        self._configure()
+        try:
+            self._configure()
+        except Exception:
+            sh("umount", str(self.root))
+            raise
         self.cgroup.mkdir()
         console = open(self.workdir / "console.log", "ab")
         cgroup_procs = self.cgroup / "cgroup.procs"
