@@ -25,11 +25,17 @@ from app.cli import run_cli
 from app.domain.bench import WORKLOADS, BenchReport
 from app.domain.errors import InnoTuneError
 from app.domain.target import ConnectOptions, Target, parse_target
-from app.mysql.session import PyMySQLSession, Session
 from app.practice.server import PrivateServer
 from app.remote.connect import open_transport
 from app.remote.local import LocalTransport
 from tests.hosts.sshd import SshServer, SshUsers
+from tests.integration.test_bench import opener, scratch_schemas
+
+
+def loadgen_pids() -> list[int]:
+    """Load generator processes running on this host (the target of every test here)."""
+    found = subprocess.run(["pgrep", "-f", "innotune-loadgen"], capture_output=True, text=True)
+    return [int(p) for p in found.stdout.split()]
 
 
 @pytest.fixture(scope="module")
@@ -40,20 +46,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateServer]:
         yield srv
     finally:
         srv.stop()
-
-
-def opener(server: PrivateServer) -> Session:
-    return PyMySQLSession.direct(user=getpass.getuser(), socket_path=str(server.socket_path))
-
-
-def scratch_schemas(server: PrivateServer) -> list[str]:
-    return server.query("SHOW DATABASES LIKE 'innotune_bench%'").split()[1:]
-
-
-def loadgen_pids() -> list[int]:
-    """Load generator processes running on this host (the target of every test here)."""
-    found = subprocess.run(["pgrep", "-f", "innotune-loadgen"], capture_output=True, text=True)
-    return [int(p) for p in found.stdout.split()]
 
 
 def bench_connections(server: PrivateServer) -> int:

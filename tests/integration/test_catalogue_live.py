@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -102,6 +104,24 @@ def _mysql_metadata_problems(name: str, facts: VersionFacts, row: list[str]) -> 
     return []
 
 
+def _compare(
+    facts_by_name: dict[str, VersionFacts | None],
+    rows: dict[str, Any],
+    check: Callable[[str, VersionFacts, Any], list[str]],
+) -> list[str]:
+    """Existence both ways, then ``check`` on each knob both sides have."""
+    problems = []
+    for name, facts in facts_by_name.items():
+        if facts is None:
+            if name in rows:
+                problems.append(f"{name}: the server has it, the catalogue says it does not")
+        elif name not in rows:
+            problems.append(f"{name}: the catalogue has it, the server does not")
+        else:
+            problems += check(name, facts, rows[name])
+    return problems
+
+
 def test_server_tables_agree(live: DebianHost) -> None:
     """Existence, dynamic-ness, range and values from the server's own tables."""
     facts_by_name = knob_facts(live)
@@ -119,15 +139,7 @@ def test_server_tables_agree(live: DebianHost) -> None:
         done = subprocess.run(
             live.command("mysql", "-Be", sql), capture_output=True, text=True, check=True
         )
-        rows = _rows(done.stdout.strip())
-        for name, facts in facts_by_name.items():
-            if facts is None:
-                if name in rows:
-                    problems.append(f"{name}: the server has it, the catalogue says it does not")
-            elif name not in rows:
-                problems.append(f"{name}: the catalogue has it, the server does not")
-            else:
-                problems += _check_row(name, facts, rows[name])
+        problems = _compare(facts_by_name, _rows(done.stdout.strip()), _check_row)
     else:
         sql = (
             "SELECT VARIABLE_NAME, DATA_TYPE, MIN_VALUE, MAX_VALUE "  # noqa: S608
@@ -136,14 +148,7 @@ def test_server_tables_agree(live: DebianHost) -> None:
         ok, out = mysql(live, sql)
         assert ok, out
         meta = {ln.split("\t")[0]: ln.split("\t") for ln in out.splitlines()}
-        for name, facts in facts_by_name.items():
-            if facts is None:
-                if name in meta:
-                    problems.append(f"{name}: the server has it, the catalogue says it does not")
-            elif name not in meta:
-                problems.append(f"{name}: the catalogue has it, the server does not")
-            else:
-                problems += _mysql_metadata_problems(name, facts, meta[name])
+        problems = _compare(facts_by_name, meta, _mysql_metadata_problems)
     assert not problems, f"{live.name} ({version_of(live)}):\n" + "\n".join(problems)
 
 
