@@ -37,6 +37,17 @@ def _cores(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 
+def _percentiles(r: WorkloadResult) -> str:
+    x = r.latency
+    if not x.percentiles:  # mysqlslap: its mean, in the p50 column's place
+        return f"{'~' + format(x.mean_ms, '.2f'):>8} {'-':>8} {'-':>8}"
+    return f"{x.p50_ms:>8.2f} {x.p95_ms:>8.2f} {x.p99_ms:>8.2f}"
+
+
+def _p99(r: WorkloadResult) -> str:
+    return f"{r.latency.p99_ms:.2f}" if r.latency.percentiles else "-"
+
+
 def result_line(r: WorkloadResult) -> str:
     """One result as a row of the table."""
     c = r.counters
@@ -47,7 +58,7 @@ def result_line(r: WorkloadResult) -> str:
     server = _cores(r.cpu.server_cores if r.cpu else None)
     return (
         f"{r.workload:<11} {r.threads:>7} {r.commits_per_s:>10,.1f} {r.rows_per_s:>10,.0f} "
-        f"{r.latency.p50_ms:>8.2f} {r.latency.p95_ms:>8.2f} {r.latency.p99_ms:>8.2f} "
+        f"{_percentiles(r)} "
         f"{_opt(c.redo_bytes, MIB, '{:,.1f}'):>9} {_opt(c.pages_written):>7} "
         f"{_opt(fsyncs):>7} {client:>7} {server:>7}  {r.stopped}{restart}{bound}"
     )
@@ -79,6 +90,11 @@ def report_text(report: BenchReport) -> str:
         )
     lines += ["", HEADER]
     lines += [result_line(r) for r in report.results]
+    if any(not r.latency.percentiles for r in report.results):
+        lines.append(
+            "~ mean latency from clients × seconds / commits: mysqlslap times no single "
+            "transaction, so there are no percentiles."
+        )
     bound = client_bound_lines(report)
     if bound:
         lines += [
@@ -109,7 +125,6 @@ def comparison_text(before: BenchReport, after: BenchReport) -> str:
         bound = any(r.cpu is not None and r.cpu.client_bound for r in (a, b))
         lines.append(
             f"{b.workload:<11} {b.threads:>7} {b.commits_per_s:>11,.1f} {a.commits_per_s:>11,.1f} "
-            f"{change:>+7.0f}% {b.latency.p99_ms:>11.2f} {a.latency.p99_ms:>10.2f}"
-            + ("  client-bound" if bound else "")
+            f"{change:>+7.0f}% {_p99(b):>11} {_p99(a):>10}" + ("  client-bound" if bound else "")
         )
     return "\n".join(lines)

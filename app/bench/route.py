@@ -12,7 +12,9 @@ from app.access.doctor import DoctorResult, Secrets
 from app.bench.cpu import CpuProbe
 from app.bench.loadgen import LoadgenRoute, find_loadgen
 from app.bench.runner import SessionFactory
+from app.bench.slap import SlapRoute, find_slap
 from app.bench.sysbench import SysbenchRoute, find_sysbench
+from app.domain.bench import ENGINES
 from app.domain.errors import InnoTuneError
 from app.domain.target import Target
 from app.mysql.session import Session
@@ -115,19 +117,23 @@ def loadgen_route(
     return _on_target(find_loadgen, result, target, secrets, session)
 
 
-#: The engines `innotune bench --engine` and the Verify page know, in the order auto tries them.
-ENGINES = ("sysbench", "loadgen", "innotune")
+def slap_route(
+    result: DoctorResult, target: Target, secrets: Secrets, session: Session
+) -> SlapRoute | None:
+    """How to run mariadb-slap / mysqlslap on the target; None without either."""
+    return _on_target(find_slap, result, target, secrets, session)
 
 
 def client_route(
     result: DoctorResult, target: Target, secrets: Secrets, session: Session, engine: str = "auto"
-) -> SysbenchRoute | LoadgenRoute | None:
+) -> SysbenchRoute | LoadgenRoute | SlapRoute | None:
     """Where the benchmark's clients run (None: InnoTune's own client, in this process).
 
     In this order: sysbench on the target when it has it, else InnoTune's load generator on
-    the target's python3, else InnoTune's own client here.
+    the target's python3, else mariadb-slap / mysqlslap from the target's client package, else
+    InnoTune's own client here (over the link: it measures the link as much as the server).
 
-    ``engine`` picks one (``sysbench``, ``loadgen``, ``innotune``) or ``auto``.
+    ``engine`` picks one of :data:`ENGINES` or ``auto``.
 
     Raises:
         InnoTuneError: the engine asked for cannot run on this target.
@@ -136,25 +142,35 @@ def client_route(
         raise ValueError(f"unknown benchmark engine {engine!r}")
     if engine == "innotune":
         return None
-    if engine in ("auto", "sysbench"):
-        route = sysbench_route(result, target, secrets, session)
-        if route is None and engine == "sysbench":
-            raise InnoTuneError(
-                "sysbench was asked for, but the target has no sysbench 1.x "
-                "InnoTune can log in with.",
-                "Install it (apt-get install sysbench), or use the load generator "
-                "(--engine loadgen) or InnoTune's own client (--engine innotune).",
-            )
+    finders = {"sysbench": sysbench_route, "loadgen": loadgen_route, "slap": slap_route}
+    for name in finders if engine == "auto" else (engine,):
+        route = finders[name](result, target, secrets, session)
         if route is not None:
             return route
-    loadgen = loadgen_route(result, target, secrets, session)
-    if loadgen is None and engine == "loadgen":
-        raise InnoTuneError(
-            "The load generator was asked for, but the target has no python3 (3.6 or newer) "
-            "InnoTune can log in with.",
-            "Use --engine innotune to run the clients on this computer.",
-        )
-    return loadgen
+    if engine == "auto":
+        return None
+    raise InnoTuneError(MISSING[engine][0], MISSING[engine][1])
+
+
+#: What to say when the engine asked for is not on the target.
+MISSING = {
+    "sysbench": (
+        "sysbench was asked for, but the target has no sysbench 1.x InnoTune can log in with.",
+        "Install it (apt-get install sysbench), or use the load generator (--engine loadgen) "
+        "or InnoTune's own client (--engine innotune).",
+    ),
+    "loadgen": (
+        "The load generator was asked for, but the target has no python3 (3.6 or newer) "
+        "InnoTune can log in with.",
+        "Use --engine slap (the server's mysqlslap) or --engine innotune to run the clients "
+        "on this computer.",
+    ),
+    "slap": (
+        "mysqlslap was asked for, but the target has neither mariadb-slap nor mysqlslap "
+        "InnoTune can log in with.",
+        "Install the server's client package, or use --engine innotune.",
+    ),
+}
 
 
 def cpu_probe(result: DoctorResult) -> CpuProbe | None:

@@ -362,6 +362,10 @@ class Benchmark:
 
             if isinstance(self.sysbench, LoadgenRoute):
                 return run_loadgen(self, control, workload, threads)
+            from app.bench.slap import SlapRoute, run_slap
+
+            if isinstance(self.sysbench, SlapRoute):
+                return run_slap(self, control, workload, threads)
             if self.sysbench is not None:
                 from app.bench.sysbench import run_sysbench
 

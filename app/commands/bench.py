@@ -11,7 +11,7 @@ from typing import Any
 
 from app.cli import add_target_arguments
 from app.commands import Handler
-from app.domain.bench import WORKLOADS
+from app.domain.bench import ENGINES, WORKLOADS
 from app.domain.errors import InnoTuneError
 
 
@@ -42,10 +42,11 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
     )
     parser.add_argument(
         "--engine",
-        choices=("auto", "sysbench", "loadgen", "innotune"),
+        choices=("auto", *ENGINES),
         default="auto",
         help="where the clients run: auto (default) tries sysbench on the target, then the "
-        "load generator on the target's python3, then innotune (InnoTune's own client on "
+        "load generator on the target's python3, then slap (the target's mariadb-slap or "
+        "mysqlslap: no latency percentiles), then innotune (InnoTune's own client on "
         "this computer, over the link)",
     )
     parser.add_argument(

@@ -17,6 +17,11 @@ FORMAT = "innotune-bench/1"
 WORKLOADS = ("autocommit", "small_tx", "bulk")
 
 #: What each workload stands for, in the words the report and the Verify page use.
+#: Where a benchmark's clients can run (`innotune bench --engine`), in the order "auto" tries
+#: them: sysbench, InnoTune's load generator and mysqlslap on the target, InnoTune's own client
+#: here.
+ENGINES = ("sysbench", "loadgen", "slap", "innotune")
+
 WORKLOAD_TITLES = {
     "autocommit": "single-row inserts, one commit each (a slow import)",
     "small_tx": "small transactions: 3 inserts and 1 update each",
@@ -30,6 +35,10 @@ class Latency:
 
     Measured per transaction, from its first statement to the commit's answer (for
     single-row autocommit inserts, the insert itself).
+
+    Attributes:
+        percentiles: False when the clients timed no single transaction (mysqlslap): only
+            the mean is known, and p50/p95/p99/max are 0 and not to be shown.
     """
 
     p50_ms: float = 0.0
@@ -37,6 +46,13 @@ class Latency:
     p99_ms: float = 0.0
     max_ms: float = 0.0
     mean_ms: float = 0.0
+    percentiles: bool = True
+
+    def text(self) -> str:
+        """``p50 / p95 / p99`` in ms, or the mean where the clients timed no transaction."""
+        if not self.percentiles:
+            return f"mean {self.mean_ms:.2f} (no percentiles)"
+        return f"{self.p50_ms:.2f} / {self.p95_ms:.2f} / {self.p99_ms:.2f}"
 
 
 @dataclass(frozen=True)

@@ -186,13 +186,18 @@ def test_rollback(server_host: Host, tmp_path: Path) -> None:
     assert not server_host.differences()
 
 
-def test_bench(server_host: Host, tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ["auto", "slap"])
+def test_bench(server_host: Host, tmp_path: Path, engine: str) -> None:
+    """auto: the load generator on the host's python3 (no sysbench there); slap: the
+    server's own mariadb-slap / mysqlslap, the route of a host with only server and client."""
     cli, target = innotune(server_host, tmp_path)
     before = server_host.sql("SHOW DATABASES")
-    out = ok(cli("bench", *target, "--seconds", "1", "--threads", "2", "--json", "--yes"))
-    report = json.loads(out)
+    argv = ["bench", *target, "--seconds", "1", "--threads", "2", "--engine", engine]
+    report = json.loads(ok(cli(*argv, "--json", "--yes")))
     rates = [r["commits_per_s"] for r in report["results"]]
     assert rates and all(rate > 0 for rate in rates), report
+    assert ("slap on the target" in report["engine"]) == (engine == "slap"), report["engine"]
+    assert all(r["cpu"]["where"] == "target" for r in report["results"]), report
     assert server_host.sql("SHOW DATABASES") == before  # the scratch schema is dropped
 
 

@@ -200,3 +200,25 @@ def test_refuses_the_one_process_per_statement_route() -> None:
     with pytest.raises(BenchError, match="stays open"):
         bench.run()
     assert calls == []  # nothing was created, so nothing is left behind
+
+
+def test_a_mean_only_latency_shows_no_percentiles() -> None:
+    """mysqlslap's runs: the mean (Little's law), never a 0.00 shown as a percentile."""
+    from app.bench.report import comparison_text, report_text
+
+    def run(latency: Latency) -> WorkloadResult:
+        return WorkloadResult("autocommit", 1, 2.0, 200, 200, 100.0, 100.0, latency, Counters())
+
+    slap = run(Latency(mean_ms=10.0, percentiles=False))
+    timed = run(Latency(1.0, 2.0, 3.0, 9.0, 1.2))
+    assert slap.latency.text() == "mean 10.00 (no percentiles)"
+    assert timed.latency.text() == "1.00 / 2.00 / 3.00"
+    report = BenchReport("t", "2026-11-25T09:00:00+00:00", "mysqlslap", 2.0, (slap,), {})
+    text = report_text(report)
+    line = next(x for x in text.splitlines() if x.startswith("autocommit"))
+    assert "~10.00" in line and "0.00" not in line.replace("~10.00", "")
+    assert "no percentiles" in text
+    assert BenchReport.from_json(report.to_json()) == report
+    before = BenchReport("t", "2026-11-25T09:00:00+00:00", "sysbench", 2.0, (timed,), {})
+    compared = comparison_text(before, report)
+    assert " 3.00 " in compared and compared.rstrip().endswith("-")

@@ -68,20 +68,29 @@ def run_bench(
     progress: Progress,
 ) -> BenchReport:
     """One labelled benchmark (runs in a worker); progress goes out as (fraction, text)."""
-    from app.bench.route import client_route, cpu_probe, loadgen_route, session_factory
+    from app.bench.route import (
+        client_route,
+        cpu_probe,
+        loadgen_route,
+        session_factory,
+        slap_route,
+    )
     from app.bench.runner import Benchmark, BenchOptions
 
     if state.connection is None or state.target is None:
         raise InnoTuneError("Not connected.", "Go back to the Connect page.")
     opener = session_factory(state.connection, state.target, state.secrets)
     # The clients run on the target, next to the server: sysbench (when allowed and there),
-    # else InnoTune's load generator on its python3; else InnoTune's own client here.
+    # else InnoTune's load generator on its python3, else its mysqlslap; else InnoTune's own
+    # client here.
     session = opener()
     try:
         if use_sysbench:
             route = client_route(state.connection, state.target, state.secrets, session)
         else:
-            route = loadgen_route(state.connection, state.target, state.secrets, session)
+            route = loadgen_route(
+                state.connection, state.target, state.secrets, session
+            ) or slap_route(state.connection, state.target, state.secrets, session)
     finally:
         session.close()
     bench = Benchmark(
@@ -435,8 +444,7 @@ class VerifyPage(QWizardPage):
             def lat(r: object) -> str:
                 if r is None:
                     return ""
-                x = r.latency  # type: ignore[attr-defined]
-                return f"{x.p50_ms:.2f} / {x.p95_ms:.2f} / {x.p99_ms:.2f}"
+                return r.latency.text()  # type: ignore[attr-defined]
 
             def redo(r: object) -> str:
                 value = None if r is None else r.counters.redo_bytes  # type: ignore[attr-defined]

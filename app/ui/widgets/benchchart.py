@@ -149,8 +149,8 @@ class BenchChart(QWidget):
             found = report.result(workload, threads)
             values = (
                 [found.latency.p50_ms, found.latency.p95_ms, found.latency.p99_ms]
-                if found
-                else [0.0, 0.0, 0.0]
+                if found and found.latency.percentiles
+                else [0.0, 0.0, 0.0]  # none measured (mysqlslap times no transaction)
             )
             for v in values:
                 bars.append(v)

@@ -1,0 +1,265 @@
+"""The benchmark's clients as ``mariadb-slap`` / ``mysqlslap`` on the target.
+
+The last resort before InnoTune's own client over the link: the client packages ship it on
+nearly every MySQL and MariaDB host, so a host with only the server and its client still gets
+a benchmark measured next to the server. It runs a file of the benchmark's statements
+(:mod:`app.bench.workloads`) in a loop, one connection per client, until the row cap or until
+the runner ends its connections at the time budget.
+
+mysqlslap times no single transaction, so a run reports no latency percentiles: its figures
+come from the server (the committed rows in the scratch table, counted afterwards) and from
+the target's clock around the program, and the mean latency from Little's law (clients ×
+seconds / commits). The password travels in an option file read from standard input.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from app.bench.cpu import CpuProbe, cpu_between
+from app.bench.figures import CounterTrack, rate
+from app.bench.sysbench import _kill_clients, children_cpu
+from app.bench.workloads import BULK_INSERTS_PER_TX, PREFILL_ROWS, ROWS_PER_TX, Statements
+from app.domain.bench import Latency, WorkloadResult
+from app.domain.errors import InnoTuneError
+from app.mysql.session import Session
+from app.remote.transport import CommandResult, Transport
+
+if TYPE_CHECKING:
+    from app.bench.runner import Benchmark
+
+#: The target's clock before and after the program, its exit status, then the shell's `times`.
+TIMED = 'date +%s.%N >&2; "$0" "$@"; s=$?; date +%s.%N >&2; echo "exit $s" >&2; times >&2; exit 0'
+_CLOCK = re.compile(r"^(\d+\.\d+)$", re.M)
+_FINISHED = re.compile(r"Average number of seconds to run all queries")
+
+#: Rows each transaction inserts (what the count of the table finds), by workload.
+INSERTS_PER_TX = {**ROWS_PER_TX, "small_tx": 3}
+
+
+@dataclass(frozen=True)
+class SlapRoute:
+    """How to run mysqlslap on the target and log in from it.
+
+    Attributes:
+        program: the program's path on the target (mariadb-slap or mysqlslap).
+        sudo: run it under sudo (the root socket login needs the root account).
+    """
+
+    transport: Transport
+    socket: str | None
+    port: int | None
+    user: str
+    password: str | None = None
+    sudo: bool = False
+    program: str = "mysqlslap"
+    engine: str = "mysqlslap"
+    server_pid: int | None = None
+
+
+def find_slap(
+    transport: Transport,
+    *,
+    socket: str | None,
+    port: int | None,
+    user: str,
+    password: str | None = None,
+    sudo: bool = False,
+    server_pid: int | None = None,
+) -> SlapRoute | None:
+    """A route to run mariadb-slap (or mysqlslap) on the target; None when it has neither."""
+    probe = 'p=$(command -v mariadb-slap || command -v mysqlslap) && echo "$p" && "$p" --version'
+    found = transport.run(["sh", "-c", probe], timeout=20)
+    lines = found.out.strip().splitlines() if found.ok else []
+    if len(lines) < 2 or not lines[0].startswith("/"):
+        return None
+    program = lines[0].strip()
+    distrib = re.search(r"Distrib ([\w.]+)", lines[1])
+    version = f" {distrib.group(1)}" if distrib else ""
+    return SlapRoute(
+        transport,
+        socket,
+        port,
+        user,
+        password,
+        sudo,
+        program=program,
+        engine=f"{program.rsplit('/', 1)[-1]}{version} on the target",
+        server_pid=server_pid,
+    )
+
+
+def statements(workload: str) -> list[str]:
+    """The statements one client runs in a loop: the benchmark's own, as in its other engines.
+
+    Every client runs the same list from its start, so the small transaction's UPDATE picks
+    its row on the server (a user variable), else the clients would queue on the same rows.
+    """
+    if workload == "autocommit":
+        return Statements(workload, seed=1).singles
+    source = Statements(workload, seed=1)
+    if workload == "bulk":
+        return ["BEGIN", *([source.bulk] * BULK_INSERTS_PER_TX), "COMMIT"]
+    out = []
+    for i in range(0, 96, 3):
+        out += ["BEGIN", *source.singles[i : i + 3]]
+        out.append(f"SET @innotune_row = FLOOR(1 + RAND() * {PREFILL_ROWS})")
+        out.append(f"UPDATE {source.table} SET k = k + 1 WHERE id = @innotune_row")  # noqa: S608
+        out.append("COMMIT")
+    return out
+
+
+def transactions_in(workload: str, listed: list[str]) -> int:
+    """How many transactions one pass over ``listed`` commits."""
+    if workload == "autocommit":
+        return len(listed)
+    return listed.count("COMMIT")
+
+
+def _argv(
+    route: SlapRoute, queries: str, schema: str, threads: int, count: int
+) -> tuple[list[str], bytes | None]:
+    argv = [route.program]
+    stdin = None
+    if route.password is not None:
+        argv.append("--defaults-extra-file=/dev/stdin")
+        stdin = f"[client]\npassword={route.password}\n".encode()
+    argv.append(f"--user={route.user}")
+    if route.socket:
+        argv.append(f"--socket={route.socket}")
+    else:
+        argv += ["--protocol=TCP", "--host=127.0.0.1", f"--port={route.port or 3306}"]
+    argv += [
+        f"--create-schema={schema}",
+        "--no-drop",
+        f"--query={queries}",
+        "--delimiter=;",
+        f"--concurrency={threads}",
+        "--iterations=1",
+        f"--number-of-queries={count}",
+    ]
+    return argv, stdin
+
+
+def _clock(stderr: str) -> float | None:
+    stamps = [float(s) for s in _CLOCK.findall(stderr)]
+    return stamps[1] - stamps[0] if len(stamps) >= 2 else None
+
+
+def run_slap(bench: Benchmark, control: Session, workload: str, threads: int) -> WorkloadResult:
+    """One workload at one client count, as mysqlslap on the target.
+
+    Raises:
+        InnoTuneError: mysqlslap failed (not when the run was cancelled or timed out).
+    """
+    route = bench.sysbench
+    assert isinstance(route, SlapRoute)
+    transport = route.transport
+    per_tx = ROWS_PER_TX[workload]
+    listed = statements(workload)
+    per_pass = transactions_in(workload, listed)
+    max_tx = max(threads, bench.options.row_cap // per_tx)
+    # mysqlslap counts statements, shared out among the clients: whole passes per client.
+    passes = max(1, max_tx // (per_pass * threads))
+    count = passes * len(listed) * threads
+    before = _rows(control, bench.schema, workload)
+    made = transport.run(["mktemp", "-d", "/tmp/innotune-bench.XXXXXX"], timeout=20)  # noqa: S108
+    if not made.ok:
+        raise InnoTuneError(f"Could not make a temporary directory on the target: {made.err}")
+    tmp = made.out.strip()
+    queries = f"{tmp}/queries.sql"
+    outcome: list[CommandResult | BaseException] = []
+    try:
+        transport.write_file_atomic(queries, (";\n".join(listed) + ";\n").encode(), mode="0644")
+        argv, stdin = _argv(route, queries, bench.schema, threads, count)
+        timed = ["sh", "-c", TIMED, *argv]
+
+        def go() -> None:
+            try:
+                outcome.append(
+                    transport.run(
+                        timed, sudo=route.sudo, input=stdin, timeout=bench.run_seconds + 120
+                    )
+                )
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+                outcome.append(exc)
+
+        track = CounterTrack()
+        probe = CpuProbe(transport, route.server_pid, "target")
+        cpu_before = probe.sample()
+        bench.sample(control, track)
+        runner = threading.Thread(target=go, name=f"slap-{workload}")
+        runner.start()
+        stopped: list[str] = []
+
+        def stop(why: str) -> None:
+            # mysqlslap stops only at its statement count: at the time budget (or a cancel)
+            # its connections are ended, and the program stops at once.
+            stopped.append(why)
+            _kill_clients(control, bench.schema)
+
+        bench.watch(
+            control,
+            done=lambda: not runner.is_alive(),
+            rows=lambda: 0,
+            stop=stop,
+            seconds=bench.run_seconds,
+            track=track,
+        )
+        runner.join()
+        bench.sample(control, track)
+        cpu_after = probe.sample()
+    finally:
+        transport.run(["rm", "-rf", "--", tmp], timeout=20)
+    result = outcome[0]
+    if isinstance(result, BaseException):
+        raise result
+    if _FINISHED.search(result.out):
+        why = "rows" if max_tx * per_tx >= bench.options.max_rows else "bytes"
+    elif bench.cancel.is_set() or stopped:
+        why = "cancelled" if bench.cancel.is_set() else stopped[0]
+    else:
+        raise InnoTuneError(
+            f"{route.program} on the target failed: {(result.err or result.out).strip()[-400:]}",
+            f"Try it by hand on the target: {shlex.join(argv)}",
+        )
+    commits = (_rows(control, bench.schema, workload) - before) // INSERTS_PER_TX[workload]
+    rows = commits * per_tx
+    seconds = _clock(result.err) or (cpu_after.at - cpu_before.at)
+    return WorkloadResult(
+        workload=workload,
+        threads=threads,
+        seconds=round(seconds, 3),
+        commits=commits,
+        rows=rows,
+        commits_per_s=rate(commits, seconds),
+        rows_per_s=rate(rows, seconds),
+        latency=_mean_only(commits, seconds, threads),
+        counters=track.counters(),
+        stopped=why,
+        cpu=cpu_between(
+            cpu_before,
+            cpu_after,
+            client_cpu_s=children_cpu(result.err),
+            seconds=seconds,
+            threads=threads,
+            where="target",
+        ),
+    )
+
+
+def _rows(control: Session, schema: str, workload: str) -> int:
+    """Committed rows in the workload's table (the prefill included)."""
+    found = control.query(f"SELECT COUNT(*) FROM `{schema}`.bench_{workload}")  # noqa: S608
+    return int(found[0][0] or 0) if found else 0
+
+
+def _mean_only(commits: int, seconds: float, threads: int) -> Latency:
+    """Little's law: each client always has one transaction in flight."""
+    if not commits:
+        return Latency(percentiles=False)
+    return Latency(mean_ms=threads * seconds / commits * 1000.0, percentiles=False)
