@@ -78,8 +78,9 @@ def find_slap(
     if len(lines) < 2 or not lines[0].startswith("/"):
         return None
     program = lines[0].strip()
-    distrib = re.search(r"Distrib ([\w.]+)", lines[1])
-    version = f" {distrib.group(1)}" if distrib else ""
+    # "Ver 1.0 Distrib 10.11.19-MariaDB", "from 11.8.9-MariaDB", "Ver 9.7.4-2": the server's.
+    release = re.search(r"\d+\.\d+\.\d+", lines[1])
+    version = f" {release.group(0)}" if release else ""
     return SlapRoute(
         transport,
         socket,
