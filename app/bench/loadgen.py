@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from app.bench.figures import CounterTrack, latency_from_histogram, rate
+from app.bench.program import TargetRoute
 from app.bench.workloads import (
     BULK_INSERTS_PER_TX,
     BULK_ROWS_PER_INSERT,
@@ -62,22 +63,8 @@ def program() -> bytes:
 
 
 @dataclass(frozen=True)
-class LoadgenRoute:
-    """How to start the load generator on the target and log in from it.
-
-    Attributes:
-        sudo: run it under sudo (the root socket login needs the root account).
-        server_pid: the server's process, whose CPU each run reports.
-    """
-
-    transport: Transport
-    socket: str | None
-    port: int | None
-    user: str
-    password: str | None = None
-    sudo: bool = False
-    engine: str = "innotune-loadgen"
-    server_pid: int | None = None
+class LoadgenRoute(TargetRoute):
+    """How to start the load generator on the target and log in from it."""
 
 
 def find_loadgen(

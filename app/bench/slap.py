@@ -16,25 +16,21 @@ from __future__ import annotations
 
 import re
 import shlex
-import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.bench.cpu import CpuProbe, cpu_between
-from app.bench.figures import CounterTrack, rate
-from app.bench.sysbench import _kill_clients, children_cpu
+from app.bench.cpu import cpu_between
+from app.bench.figures import rate
+from app.bench.program import TargetRoute, run_program
 from app.bench.workloads import BULK_INSERTS_PER_TX, PREFILL_ROWS, ROWS_PER_TX, Statements
 from app.domain.bench import Latency, WorkloadResult
 from app.domain.errors import InnoTuneError
 from app.mysql.session import Session
-from app.remote.transport import CommandResult, Transport
+from app.remote.transport import Transport
 
 if TYPE_CHECKING:
     from app.bench.runner import Benchmark
 
-#: The target's clock before and after the program, its exit status, then the shell's `times`.
-TIMED = 'date +%s.%N >&2; "$0" "$@"; s=$?; date +%s.%N >&2; echo "exit $s" >&2; times >&2; exit 0'
-_CLOCK = re.compile(r"^(\d+\.\d+)$", re.M)
 _FINISHED = re.compile(r"Average number of seconds to run all queries")
 
 #: Rows each transaction inserts (what the count of the table finds), by workload.
@@ -42,23 +38,14 @@ INSERTS_PER_TX = {**ROWS_PER_TX, "small_tx": 3}
 
 
 @dataclass(frozen=True)
-class SlapRoute:
+class SlapRoute(TargetRoute):
     """How to run mysqlslap on the target and log in from it.
 
     Attributes:
         program: the program's path on the target (mariadb-slap or mysqlslap).
-        sudo: run it under sudo (the root socket login needs the root account).
     """
 
-    transport: Transport
-    socket: str | None
-    port: int | None
-    user: str
-    password: str | None = None
-    sudo: bool = False
     program: str = "mysqlslap"
-    engine: str = "mysqlslap"
-    server_pid: int | None = None
 
 
 def find_slap(
@@ -146,11 +133,6 @@ def _argv(
     return argv, stdin
 
 
-def _clock(stderr: str) -> float | None:
-    stamps = [float(s) for s in _CLOCK.findall(stderr)]
-    return stamps[1] - stamps[0] if len(stamps) >= 2 else None
-
-
 def run_slap(bench: Benchmark, control: Session, workload: str, threads: int) -> WorkloadResult:
     """One workload at one client count, as mysqlslap on the target.
 
@@ -159,7 +141,6 @@ def run_slap(bench: Benchmark, control: Session, workload: str, threads: int) ->
     """
     route = bench.sysbench
     assert isinstance(route, SlapRoute)
-    transport = route.transport
     per_tx = ROWS_PER_TX[workload]
     listed = statements(workload)
     per_pass = transactions_in(workload, listed)
@@ -168,69 +149,29 @@ def run_slap(bench: Benchmark, control: Session, workload: str, threads: int) ->
     passes = max(1, max_tx // (per_pass * threads))
     count = passes * len(listed) * threads
     before = _rows(control, bench.schema, workload)
-    made = transport.run(["mktemp", "-d", "/tmp/innotune-bench.XXXXXX"], timeout=20)  # noqa: S108
-    if not made.ok:
-        raise InnoTuneError(f"Could not make a temporary directory on the target: {made.err}")
-    tmp = made.out.strip()
-    queries = f"{tmp}/queries.sql"
-    outcome: list[CommandResult | BaseException] = []
-    try:
-        transport.write_file_atomic(queries, (";\n".join(listed) + ";\n").encode(), mode="0644")
-        argv, stdin = _argv(route, queries, bench.schema, threads, count)
-        timed = ["sh", "-c", TIMED, *argv]
+    command: list[str] = []
 
-        def go() -> None:
-            try:
-                outcome.append(
-                    transport.run(
-                        timed, sudo=route.sudo, input=stdin, timeout=bench.run_seconds + 120
-                    )
-                )
-            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
-                outcome.append(exc)
+    def argv(queries: str) -> tuple[list[str], bytes | None]:
+        made, stdin = _argv(route, queries, bench.schema, threads, count)
+        command[:] = made
+        return made, stdin
 
-        track = CounterTrack()
-        probe = CpuProbe(transport, route.server_pid, "target")
-        cpu_before = probe.sample()
-        bench.sample(control, track)
-        runner = threading.Thread(target=go, name=f"slap-{workload}")
-        runner.start()
-        stopped: list[str] = []
-
-        def stop(why: str) -> None:
-            # mysqlslap stops only at its statement count: at the time budget (or a cancel)
-            # its connections are ended, and the program stops at once.
-            stopped.append(why)
-            _kill_clients(control, bench.schema)
-
-        bench.watch(
-            control,
-            done=lambda: not runner.is_alive(),
-            rows=lambda: 0,
-            stop=stop,
-            seconds=bench.run_seconds,
-            track=track,
-        )
-        runner.join()
-        bench.sample(control, track)
-        cpu_after = probe.sample()
-    finally:
-        transport.run(["rm", "-rf", "--", tmp], timeout=20)
-    result = outcome[0]
-    if isinstance(result, BaseException):
-        raise result
-    if _FINISHED.search(result.out):
+    # mysqlslap stops only at its statement count: at the time budget the watch ends it.
+    text = (";\n".join(listed) + ";\n").encode()
+    run = run_program(bench, control, route, ("queries.sql", text), argv, bench.run_seconds)
+    if _FINISHED.search(run.result.out):
         why = "rows" if max_tx * per_tx >= bench.options.max_rows else "bytes"
-    elif bench.cancel.is_set() or stopped:
-        why = "cancelled" if bench.cancel.is_set() else stopped[0]
+    elif run.stopped:
+        why = run.stopped
     else:
+        out = (run.result.err or run.result.out).strip()
         raise InnoTuneError(
-            f"{route.program} on the target failed: {(result.err or result.out).strip()[-400:]}",
-            f"Try it by hand on the target: {shlex.join(argv)}",
+            f"{route.program} on the target failed: {out[-400:]}",
+            f"Try it by hand on the target: {shlex.join(command)}",
         )
     commits = (_rows(control, bench.schema, workload) - before) // INSERTS_PER_TX[workload]
     rows = commits * per_tx
-    seconds = _clock(result.err) or (cpu_after.at - cpu_before.at)
+    seconds = run.seconds or (run.cpu_after.at - run.cpu_before.at)
     return WorkloadResult(
         workload=workload,
         threads=threads,
@@ -240,12 +181,12 @@ def run_slap(bench: Benchmark, control: Session, workload: str, threads: int) ->
         commits_per_s=rate(commits, seconds),
         rows_per_s=rate(rows, seconds),
         latency=_mean_only(commits, seconds, threads),
-        counters=track.counters(),
+        counters=run.track.counters(),
         stopped=why,
         cpu=cpu_between(
-            cpu_before,
-            cpu_after,
-            client_cpu_s=children_cpu(result.err),
+            run.cpu_before,
+            run.cpu_after,
+            client_cpu_s=run.client_cpu_s,
             seconds=seconds,
             threads=threads,
             where="target",

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import re
 import shlex
-import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.bench.cpu import CpuProbe, cpu_between
-from app.bench.figures import CounterTrack, latency_from_histogram, rate
+from app.bench.cpu import cpu_between
+from app.bench.figures import latency_from_histogram, rate
+from app.bench.program import TargetRoute, run_program
 from app.bench.workloads import (
     BULK_INSERTS_PER_TX,
     BULK_ROWS_PER_INSERT,
@@ -29,7 +29,7 @@ from app.bench.workloads import (
 from app.domain.bench import WorkloadResult
 from app.domain.errors import InnoTuneError
 from app.mysql.session import Session
-from app.remote.transport import CommandResult, Transport
+from app.remote.transport import Transport
 
 if TYPE_CHECKING:
     from app.bench.runner import Benchmark
@@ -87,38 +87,11 @@ _TRANSACTIONS = re.compile(r"transactions:\s+(\d+)\s+\(([\d.]+) per sec")
 _TOTAL_TIME = re.compile(r"total time:\s+([\d.]+)s")
 _IGNORED = re.compile(r"ignored errors:\s+(\d+)")
 _BUCKET = re.compile(r"^\s*([\d.]+)\s+\|\**\s+(\d+)\s*$")
-# The shell's `times`: its own user/system time, then its children's (sysbench's).
-_TIMES = re.compile(r"^(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s\s*$", re.M)
-
-#: Runs sysbench, then prints the CPU it used (the shell's children's times) on stderr.
-TIMED = 'sysbench "$@"; s=$?; times >&2; exit $s'
-
-
-def children_cpu(stderr: str) -> float | None:
-    """The CPU seconds (user + system) of the children, from the shell's ``times`` output."""
-    found = _TIMES.findall(stderr)
-    if len(found) < 2:
-        return None
-    um, us, sm, ss = found[-1]
-    return int(um) * 60 + float(us) + int(sm) * 60 + float(ss)
 
 
 @dataclass(frozen=True)
-class SysbenchRoute:
-    """How to run sysbench on the target and log in from it.
-
-    Attributes:
-        sudo: run it under sudo (the root socket login needs the root account).
-    """
-
-    transport: Transport
-    socket: str | None
-    port: int | None
-    user: str
-    password: str | None = None
-    sudo: bool = False
-    engine: str = "sysbench"
-    server_pid: int | None = None
+class SysbenchRoute(TargetRoute):
+    """How to run sysbench on the target and log in from it."""
 
 
 @dataclass(frozen=True)
@@ -215,72 +188,34 @@ def run_sysbench(bench: Benchmark, control: Session, workload: str, threads: int
     """
     route = bench.sysbench
     assert isinstance(route, SysbenchRoute)
-    transport = route.transport
-    made = transport.run(["mktemp", "-d", "/tmp/innotune-bench.XXXXXX"], timeout=20)  # noqa: S108
+    per_tx = ROWS_PER_TX[workload]
+    events = max(1, bench.options.row_cap // per_tx)
+    command: list[str] = []
 
-    if not made.ok:
-        raise InnoTuneError(f"Could not make a temporary directory on the target: {made.err}")
-    tmp = made.out.strip()
-    script = f"{tmp}/innotune.lua"
-    try:
-        transport.write_file_atomic(script, SCRIPT.encode(), mode="0644")
-        per_tx = ROWS_PER_TX[workload]
-        argv, stdin = _argv(route, script, bench.schema, workload, threads, bench.run_seconds)
+    def argv(script: str) -> tuple[list[str], bytes | None]:
+        made, stdin = _argv(route, script, bench.schema, workload, threads, bench.run_seconds)
         # The row cap, as a number of transactions sysbench stops at.
-        argv.insert(-1, f"--events={max(1, bench.options.row_cap // per_tx)}")
-        outcome: list[CommandResult | BaseException] = []
+        made.insert(-1, f"--events={events}")
+        command[:] = made
+        return made, stdin
 
-        timed = ["sh", "-c", TIMED, "sh", *argv[1:]]
-
-        def go() -> None:
-            try:
-                outcome.append(
-                    transport.run(
-                        timed, sudo=route.sudo, input=stdin, timeout=bench.run_seconds + 120
-                    )
-                )
-            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
-                outcome.append(exc)
-
-        track = CounterTrack()
-        probe = CpuProbe(transport, route.server_pid, "target")
-        cpu_before = probe.sample()
-        bench.sample(control, track)
-        runner = threading.Thread(target=go, name=f"sysbench-{workload}")
-        runner.start()
-        # sysbench keeps its own time; the watch only samples and cancels. A cancel kills
-        # sysbench's connections, which makes it stop at once.
-        why = bench.watch(
-            control,
-            done=lambda: not runner.is_alive(),
-            rows=lambda: 0,
-            stop=lambda _why: _kill_clients(control, bench.schema),
-            seconds=bench.run_seconds + 60,
-            track=track,
-        )
-        runner.join()
-        bench.sample(control, track)
-        cpu_after = probe.sample()
-    finally:
-        transport.run(["rm", "-rf", "--", tmp], timeout=20)
-    result = outcome[0]
-    if isinstance(result, BaseException):
-        raise result
-    if bench.cancel.is_set():
-        why = "cancelled"
+    # sysbench keeps its own time; the watch only samples and cancels.
+    run = run_program(
+        bench, control, route, ("innotune.lua", SCRIPT.encode()), argv, bench.run_seconds + 60
+    )
+    why = run.stopped
     try:
-        parsed = parse_output(result.out)
+        parsed = parse_output(run.result.out)
     except ValueError:
         if why == "cancelled":
             parsed = SysbenchOutput(0, 0.0, 0, ())
         else:
             raise InnoTuneError(
-                f"sysbench failed (exit {result.exit_status}): "
-                f"{(result.err or result.out).strip()[-400:]}",
-                f"Try it by hand: {shlex.join(argv)}",
+                f"sysbench failed (exit {run.result.exit_status}): "
+                f"{(run.result.err or run.result.out).strip()[-400:]}",
+                f"Try it by hand: {shlex.join(command)}",
             ) from None
     if why != "cancelled":
-        events = max(1, bench.options.row_cap // per_tx)
         why = "rows" if parsed.transactions >= events else "time"
     rows = parsed.transactions * per_tx
     return WorkloadResult(
@@ -292,30 +227,16 @@ def run_sysbench(bench: Benchmark, control: Session, workload: str, threads: int
         commits_per_s=rate(parsed.transactions, parsed.seconds),
         rows_per_s=rate(rows, parsed.seconds),
         latency=latency_from_histogram(parsed.histogram),
-        counters=track.counters(),
+        counters=run.track.counters(),
         stopped=why,
         errors=parsed.ignored_errors,
         cpu=cpu_between(
-            cpu_before,
-            cpu_after,
-            client_cpu_s=children_cpu(result.err),
+            run.cpu_before,
+            run.cpu_after,
+            client_cpu_s=run.client_cpu_s,
             # sysbench's own time: the readings around it also span its start and stop.
-            seconds=parsed.seconds or (cpu_after.at - cpu_before.at),
+            seconds=parsed.seconds or (run.cpu_after.at - run.cpu_before.at),
             threads=threads,
             where="target",
         ),
     )
-
-
-def _kill_clients(control: Session, schema: str) -> None:
-    """End every other connection working in the scratch schema (sysbench's clients)."""
-    rows = control.query(
-        "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = %s AND ID <> CONNECTION_ID()",
-        (schema,),
-    )
-    for (ident,) in rows:
-        if ident and ident.isdigit():
-            try:
-                control.query(f"KILL CONNECTION {int(ident)}")
-            except InnoTuneError:
-                pass  # it ended by itself meanwhile

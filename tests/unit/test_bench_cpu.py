@@ -9,8 +9,8 @@ import sys
 from app.bench.cpu import CpuSample, cpu_between
 from app.bench.figures import judge_cpu, parse_host_cpu, parse_proc_cpu
 from app.bench.loadgen import BOOTSTRAP, program, settings_line
+from app.bench.program import TIMED, children_cpu
 from app.bench.report import comparison_text, report_text
-from app.bench.sysbench import TIMED, children_cpu
 from app.domain.bench import BenchReport, Counters, CpuUse, Latency, WorkloadResult
 
 
@@ -81,7 +81,7 @@ def test_cpu_between_two_readings() -> None:
 def test_sysbench_cpu_from_the_shells_times() -> None:
     # A real shell's `times` after a child that used CPU.
     done = subprocess.run(
-        ["sh", "-c", TIMED.replace("sysbench", "python3"), "sh", "-c", "sum(range(3000000))"],
+        ["sh", "-c", TIMED, "python3", "-c", "sum(range(3000000))"],
         capture_output=True,
         text=True,
         check=True,

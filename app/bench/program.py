@@ -1,0 +1,164 @@
+"""A benchmark client program on the target (sysbench, mysqlslap): its login, one watched run.
+
+The program gets a temporary directory on the target for its input file (removed after), runs
+under a shell that prints the target's clock around it and its CPU time (the shell's
+``times``), while the runner samples the server's counters and stops it at the budget or a
+cancel by ending its connections.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from app.bench.cpu import CpuProbe, CpuSample
+from app.bench.figures import CounterTrack
+from app.domain.errors import InnoTuneError
+from app.mysql.session import Session
+from app.remote.transport import CommandResult, Transport
+
+if TYPE_CHECKING:
+    from app.bench.runner import Benchmark
+
+#: The target's clock before and after the program, then the shell's `times` (its children's
+#: CPU on the second line); the program's exit status is the shell's.
+TIMED = 'date +%s.%N >&2; "$0" "$@"; s=$?; date +%s.%N >&2; times >&2; exit $s'
+_CLOCK = re.compile(r"^(\d+\.\d+)$", re.M)
+# The shell's `times`: its own user/system time, then its children's.
+_TIMES = re.compile(r"^(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s\s*$", re.M)
+
+
+@dataclass(frozen=True)
+class TargetRoute:
+    """How clients started on the target log in, and which server process they measure.
+
+    Attributes:
+        sudo: run them under sudo (the root socket login needs the root account).
+        engine: what the report names as the clients.
+        server_pid: the server's process, whose CPU each run reports.
+    """
+
+    transport: Transport
+    socket: str | None
+    port: int | None
+    user: str
+    password: str | None = None
+    sudo: bool = False
+    engine: str = ""
+    server_pid: int | None = None
+
+
+@dataclass(frozen=True)
+class ProgramRun:
+    """One finished run of the program.
+
+    Attributes:
+        stopped: why the runner ended it (``time``, ``cancelled``); None when it ended itself.
+    """
+
+    result: CommandResult
+    track: CounterTrack
+    cpu_before: CpuSample
+    cpu_after: CpuSample
+    stopped: str | None
+
+    @property
+    def seconds(self) -> float | None:
+        """The program's run time by the target's clock."""
+        stamps = [float(s) for s in _CLOCK.findall(self.result.err)]
+        return stamps[1] - stamps[0] if len(stamps) >= 2 else None
+
+    @property
+    def client_cpu_s(self) -> float | None:
+        """The program's CPU seconds (user + system), from the shell's ``times``."""
+        return children_cpu(self.result.err)
+
+
+def children_cpu(stderr: str) -> float | None:
+    """The CPU seconds (user + system) of the children, from the shell's ``times`` output."""
+    found = _TIMES.findall(stderr)
+    if len(found) < 2:
+        return None
+    um, us, sm, ss = found[-1]
+    return int(um) * 60 + float(us) + int(sm) * 60 + float(ss)
+
+
+def run_program(
+    bench: Benchmark,
+    control: Session,
+    route: TargetRoute,
+    input_file: tuple[str, bytes],
+    argv: Callable[[str], tuple[list[str], bytes | None]],
+    watch_seconds: float,
+) -> ProgramRun:
+    """Run ``argv(path of the input file)`` on the target, watched; return what it printed.
+
+    Raises:
+        InnoTuneError: the target refused the temporary directory or the file.
+    """
+    transport = route.transport
+    made = transport.run(["mktemp", "-d", "/tmp/innotune-bench.XXXXXX"], timeout=20)  # noqa: S108
+    if not made.ok:
+        raise InnoTuneError(f"Could not make a temporary directory on the target: {made.err}")
+    tmp = made.out.strip()
+    outcome: list[CommandResult | BaseException] = []
+    stopped: list[str] = []
+    try:
+        path = f"{tmp}/{input_file[0]}"
+        transport.write_file_atomic(path, input_file[1], mode="0644")
+        command, stdin = argv(path)
+        timed = ["sh", "-c", TIMED, *command]
+
+        def go() -> None:
+            try:
+                timeout = bench.run_seconds + 120
+                outcome.append(transport.run(timed, sudo=route.sudo, input=stdin, timeout=timeout))
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+                outcome.append(exc)
+
+        def stop(why: str) -> None:
+            # Ending the program's connections makes it stop at once.
+            stopped.append(why)
+            kill_clients(control, bench.schema)
+
+        track = CounterTrack()
+        probe = CpuProbe(transport, route.server_pid, "target")
+        cpu_before = probe.sample()
+        bench.sample(control, track)
+        runner = threading.Thread(target=go, name=f"bench-{command[0].rsplit('/', 1)[-1]}")
+        runner.start()
+        bench.watch(
+            control,
+            done=lambda: not runner.is_alive(),
+            rows=lambda: 0,
+            stop=stop,
+            seconds=watch_seconds,
+            track=track,
+        )
+        runner.join()
+        bench.sample(control, track)
+        cpu_after = probe.sample()
+    finally:
+        transport.run(["rm", "-rf", "--", tmp], timeout=20)
+    result = outcome[0]
+    if isinstance(result, BaseException):
+        raise result
+    why = "cancelled" if bench.cancel.is_set() else (stopped[0] if stopped else None)
+    return ProgramRun(result, track, cpu_before, cpu_after, why)
+
+
+def kill_clients(control: Session, schema: str) -> None:
+    """End every other connection working in the scratch schema (the program's clients)."""
+    rows = control.query(
+        "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = %s AND ID <> CONNECTION_ID()",
+        (schema,),
+    )
+    for (ident,) in rows:
+        if ident and ident.isdigit():
+            try:
+                control.query(f"KILL CONNECTION {int(ident)}")
+            except InnoTuneError:
+                pass  # it ended by itself meanwhile
