@@ -7,6 +7,7 @@ values or the range, a link that is not https. Nothing is guessed or silently sk
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tomllib
 from collections.abc import Callable, Mapping
@@ -42,71 +43,26 @@ _VERSION = re.compile(r"^(\d{1,3})\.(\d{1,3})\.(\d{1,4})$")
 _KERNEL = re.compile(r"^(\d{1,2})\.(\d{1,3})$")
 _MIN_TEXT = 20
 
-_KNOB_KEYS = {
-    "name": True,
-    "kind": True,
-    "type": True,
-    "unit": True,
-    "slider": True,
-    "inputs": True,
-    "related": True,
-    "title": True,
-    "what": True,
-    "why_writes": True,
-    "risks": True,
-    "verify": True,
-    "advice": True,
-    "links": True,
-    "field_reports": False,
-    "advice_only": False,
-    "advice_lines": False,
-    "lifecycle": False,
-    "server": False,
-    "linux": False,
-}
-_LINE_KEYS = {
-    "same_as",
-    "default",
-    "default_rule",
-    "help_default",
-    "dynamic",
-    "min",
-    "max",
-    "allowed",
-    "restart_values",
-    "block",
-    "ignored",
-    "deprecated",
-    "link",
-    "confidence",
-    "note",
-    "changes",
-}
-_CHANGE_KEYS = {
-    "since",
-    "note",
-    "default",
-    "dynamic",
-    "min",
-    "max",
-    "allowed",
-    "ignored",
-    "deprecated",
-}
-_LIFECYCLE_KEYS = {"absent", "added", "deprecated", "removed", "note"}
-_LINUX_KEYS = {
-    "path",
-    "persist",
-    "default",
-    "default_rule",
-    "allowed",
-    "min",
-    "max",
-    "confidence",
-    "note",
-    "kernels",
-}
-_KERNEL_KEYS = {"since", "until", "note", "default", "default_rule", "allowed", "min", "max"}
+
+def _fields(cls: type, drop: tuple[str, ...] = (), add: tuple[str, ...] = ()) -> set[str]:
+    """The keys a table may have: the model's fields, less derived ones, plus TOML-only ones."""
+    return {f.name for f in dataclasses.fields(cls) if f.name not in drop} | set(add)
+
+
+# The TOML tables mirror the model: a line gives no "line" (it is the table's key) and may
+# borrow from another ("same_as"); a knob's "area" is its file, and its links fill each
+# line's link; a lifecycle is one table per product.
+_KNOB_FIELDS = [f for f in dataclasses.fields(Knob) if f.name != "area"]
+_KNOB_KEYS = {f.name for f in _KNOB_FIELDS} | {"links"}
+_KNOB_REQUIRED = [
+    *(f.name for f in _KNOB_FIELDS if f.default is dataclasses.MISSING),
+    "links",
+]
+_LINE_KEYS = _fields(LineFacts, drop=("line",), add=("same_as",))
+_CHANGE_KEYS = _fields(Change)
+_LIFECYCLE_KEYS = _fields(Lifecycle)
+_LINUX_KEYS = _fields(LinuxFacts, drop=("link",))
+_KERNEL_KEYS = _fields(KernelChange)
 _LINK_KEYS = {"mysql", "mariadb", "linux"}
 
 
@@ -560,9 +516,9 @@ def _knob(file: Path, area: str, index: int, raw: Any) -> Knob:
     table = _table(ctx, "", raw)
     if isinstance(table.get("name"), str):
         ctx.knob = table["name"]
-    _keys(ctx, "", table, set(_KNOB_KEYS))
-    for key, required in _KNOB_KEYS.items():
-        if required and key not in table:
+    _keys(ctx, "", table, _KNOB_KEYS)
+    for key in _KNOB_REQUIRED:
+        if key not in table:
             raise ctx.fail("", f"missing required key {key!r}")
     name = _str(ctx, "name", table["name"])
     if not _NAME.match(name):
