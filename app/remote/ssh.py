@@ -1,8 +1,9 @@
 """The SSH transport: commands, files, sudo and byte streams on a host, over paramiko.
 
-Connecting (sockets, jump hosts, the handshake, the host key, liveness) is here; where to
-connect comes from :mod:`app.remote.sshconfig`, the login from :mod:`app.remote.sshauth`, and
-how one command travels on a channel from :mod:`app.remote.sshexchange`.
+Connecting (sockets, jump hosts, the handshake, the host key) and the Transport are here;
+where to connect comes from :mod:`app.remote.sshconfig`, the login from
+:mod:`app.remote.sshauth`, how one command travels on a channel from
+:mod:`app.remote.sshexchange`, and connection errors and liveness from :mod:`app.remote.sshlink`.
 
 Commands given to :meth:`SshTransport.submit` go through the connection's one long-lived
 shell (:mod:`app.remote.shell`): those submitted together share one round trip, and no login
@@ -54,6 +55,7 @@ from app.remote.sshexchange import (
     start,
     strip_marker,
 )
+from app.remote.sshlink import Liveness, channel_error, socket_error, too_old
 from app.remote.transport import (
     CommandResult,
     InThread,
@@ -79,109 +81,6 @@ AUTH_TIMEOUT = 30.0
 # KEEPALIVE_TIMEOUT means the peer is gone (OpenSSH's ServerAliveInterval/CountMax idea).
 KEEPALIVE_INTERVAL = 10.0
 KEEPALIVE_TIMEOUT = 20.0
-
-
-def _too_old(host: str, port: int, detail: str) -> ConnectError:
-    return ConnectError(
-        f"The SSH server at {host}:{port} offers only algorithms that paramiko 5 and newer "
-        f"refuse as insecure ({detail}): it is too old, or set to SHA-1 key exchange / "
-        "ssh-rsa signatures only.",
-        "Upgrade OpenSSH on the host (7.2 or newer speaks SHA-2), or enable modern "
-        "KexAlgorithms and HostKeyAlgorithms in its sshd_config.",
-    )
-
-
-def _socket_error(host: str, port: int, exc: BaseException, timeout: float) -> ConnectError:
-    if isinstance(exc, socket.gaierror):
-        return ConnectError(
-            f"The host name {host!r} could not be resolved (unknown host).",
-            "Check the spelling or the alias in ~/.ssh/config, or use the IP address.",
-        )
-    if isinstance(exc, ConnectionRefusedError):
-        return ConnectError(
-            f"{host}:{port} refused the connection: no SSH server listens on that port.",
-            "Check the port, and that sshd runs on the host (systemctl status ssh).",
-        )
-    if isinstance(exc, TimeoutError | socket.timeout):
-        return ConnectError(
-            f"No answer from {host}:{port} within {timeout:.0f} s.",
-            "Check the address, a firewall or a VPN between you and the host.",
-        )
-    reason = getattr(exc, "strerror", None) or str(exc)
-    return ConnectError(
-        f"Cannot reach {host}:{port}: {reason}.", "Check the address and the network."
-    )
-
-
-def _channel_error(host: str, port: int, exc: paramiko.ChannelException, via: str) -> ConnectError:
-    if exc.code == 1:
-        return ConnectError(
-            f"The SSH server of {via} refuses to forward connections to {host}:{port} "
-            "(AllowTcpForwarding no, or PermitOpen).",
-            "Allow TCP forwarding for this user in the host's sshd_config, or use the "
-            "database's socket through a relay instead.",
-        )
-    if exc.code == 2:
-        return ConnectError(
-            f"{via} could not connect to {host}:{port}: nothing listens there, as seen "
-            "from that host.",
-            "Check the host and port, and that the service listens on that address.",
-        )
-    return ConnectError(
-        f"{via} refused a channel to {host}:{port}: {exc.text}.", "Check the SSH server's logs."
-    )
-
-
-class _Liveness:
-    """Notices a peer that stopped answering, and closes the connection when it does.
-
-    paramiko's own ``set_keepalive`` sends a request that wants no reply, so it keeps a NAT
-    mapping open but can never tell that the other side is gone: a host that hangs, or a
-    link that drops packets without a reset, would leave every command waiting for its
-    whole deadline. So every ``interval`` seconds a ``keepalive@openssh.com`` request that
-    wants a reply goes out (any reply, even "unsupported", proves the peer is there), from
-    a thread of its own, so a send stuck on a full socket buffer cannot stall the judge.
-    Without a reply within ``timeout`` the transport is closed: every channel read returns
-    at once, and :attr:`cause` says why.
-    """
-
-    def __init__(self, t: paramiko.Transport, interval: float, timeout: float) -> None:
-        self._t = t
-        self.interval = interval
-        self.timeout = timeout
-        self.cause = ""
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch, name="ssh-liveness", daemon=True)
-        self._thread.start()
-
-    def _probe(self, answered: threading.Event) -> None:
-        try:
-            self._t.global_request("keepalive@openssh.com", wait=True)
-        except (paramiko.SSHException, EOFError, OSError):
-            pass  # the transport closed; _watch sees that
-        answered.set()
-
-    def _watch(self) -> None:
-        while not self._stop.wait(self.interval):
-            if not self._t.is_active():
-                return
-            answered = threading.Event()
-            threading.Thread(
-                target=self._probe, args=(answered,), name="ssh-keepalive", daemon=True
-            ).start()
-            if answered.wait(self.timeout) or self._stop.is_set() or not self._t.is_active():
-                continue
-            self.cause = (
-                f"no reply to SSH keepalives for {self.timeout:.0f} s: the network link "
-                "dropped or the host stopped responding"
-            )
-            log.warning("closing the SSH connection: %s", self.cause)
-            self._t.close()
-            return
-
-    def stop(self) -> None:
-        """Stop watching (the transport is being closed on purpose)."""
-        self._stop.set()
 
 
 class SshTransport:
@@ -231,7 +130,7 @@ class SshTransport:
         self._proxies: list[paramiko.ProxyCommand] = []
         self._streams: dict[int, StderrTail] = {}
         self._prompt = prompt
-        self._liveness: _Liveness | None = None
+        self._liveness: Liveness | None = None
         self.host_key_status = ""
         self._sudo_password = sudo_password
         self._sudo: SudoState | None = None
@@ -244,7 +143,7 @@ class SshTransport:
         self._ready_trips = 0
         try:
             self._t = self._connect(self.host, login_password, key_passphrase)
-            self._liveness = _Liveness(self._t, keepalive_interval, keepalive_timeout)
+            self._liveness = Liveness(self._t, keepalive_interval, keepalive_timeout)
             # The shell starts now and says whether this is Linux and who we are; nothing
             # waits for that until it is needed, so it shares the first round trip.
             self._shell = self._start_shell()
@@ -310,7 +209,7 @@ class SshTransport:
                     "direct-tcpip", (host, port), ("127.0.0.1", 0), timeout=self.connect_timeout
                 )
             except paramiko.ChannelException as exc:
-                raise _channel_error(host, port, exc, "the jump host") from None
+                raise channel_error(host, port, exc, "the jump host") from None
             except paramiko.SSHException as exc:
                 raise ConnectError(f"The jump host dropped the connection: {exc}.") from None
         if proxy_command:
@@ -320,7 +219,7 @@ class SshTransport:
         try:
             sock = socket.create_connection((host, port), timeout=self.connect_timeout)
         except OSError as exc:
-            raise _socket_error(host, port, exc, self.connect_timeout) from None
+            raise socket_error(host, port, exc, self.connect_timeout) from None
         # As ssh does for interactive sessions: small requests go out at once, never held
         # back waiting for the ACK of the previous packet (Nagle).
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -349,7 +248,7 @@ class SshTransport:
             t.start_client(timeout=t.banner_timeout + self.connect_timeout)
         except IncompatiblePeer as exc:
             t.close()
-            raise _too_old(hc.hostname, hc.port, str(exc)) from None
+            raise too_old(hc.hostname, hc.port, str(exc)) from None
         except (paramiko.SSHException, EOFError, OSError) as exc:
             t.close()
             text = str(exc)
@@ -721,7 +620,7 @@ class SshTransport:
                 "direct-tcpip", (host, port), ("127.0.0.1", 0), timeout=self.connect_timeout
             )
         except paramiko.ChannelException as exc:
-            raise _channel_error(host, port, exc, self.label) from None
+            raise channel_error(host, port, exc, self.label) from None
         except (paramiko.SSHException, EOFError, OSError) as exc:
             raise self._lost("", exc) from None
 
