@@ -195,19 +195,17 @@ _FIELDS: dict[type, tuple[tuple[str, Any], ...] | None] = {}
 def _fields(cls: type) -> tuple[tuple[str, Any], ...] | None:
     """A dataclass's field names and types (None: not a dataclass), looked up once per class.
 
-    ``dataclasses.fields`` and ``typing.get_type_hints`` cost more than the conversion
-    itself when asked again for each of the facts' thousands of values.
+    Asked again for each of the facts' thousands of values, ``typing.get_type_hints`` cost
+    more than the conversion itself.
     """
-    try:
-        return _FIELDS[cls]
-    except KeyError:
-        pass
-    found = None
-    if dataclasses.is_dataclass(cls):
-        hints = typing.get_type_hints(cls)
-        found = tuple((f.name, hints[f.name]) for f in dataclasses.fields(cls))
-    _FIELDS[cls] = found
-    return found
+    if cls not in _FIELDS:
+        hints = typing.get_type_hints(cls) if dataclasses.is_dataclass(cls) else None
+        _FIELDS[cls] = (
+            tuple((f.name, hints[f.name]) for f in dataclasses.fields(cls))
+            if hints is not None
+            else None
+        )
+    return _FIELDS[cls]
 
 
 def to_jsonable(value: Any) -> Any:
