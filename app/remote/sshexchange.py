@@ -23,6 +23,7 @@ from paramiko.common import cMSG_CHANNEL_REQUEST
 
 from app.remote.transport import MAX_OUTPUT
 
+# Prints "<marker> <pid>" on stdout and "<marker>" on stderr, then becomes the command, so
 # output before the markers (a noisy .bashrc) can be dropped and a stuck command killed.
 # No backslash and no "!": the script stays readable to every login shell unencoded.
 MARK_SCRIPT = 'echo "$0 $$"; echo "$0" >&2; exec "$@"'
