@@ -19,12 +19,10 @@ reported with its fix; it is never left silent.
 from __future__ import annotations
 
 import dataclasses
-import json
 import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
 
 from app.appliers.actions import (
     Action,
@@ -40,90 +38,27 @@ from app.appliers.actions import (
 from app.domain.instance import ServerInstance
 from app.domain.plan import Change, FileChecksum
 from app.optionfiles import (
-    Arg,
-    CommandLine,
     Node,
     OptionFileError,
     Reader,
-    Reading,
-    Setting,
-    TopFile,
-    effective,
     holds_secrets,
     parse,
     parse_argv,
-    parse_help_default_files,
-    parse_help_table,
-    parse_persisted,
-    read_config,
     remove_option_line,
     render,
     resolve,
-    search_order,
-    server_groups,
     set_option,
-    transport_reader,
 )
-from app.remote.transport import Transport
+from app.optionfiles.binary import BinaryAnswer, ask_binary, binary_present
+from app.optionfiles.serverview import ServerView, defaults_switches, read_view, user_home
+from app.optionfiles.serverview import host_reader as _reader
 
 GROUP = "mysqld"  # read by every MySQL and MariaDB server
 REMOVED_NOTE = "obsolete lines removed"  # the note of a file InnoTune only removed lines from
 STEM = "innotune"
 _KEY = re.compile(r"^[a-z][a-z0-9_]*$")
-_SECRET_NAME = re.compile(r"passw(or)?d|_auth$|secret|token|credential")
 _TRUE = {"1", "on", "true", "yes"}
 _FALSE = {"0", "off", "false", "no"}
-
-
-# -- asking the server binary ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class BinaryAnswer:
-    """What ``<binary> ... --verbose --help`` said about a set of arguments."""
-
-    argv: tuple[str, ...]
-    table: dict[str, str]
-    errors: tuple[str, ...]
-    default_files: tuple[str, ...]
-
-    @property
-    def ok(self) -> bool:
-        """True when the server accepted every argument."""
-        return not self.errors and bool(self.table)
-
-
-def ask_binary(
-    transport: Transport, binary: str, args: Sequence[str], *, sudo: bool = False
-) -> BinaryAnswer:
-    """Run ``binary *args --verbose --help`` on the host and read its variable table."""
-    argv = (binary, *args, "--verbose", "--help")
-    result = transport.run(list(argv), sudo=sudo, timeout=120)
-    errors = tuple(
-        line.split("[ERROR]", 1)[1].strip() for line in result.err.splitlines() if "[ERROR]" in line
-    )
-    if not result.ok and not errors:
-        errors = tuple(
-            (result.err.strip().splitlines() or [f"exit status {result.exit_status}"])[-1:]
-        )
-    return BinaryAnswer(
-        argv=argv,
-        table=parse_help_table(result.out),
-        errors=errors,
-        default_files=tuple(parse_help_default_files(result.out)),
-    )
-
-
-def _reader(transport: Transport, sudo: bool) -> Reader:
-    # CommandResult is frozen; the reader's protocol declares plain attributes. Same shape.
-    return transport_reader(cast(Any, transport), sudo=sudo)
-
-
-def binary_present(transport: Transport, binary: str) -> bool:
-    """True when the server binary can be run on the host."""
-    if not binary.startswith("/"):
-        return False
-    return transport.run(["test", "-x", binary]).ok
 
 
 def same_value(printed: str | None, wanted: str) -> bool:
@@ -141,239 +76,6 @@ def same_value(printed: str | None, wanted: str) -> bool:
         return parse_size(a) == parse_size(b)
     except ValueError:
         return False
-
-
-# -- reading as the server does ----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ServerView:
-    """Every option file the instance reads, its command line and the effective values."""
-
-    instance: ServerInstance
-    flavour: str
-    version: str
-    cmdline: CommandLine
-    groups: tuple[str, ...]
-    tops: tuple[TopFile, ...]
-    home: str
-    reading: Reading
-    persisted: tuple[Arg, ...] | None
-    persisted_path: str | None
-    settings: dict[str, Setting]
-
-    def file_args(self) -> list[str]:
-        """The arguments the files give, in order (``my_print_defaults``)."""
-        return [arg.text for arg in self.reading.args]
-
-    def public_file_args(self) -> list[str]:
-        """:meth:`file_args` without any that may hold a secret.
-
-        These go on a command line (visible in ``ps``) when the binary is asked about the
-        would-be files; a password or SST credential must never be put there, and none
-        of them changes how the server reads a tuning variable.
-        """
-        return [a for a in self.file_args() if not _SECRET_NAME.search(_key_of(a))]
-
-
-def defaults_switches(cmdline: CommandLine) -> list[str]:
-    """The instance's option-file switches, in the order the server wants them (first)."""
-    if cmdline.no_defaults:
-        return ["--no-defaults"]
-    out = []
-    if cmdline.defaults_file:
-        out.append(f"--defaults-file={cmdline.defaults_file}")
-    if cmdline.extra_file:
-        out.append(f"--defaults-extra-file={cmdline.extra_file}")
-    if cmdline.group_suffix:
-        out.append(f"--defaults-group-suffix={cmdline.group_suffix}")
-    return out
-
-
-def user_home(transport: Transport, user: str) -> str:
-    """The home directory of the server's OS user (for ``~/.my.cnf``), or ``~``."""
-    if not user or not re.fullmatch(r"[A-Za-z0-9_.][A-Za-z0-9_.-]*", user):
-        return "~"
-    result = transport.run(["getent", "passwd", user])
-    fields = result.out.strip().split(":")
-    return fields[5] if result.ok and len(fields) > 5 and fields[5] else "~"
-
-
-def read_view(
-    reader: Reader,
-    instance: ServerInstance,
-    flavour: str,
-    version: str,
-    *,
-    help_files: Sequence[str] = (),
-    home: str = "~",
-    datadir: str | None = None,
-) -> ServerView:
-    """Read the instance's option files as the server does.
-
-    Raises:
-        OptionFileError: the server would refuse its files, or one cannot be read.
-    """
-    cmdline = parse_argv(instance.argv or (instance.binary,))
-    family = "mysql" if flavour in ("mysql", "percona") else "mariadb"
-    groups = tuple(server_groups(family, version, cmdline.group_suffix or ""))
-    # A --defaults-file in the facts but not in argv (a unit's ExecStart seen elsewhere).
-    defaults_file = cmdline.defaults_file or instance.defaults_file
-    if defaults_file and not cmdline.defaults_file and not cmdline.no_defaults:
-        cmdline = dataclasses.replace(cmdline, defaults_file=defaults_file)
-    files = [f for f in help_files if f != defaults_file]
-    tops = tuple(
-        search_order(
-            family,
-            defaults_file=cmdline.defaults_file,
-            extra_file=cmdline.extra_file,
-            no_defaults=cmdline.no_defaults,
-            home=home,
-            help_files=files or None,
-        )
-    )
-    reading = read_config(reader, tops, groups, home=home)
-    persisted: tuple[Arg, ...] | None = None
-    persisted_path = None
-    if family == "mysql" and datadir:
-        persisted_path = posixpath.join(datadir, "mysqld-auto.cnf")
-        try:
-            node = reader(persisted_path)
-        except OSError as exc:
-            raise OptionFileError(
-                f"Cannot read {persisted_path}: {exc.strerror or exc}.",
-                "Give InnoTune sudo rights: SET PERSIST values there beat the option files.",
-                path=persisted_path,
-            ) from exc
-        if node.kind == "file":
-            persisted = tuple(parse_persisted(node.data, persisted_path))
-    settings = effective(reading.args, argv=cmdline, persisted=persisted)
-    return ServerView(
-        instance=instance,
-        flavour=flavour,
-        version=version,
-        cmdline=cmdline,
-        groups=groups,
-        tops=tops,
-        home=home,
-        reading=reading,
-        persisted=persisted,
-        persisted_path=persisted_path,
-        settings=settings,
-    )
-
-
-@dataclass(frozen=True)
-class OptionRow:
-    """One line of ``innotune options``."""
-
-    name: str
-    value: str | None
-    source: str
-    written: str
-    overridden: tuple[str, ...]
-    values: tuple[str | None, ...]
-
-
-@dataclass(frozen=True)
-class OptionsTable:
-    """The effective options of an instance and where each was set."""
-
-    instance: str
-    files: tuple[str, ...]
-    command_line: tuple[str, ...]
-    persisted: str | None
-    rows: tuple[OptionRow, ...]
-    problems: tuple[str, ...]
-    binary: tuple[str, ...]  # how the binary was asked, when it was
-
-    def text(self) -> str:
-        """A table for people."""
-        lines = [f"Option files of {self.instance}, in the order the server reads them:"]
-        lines += [f"  {f}" for f in self.files] or ["  (none)"]
-        if self.command_line:
-            lines.append("Command line (beats every file): " + " ".join(self.command_line))
-        if self.persisted:
-            lines.append(f"Persisted settings (SET PERSIST): {self.persisted}")
-        width = max((len(r.name) for r in self.rows), default=10)
-        vwidth = min(40, max((len(str(r.value)) for r in self.rows), default=5))
-        lines.append("")
-        lines.append(f"{'option'.ljust(width)}  {'value'.ljust(vwidth)}  set in")
-        for row in self.rows:
-            value = "(on)" if row.value is None else row.value
-            if len(row.values) > 1:
-                value = ", ".join("(on)" if v is None else v for v in row.values)
-            line = f"{row.name.ljust(width)}  {value.ljust(vwidth)}  {row.source}"
-            if row.overridden:
-                line += f"  (overrides {', '.join(row.overridden)})"
-            lines.append(line)
-        if self.problems:
-            lines.append("")
-            lines.append("Problems:")
-            lines += [f"  {p}" for p in self.problems]
-        return "\n".join(lines)
-
-    def to_json(self) -> str:
-        """JSON for scripts."""
-        return json.dumps(dataclasses.asdict(self), indent=2)
-
-
-def options_for(
-    transport: Transport,
-    instance: ServerInstance,
-    flavour: str,
-    version: str,
-    *,
-    help_files: Sequence[str] = (),
-    datadir: str | None = None,
-    sudo: bool = False,
-) -> OptionsTable:
-    """The effective options of ``instance``, each with file:line, command line or persisted.
-
-    Files are read as the server reads them: its ``--defaults-file`` or the default order
-    (asked from the binary when ``help_files`` is empty), includes, the instance's argv
-    (which beats the files) and MySQL's ``datadir/mysqld-auto.cnf``.
-
-    Raises:
-        OptionFileError: the server would refuse its files, or one cannot be read.
-    """
-    files = list(help_files)
-    if not files and binary_present(transport, instance.binary):
-        files = list(ask_binary(transport, instance.binary, ["--no-defaults"]).default_files)
-    home = user_home(transport, instance.user)
-    view = read_view(
-        _reader(transport, sudo),
-        instance,
-        flavour,
-        version,
-        help_files=files,
-        home=home,
-        datadir=datadir or instance.datadir,
-    )
-    rows = tuple(
-        OptionRow(
-            name=name,
-            value=s.value,
-            source=str(s.source),
-            written=s.text,
-            overridden=tuple(str(o) for o in s.overridden),
-            values=s.values,
-        )
-        for name, s in sorted(view.settings.items())
-    )
-    seen: list[str] = []
-    for path in view.reading.files:
-        if path not in seen:
-            seen.append(path)
-    return OptionsTable(
-        instance=instance.label,
-        files=tuple(seen),
-        command_line=view.cmdline.args,
-        persisted=view.persisted_path if view.persisted else None,
-        rows=rows,
-        problems=tuple(str(p) for p in view.reading.problems),
-        binary=(),
-    )
 
 
 # -- writing --------------------------------------------------------------------------------------

@@ -259,8 +259,8 @@ def validation_command(server: ServerFacts, job_id: str) -> dict[str, Any]:
     instance's own option-file switches and arguments (it exits non-zero on an unknown
     variable); the ``--log-bin-index`` trick keeps it from touching a binary log index.
     """
-    from app.appliers.optionfile import defaults_switches
     from app.optionfiles import parse_argv
+    from app.optionfiles.serverview import defaults_switches
 
     instance = server.instance
     cmdline = parse_argv(instance.argv or (instance.binary,))

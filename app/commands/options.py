@@ -27,8 +27,8 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Connect, read the option files as the server does, print the table."""
-    from app.appliers.optionfile import options_for
     from app.commands.common import connect
+    from app.inspect.options import options_for
     from app.inspect.server import flavour_of
 
     conn = connect(args)

@@ -189,10 +189,32 @@ class DiskProbe:
 # -- JSON ---------------------------------------------------------------------------------
 
 
+_FIELDS: dict[type, tuple[tuple[str, Any], ...] | None] = {}
+
+
+def _fields(cls: type) -> tuple[tuple[str, Any], ...] | None:
+    """A dataclass's field names and types (None: not a dataclass), looked up once per class.
+
+    Asked again for each of the facts' thousands of values, ``typing.get_type_hints`` cost
+    more than the conversion itself.
+    """
+    if cls not in _FIELDS:
+        hints = typing.get_type_hints(cls) if dataclasses.is_dataclass(cls) else None
+        _FIELDS[cls] = (
+            tuple((f.name, hints[f.name]) for f in dataclasses.fields(cls))
+            if hints is not None
+            else None
+        )
+    return _FIELDS[cls]
+
+
 def to_jsonable(value: Any) -> Any:
     """Turn a facts value (dataclasses, tuples, scalars) into JSON-ready data."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if value is None or isinstance(value, str | int | float):
+        return value
+    fields = _fields(type(value))
+    if fields is not None:
+        return {name: to_jsonable(getattr(value, name)) for name, _ in fields}
     if isinstance(value, list | tuple):
         return [to_jsonable(v) for v in value]
     if isinstance(value, dict):
@@ -241,14 +263,15 @@ def _build(tp: Any, data: Any, where: str) -> Any:
         if not isinstance(data, dict):
             raise ValueError(f"{where}: expected an object, got {data!r}")
         return {_build(key_t, k, where): _build(val_t, v, f"{where}.{k}") for k, v in data.items()}
-    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+    fields = _fields(tp) if isinstance(tp, type) else None
+    if fields is not None:
         if not isinstance(data, dict):
             raise ValueError(f"{where}: expected an object, got {data!r}")
-        hints = typing.get_type_hints(tp)
-        kwargs = {}
-        for f in dataclasses.fields(tp):
-            if f.name in data:
-                kwargs[f.name] = _build(hints[f.name], data[f.name], f"{where}.{f.name}")
+        kwargs = {
+            name: _build(hint, data[name], f"{where}.{name}")
+            for name, hint in fields
+            if name in data
+        }
         return tp(**kwargs)
     if tp is float:
         if isinstance(data, int | float) and not isinstance(data, bool):

@@ -7,11 +7,12 @@ values or the range, a link that is not https. Nothing is guessed or silently sk
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from app.domain.server import Flavour
 from app.knobs.model import (
@@ -36,77 +37,33 @@ from app.knobs.model import (
 from app.resources import resource_path
 
 DEFAULT_DIR = resource_path("knobs")
+T = TypeVar("T")
 
 _NAME = re.compile(r"^[a-z][a-z0-9_./-]*$")
 _VERSION = re.compile(r"^(\d{1,3})\.(\d{1,3})\.(\d{1,4})$")
 _KERNEL = re.compile(r"^(\d{1,2})\.(\d{1,3})$")
 _MIN_TEXT = 20
 
-_KNOB_KEYS = {
-    "name": True,
-    "kind": True,
-    "type": True,
-    "unit": True,
-    "slider": True,
-    "inputs": True,
-    "related": True,
-    "title": True,
-    "what": True,
-    "why_writes": True,
-    "risks": True,
-    "verify": True,
-    "advice": True,
-    "links": True,
-    "field_reports": False,
-    "advice_only": False,
-    "advice_lines": False,
-    "lifecycle": False,
-    "server": False,
-    "linux": False,
-}
-_LINE_KEYS = {
-    "same_as",
-    "default",
-    "default_rule",
-    "help_default",
-    "dynamic",
-    "min",
-    "max",
-    "allowed",
-    "restart_values",
-    "block",
-    "ignored",
-    "deprecated",
-    "link",
-    "confidence",
-    "note",
-    "changes",
-}
-_CHANGE_KEYS = {
-    "since",
-    "note",
-    "default",
-    "dynamic",
-    "min",
-    "max",
-    "allowed",
-    "ignored",
-    "deprecated",
-}
-_LIFECYCLE_KEYS = {"absent", "added", "deprecated", "removed", "note"}
-_LINUX_KEYS = {
-    "path",
-    "persist",
-    "default",
-    "default_rule",
-    "allowed",
-    "min",
-    "max",
-    "confidence",
-    "note",
-    "kernels",
-}
-_KERNEL_KEYS = {"since", "until", "note", "default", "default_rule", "allowed", "min", "max"}
+
+def _fields(cls: type, drop: tuple[str, ...] = (), add: tuple[str, ...] = ()) -> set[str]:
+    """The keys a table may have: the model's fields, less derived ones, plus TOML-only ones."""
+    return {f.name for f in dataclasses.fields(cls) if f.name not in drop} | set(add)
+
+
+# The TOML tables mirror the model: a line gives no "line" (it is the table's key) and may
+# borrow from another ("same_as"); a knob's "area" is its file, and its links fill each
+# line's link; a lifecycle is one table per product.
+_KNOB_FIELDS = [f for f in dataclasses.fields(Knob) if f.name != "area"]
+_KNOB_KEYS = {f.name for f in _KNOB_FIELDS} | {"links"}
+_KNOB_REQUIRED = [
+    *(f.name for f in _KNOB_FIELDS if f.default is dataclasses.MISSING),
+    "links",
+]
+_LINE_KEYS = _fields(LineFacts, drop=("line",), add=("same_as",))
+_CHANGE_KEYS = _fields(Change)
+_LIFECYCLE_KEYS = _fields(Lifecycle)
+_LINUX_KEYS = _fields(LinuxFacts, drop=("link",))
+_KERNEL_KEYS = _fields(KernelChange)
 _LINK_KEYS = {"mysql", "mariadb", "linux"}
 
 
@@ -192,6 +149,13 @@ def _https(ctx: _Ctx, where: str, value: Any) -> str:
     if not link.startswith("https://") or " " in link:
         raise ctx.fail(where, f"{link!r} is not an https:// link")
     return link
+
+
+def _given(
+    ctx: _Ctx, where: str, entry: Mapping[str, Any], key: str, read: Callable[..., T], *args: Any
+) -> T | None:
+    """``entry[key]`` read by ``read`` (with ``args``), or None when the key is not there."""
+    return read(ctx, f"{where}.{key}", entry[key], *args) if key in entry else None
 
 
 def _scalar(ctx: _Ctx, where: str, value: Any, kind: str) -> Value:
@@ -361,23 +325,13 @@ def _changes(
             Change(
                 since=since,
                 note=_str(ctx, f"{here}.note", entry["note"]),
-                default=_scalar(ctx, f"{here}.default", entry["default"], kind)
-                if "default" in entry
-                else None,
-                dynamic=_bool(ctx, f"{here}.dynamic", entry["dynamic"])
-                if "dynamic" in entry
-                else None,
-                min=_number(ctx, f"{here}.min", entry["min"], kind) if "min" in entry else None,
-                max=_number(ctx, f"{here}.max", entry["max"], kind) if "max" in entry else None,
-                allowed=_allowed(ctx, f"{here}.allowed", entry["allowed"], kind)
-                if "allowed" in entry
-                else None,
-                ignored=_bool(ctx, f"{here}.ignored", entry["ignored"])
-                if "ignored" in entry
-                else None,
-                deprecated=_bool(ctx, f"{here}.deprecated", entry["deprecated"])
-                if "deprecated" in entry
-                else None,
+                default=_given(ctx, here, entry, "default", _scalar, kind),
+                dynamic=_given(ctx, here, entry, "dynamic", _bool),
+                min=_given(ctx, here, entry, "min", _number, kind),
+                max=_given(ctx, here, entry, "max", _number, kind),
+                allowed=_given(ctx, here, entry, "allowed", _allowed, kind),
+                ignored=_given(ctx, here, entry, "ignored", _bool),
+                deprecated=_given(ctx, here, entry, "deprecated", _bool),
             )
         )
     return tuple(result)
@@ -416,14 +370,10 @@ def _line_facts(
         confidence=_choice(ctx, f"{where}.confidence", entry["confidence"], CONFIDENCE),
         default_rule=_opt_str(ctx, f"{where}.default_rule", entry.get("default_rule")),
         help_default=_help_default(ctx, f"{where}.help_default", entry.get("help_default")),
-        min=_number(ctx, f"{where}.min", entry["min"], kind) if "min" in entry else None,
-        max=_number(ctx, f"{where}.max", entry["max"], kind) if "max" in entry else None,
-        allowed=_allowed(ctx, f"{where}.allowed", entry["allowed"], kind)
-        if "allowed" in entry
-        else None,
-        restart_values=_allowed(ctx, f"{where}.restart_values", entry["restart_values"], kind)
-        if "restart_values" in entry
-        else (),
+        min=_given(ctx, where, entry, "min", _number, kind),
+        max=_given(ctx, where, entry, "max", _number, kind),
+        allowed=_given(ctx, where, entry, "allowed", _allowed, kind),
+        restart_values=_given(ctx, where, entry, "restart_values", _allowed, kind) or (),
         block=_block(ctx, f"{where}.block", entry.get("block")),
         ignored=_bool(ctx, f"{where}.ignored", entry.get("ignored", False)),
         deprecated=_bool(ctx, f"{where}.deprecated", entry.get("deprecated", False)),
@@ -518,17 +468,13 @@ def _linux(ctx: _Ctx, raw: Any, kind: str, links: dict[str, str]) -> LinuxFacts:
         kernels.append(
             KernelChange(
                 note=_str(ctx, f"{here}.note", k.get("note")),
-                since=_kernel(ctx, f"{here}.since", k["since"]) if "since" in k else None,
-                until=_kernel(ctx, f"{here}.until", k["until"]) if "until" in k else None,
-                default=_scalar(ctx, f"{here}.default", k["default"], kind)
-                if "default" in k
-                else None,
+                since=_given(ctx, here, k, "since", _kernel),
+                until=_given(ctx, here, k, "until", _kernel),
+                default=_given(ctx, here, k, "default", _scalar, kind),
                 default_rule=_opt_str(ctx, f"{here}.default_rule", k.get("default_rule")),
-                allowed=_allowed(ctx, f"{here}.allowed", k["allowed"], kind)
-                if "allowed" in k
-                else None,
-                min=_number(ctx, f"{here}.min", k["min"], kind) if "min" in k else None,
-                max=_number(ctx, f"{here}.max", k["max"], kind) if "max" in k else None,
+                allowed=_given(ctx, here, k, "allowed", _allowed, kind),
+                min=_given(ctx, here, k, "min", _number, kind),
+                max=_given(ctx, here, k, "max", _number, kind),
             )
         )
     facts = LinuxFacts(
@@ -536,15 +482,11 @@ def _linux(ctx: _Ctx, raw: Any, kind: str, links: dict[str, str]) -> LinuxFacts:
         persist=_str(ctx, "linux.persist", entry["persist"]),
         link=links["linux"],
         confidence=_choice(ctx, "linux.confidence", entry["confidence"], CONFIDENCE),
-        default=_scalar(ctx, "linux.default", entry["default"], kind)
-        if "default" in entry
-        else None,
+        default=_given(ctx, "linux", entry, "default", _scalar, kind),
         default_rule=_opt_str(ctx, "linux.default_rule", entry.get("default_rule")),
-        allowed=_allowed(ctx, "linux.allowed", entry["allowed"], kind)
-        if "allowed" in entry
-        else None,
-        min=_number(ctx, "linux.min", entry["min"], kind) if "min" in entry else None,
-        max=_number(ctx, "linux.max", entry["max"], kind) if "max" in entry else None,
+        allowed=_given(ctx, "linux", entry, "allowed", _allowed, kind),
+        min=_given(ctx, "linux", entry, "min", _number, kind),
+        max=_given(ctx, "linux", entry, "max", _number, kind),
         note=_opt_str(ctx, "linux.note", entry.get("note")),
         kernels=tuple(kernels),
     )
@@ -560,9 +502,9 @@ def _knob(file: Path, area: str, index: int, raw: Any) -> Knob:
     table = _table(ctx, "", raw)
     if isinstance(table.get("name"), str):
         ctx.knob = table["name"]
-    _keys(ctx, "", table, set(_KNOB_KEYS))
-    for key, required in _KNOB_KEYS.items():
-        if required and key not in table:
+    _keys(ctx, "", table, _KNOB_KEYS)
+    for key in _KNOB_REQUIRED:
+        if key not in table:
             raise ctx.fail("", f"missing required key {key!r}")
     name = _str(ctx, "name", table["name"])
     if not _NAME.match(name):

@@ -2,6 +2,9 @@
 
 Pure logic over bytes: files are read through a :data:`Reader` callable, so the
 same code reads this computer and a remote host through a Transport.
+:mod:`app.optionfiles.binary` (asking the server binary) and
+:mod:`app.optionfiles.serverview` (the instance's reading of its files) work on a host
+through a Transport; they are imported from their own modules.
 """
 
 from app.optionfiles.editing import (

@@ -15,6 +15,7 @@ from app.knobs import (
     UnsupportedVersion,
     default_catalogue,
     load_catalogue,
+    loader,
 )
 from app.knobs.loader import DEFAULT_DIR
 from app.knobs.model import ALL_LINES, INPUTS, LINES, SLIDERS, kernel_series, line_key
@@ -408,6 +409,26 @@ def test_the_loader_rejects_a_broken_file(
     with pytest.raises(CatalogueError, match=message) as info:
         load_catalogue(copy)
     assert "README.md" in info.value.fix or "Fix" in info.value.fix
+
+
+def test_every_key_the_loader_accepts_is_in_the_schema() -> None:
+    # The accepted keys come from the model's fields: a new field must not become a TOML
+    # key that is accepted and then ignored without the schema saying what it means.
+    schema = (DEFAULT_DIR / "README.md").read_text()
+    documented = set(re.findall(r"^#?\s*([a-z_]+) = ", schema, re.M))
+    documented |= set(re.findall(r"[{,] ([a-z_]+) = ", schema))
+    tables = {"links"}  # a table of its own: [knob.links]
+    for keys in (
+        loader._KNOB_KEYS - {"lifecycle", "server", "linux"} - tables,
+        loader._LINE_KEYS,
+        loader._LIFECYCLE_KEYS,
+        loader._LINUX_KEYS,
+    ):
+        assert keys <= documented, sorted(keys - documented)
+    spoken = re.search(r"any of ([a-z ]+)\n.*?\n?.*?#\s+([a-z ]+); note required", schema)
+    assert spoken is not None
+    change_keys = {"since", "note", *spoken.group(1).split(), *spoken.group(2).split()}
+    assert loader._CHANGE_KEYS == change_keys
 
 
 def test_the_loader_rejects_a_missing_required_text(copy: Path) -> None:
