@@ -71,6 +71,7 @@ probes = every_field(
     bytes_written=st.integers(0, 2**40),
     seconds=finite,
     unknown=unknowns,
+    page_writes_per_s=st.none() | finite,
 )
 
 
