@@ -24,7 +24,8 @@ def _number(slider: Slider, text: str) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if not low <= value <= high:
-        raise argparse.ArgumentTypeError(f"--{slider.option} must be between {low} and {high}")
+        unit = (slider.unit or "").lower()
+        raise argparse.ArgumentTypeError(f"must be between {low} and {high} {unit}".rstrip())
     return value
 
 
