@@ -1,45 +1,87 @@
-"""The slider options `plan`, `preview`, `apply` and `export` share: one option per slider."""
+"""The slider options `plan`, `preview`, `apply` and `export` share: one per declared slider.
+
+Each option is generated from its slider's declaration (resources/sliders.toml): the
+option's name, help, words and range. A slider left out starts at the server's position.
+"""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from app.domain.hostfacts import HostFacts
-from app.domain.plan import CRASH_LOSS, REDO_PRESETS, SliderPositions
+from app.domain.plan import SliderPositions
+from app.knobs.sliders import Slider, sliders
 
-_YES = {"on": True, "yes": True, "off": False, "no": False}
 
-
-def _percent(text: str) -> int:
+def _number(slider: Slider, text: str) -> int:
+    """A whole number in the slider's range (a percentage may end in %)."""
+    low, high = slider.range or (0, 0)
     try:
-        value = int(text.rstrip("%"))
+        value = int(text.rstrip("%") if slider.kind == "percent" else text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole percentage") from None
-    if not 1 <= value <= 90:
-        raise argparse.ArgumentTypeError("the memory share must be between 1 and 90 percent")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not low <= value <= high:
+        unit = (slider.unit or "").lower()
+        raise argparse.ArgumentTypeError(f"must be between {low} and {high} {unit}".rstrip())
     return value
 
 
-def _redo(text: str) -> int | str:
-    if text == "keep" or text in REDO_PRESETS:
-        return text
-    try:
-        minutes = int(text)
-    except ValueError:
-        names = ", ".join(["keep", *REDO_PRESETS])
-        raise argparse.ArgumentTypeError(f"use {names} or a number of minutes") from None
-    if not 1 <= minutes <= 1440:
-        raise argparse.ArgumentTypeError("redo minutes must be between 1 and 1440")
-    return minutes
+def _word_or_number(slider: Slider) -> Callable[[str], str | int]:
+    def parse(text: str) -> str | int:
+        try:
+            return slider.position(text).name
+        except ValueError:
+            pass
+        if text.isdigit():
+            return _number(slider, text)
+        names = ", ".join(p.name for p in slider.positions)
+        raise argparse.ArgumentTypeError(f"use {names} or a number of {slider.unit or ''}".lower())
+
+    return parse
 
 
-def _switch(text: str) -> bool:
-    try:
-        return _YES[text.lower()]
-    except KeyError:
-        raise argparse.ArgumentTypeError(f"{text!r}: use on or off") from None
+def _switch(slider: Slider) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        try:
+            return slider.position(text.lower()).name
+        except ValueError:
+            words = " or ".join(p.name for p in slider.positions)
+            raise argparse.ArgumentTypeError(f"{text!r}: use {words}") from None
+
+    return parse
+
+
+def _help(slider: Slider) -> str:
+    """The declared help with its fields filled in, numbered as the page numbers it."""
+    if slider.kind == "choice":
+        listed = ", ".join(f"{p.name} ({p.help or p.label})" for p in slider.positions)
+    else:
+        listed = ", ".join(f"{p.name} {p.value}" for p in slider.positions if p.value is not None)
+    spot = slider.at(slider.default)
+    low, high = slider.range or (None, None)
+    text = slider.help.format(
+        positions=listed, min=low, max=high, default=spot.name if spot else slider.default
+    )
+    return f"{slider.number}. {text}"
+
+
+def _option(slider: Slider) -> dict[str, Any]:
+    """The keywords of one slider's add_argument."""
+    names = "|".join(p.name for p in slider.positions)
+    if slider.kind == "choice":
+        return {"choices": [p.name for p in slider.positions]}
+    if slider.kind == "presets":
+        return {"type": _word_or_number(slider), "metavar": f"{names}|{slider.unit}"}
+    if slider.kind == "percent":
+        return {"type": lambda text: _number(slider, text), "metavar": slider.unit}
+    return {"type": _switch(slider), "metavar": names}
+
+
+def _dest(slider: Slider) -> str:
+    return slider.option.replace("-", "_")
 
 
 def add_slider_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,50 +89,8 @@ def add_slider_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "sliders", "Each slider starts at the server's current position; move it with:"
     )
-    group.add_argument(
-        "--crash-loss",
-        choices=CRASH_LOSS,
-        help="1. what a crash may cost: none (nothing if the disk honours flushes), "
-        "os (about a second of commits on an OS crash or power cut), "
-        "any (about a second even on a server crash)",
-    )
-    group.add_argument(
-        "--memory-share",
-        type=_percent,
-        metavar="PERCENT",
-        help="2. the buffer pool as a share of RAM, 1-90 (never more than fits)",
-    )
-    group.add_argument(
-        "--redo",
-        type=_redo,
-        metavar="keep|fast-recovery|balanced|smooth|MINUTES",
-        help="3. redo log size in minutes of measured writes (fast-recovery 15, balanced 60, "
-        "smooth 120); keep leaves it",
-    )
-    group.add_argument(
-        "--doublewrite",
-        type=_switch,
-        metavar="on|off",
-        help="4. torn-page protection; off only where the storage cannot tear pages",
-    )
-    group.add_argument(
-        "--fit-disks",
-        type=_switch,
-        metavar="on|off",
-        help="5. accept the changes that fit the disks (default on)",
-    )
-    group.add_argument(
-        "--fit-os",
-        type=_switch,
-        metavar="on|off",
-        help="5. accept the changes that fit the OS (default on)",
-    )
-    group.add_argument(
-        "--myisam",
-        type=_switch,
-        metavar="on|off",
-        help="6. size key_buffer_size to the MyISAM indexes (only where MyISAM holds data)",
-    )
+    for slider in sliders():
+        group.add_argument(f"--{slider.option}", help=_help(slider), **_option(slider))
     group.add_argument(
         "--reject",
         action="append",
@@ -104,17 +104,11 @@ def add_slider_arguments(parser: argparse.ArgumentParser) -> None:
 def positions_from_args(args: argparse.Namespace, facts: HostFacts) -> SliderPositions:
     """The positions: the server's current ones, moved where an option says so."""
     moved: dict[str, Any] = {}
-    if args.crash_loss is not None:
-        moved["crash_loss"] = args.crash_loss
-    if args.memory_share is not None:
-        moved["memory_share"] = args.memory_share
-    if args.redo is not None:
-        redo = args.redo
-        moved["redo_minutes"] = None if redo == "keep" else REDO_PRESETS.get(str(redo), redo)
-    for name in ("doublewrite", "fit_disks", "fit_os", "myisam"):
-        value = getattr(args, name)
-        if value is not None:
-            moved[name] = value
+    for slider in sliders():
+        given = getattr(args, _dest(slider))
+        if given is not None:
+            # A word names a position; a number is the value itself.
+            moved[slider.field] = slider.position(given).value if isinstance(given, str) else given
     if args.reject:
         moved["rejected"] = tuple(sorted(set(args.reject)))
     from app.planner import default_positions  # the planner loads only when it plans

@@ -13,13 +13,10 @@ from app.domain.facts import from_json, to_json
 
 FORMAT = "innotune-plan/1"
 
-#: The sliders, in the order the Trade-offs page shows them.
-SLIDERS = ("crash_loss", "memory", "redo", "doublewrite", "fit_disks", "fit_os", "myisam")
-
+#: The values ``SliderPositions.crash_loss`` may take. The sliders themselves (positions,
+#: words, CLI options) are declared in resources/sliders.toml, whose loader checks that
+#: every position declared is one these dataclasses accept.
 CRASH_LOSS = ("none", "os", "any")
-
-#: Named positions of the redo slider, in minutes of measured redo writes the log holds.
-REDO_PRESETS: dict[str, int] = {"fast-recovery": 15, "balanced": 60, "smooth": 120}
 
 #: Where a change goes. ``dynamic`` server variables apply live (SET GLOBAL) and are also
 #: written to the option file; ``option_file`` ones need a restart; ``advice`` is never
@@ -30,19 +27,16 @@ TARGETS = ("option_file", "dynamic", "sysfs", "sysctl", "advice", "option_remove
 
 @dataclass(frozen=True)
 class SliderPositions:
-    """Where each of the six sliders stands.
+    """Where each of the six sliders stands (what each position means: resources/sliders.toml).
 
     Attributes:
-        crash_loss: what a crash may cost: ``none`` (nothing, if the disk honours flushes),
-            ``os`` (nothing on a server crash, about a second of commits on an OS crash or
-            power cut), ``any`` (about a second of commits even on a server crash).
+        crash_loss: what a crash may cost: ``none``, ``os`` or ``any``.
         memory_share: the buffer pool as a percentage of RAM (1-90); the planner never
             goes beyond what fits beside the OS, the other processes and the connections.
             At the server's current share (rounded, see ``default_positions``) the pool
             stays as it is unless it does not fit.
-        redo_minutes: how many minutes of the measured redo writes the redo log holds
-            (``REDO_PRESETS``: 15 fast recovery, 60 balanced, 120 smooth); None keeps the
-            current size.
+        redo_minutes: how many minutes of the measured redo writes the redo log holds (the
+            redo slider's presets, or any number); None keeps the current size.
         doublewrite: torn-page protection on (True) or off (False; only honoured where the
             storage cannot tear pages).
         fit_disks: accept the changes that fit the server to its disks (slider 5).

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 from app.domain.errors import InnoTuneError
 from app.domain.server import Flavour, ServerVersion
+from app.knobs.sliders import slider_keys
 
 Value = bool | int | float | str
 
@@ -28,7 +29,8 @@ UNITS = (
     "threads",
     "count",
 )
-SLIDERS = ("crash_loss", "memory", "redo", "doublewrite", "fit_disks", "fit_os", "myisam", "none")
+#: The sliders a knob may belong to (resources/sliders.toml), and "none".
+SLIDERS = (*slider_keys(), "none")
 CONFIDENCE = ("checked", "documented", "unverified")
 
 #: The facts a planner rule may read to decide a knob's value (``inputs`` of a knob).

@@ -11,14 +11,15 @@ import json
 from typing import Any
 
 from app.domain.hostfacts import HostFacts
-from app.domain.plan import SLIDERS, Change, FactsSummary, Plan, SliderPositions
+from app.domain.plan import Change, FactsSummary, Plan, SliderPositions
 from app.knobs import Catalogue
+from app.knobs.sliders import slider_keys
+from app.knobs.sliders import sliders as declared_sliders  # app.planner.sliders is a module here
 from app.planner import rules
 from app.planner.context import Ctx, PlanError, first_sentence
-from app.planner.sliders import CRASH_SENTENCES, default_positions, describe
+from app.planner.sliders import default_positions, describe
 
 __all__ = [
-    "CRASH_SENTENCES",
     "PlanError",
     "default_positions",
     "describe",
@@ -75,21 +76,11 @@ def facts_checksum(facts: HostFacts) -> str:
     return digest
 
 
-def _position(positions: SliderPositions, slider: str) -> object:
-    return {
-        "crash_loss": positions.crash_loss,
-        "memory": positions.memory_share,
-        "redo": positions.redo_minutes,
-        "doublewrite": positions.doublewrite,
-        "fit_disks": positions.fit_disks,
-        "fit_os": positions.fit_os,
-        "myisam": positions.myisam,
-    }[slider]
-
-
 def sentences(facts: HostFacts, positions: SliderPositions) -> tuple[tuple[str, str], ...]:
     """Each slider's one-sentence risk at its position."""
-    return tuple((s, describe(s, _position(positions, s), facts)) for s in SLIDERS)
+    return tuple(
+        (s.key, describe(s.key, getattr(positions, s.field), facts)) for s in declared_sliders()
+    )
 
 
 def _account_for_the_rest(ctx: Ctx) -> None:
@@ -111,17 +102,10 @@ def make_plan(facts: HostFacts, positions: SliderPositions, catalogue: Catalogue
         UnsupportedVersion: the server is older than every line the catalogue covers.
     """
     ctx = Ctx.of(facts, positions, catalogue)
-    rules.crash_loss(ctx)
-    rules.myisam(ctx)  # before memory: the key buffer takes from the pool's room
-    rules.memory(ctx)
-    rules.redo(ctx)
-    rules.doublewrite(ctx)
-    rules.fit_disks(ctx)
-    rules.fit_os(ctx)
-    rules.reported(ctx)
-    rules.obsolete_lines(ctx)
+    for rule in rules.RULES:
+        rule(ctx)
     _account_for_the_rest(ctx)
-    order = {s: i for i, s in enumerate(SLIDERS)}
+    order = {s: i for i, s in enumerate(slider_keys())}
     # Stable: rule order kept; changes driven by no slider come last.
     changes = sorted(ctx.changes, key=lambda c: order.get(c.slider, len(order)))
     left = sorted(ctx.left_alone, key=lambda x: order.get(x.slider, len(order)))

@@ -4,18 +4,13 @@ from __future__ import annotations
 
 from app.domain.plan import Change, Plan
 from app.knobs import Catalogue, UnknownKnob
+from app.knobs.sliders import sliders
 from app.planner.values import parse_int, size_text
 
-TITLES = {
-    "crash_loss": "1. What may a crash cost?",
-    "memory": "2. How much memory may the server take?",
-    "redo": "3. Write smoothing vs crash-recovery time",
-    "doublewrite": "4. Torn-page protection",
-    "fit_disks": "5a. Fit the disks",
-    "fit_os": "5b. Fit the OS",
-    "myisam": "6. MyISAM",
-    "none": "Not driven by a slider",
-}
+
+def titles() -> dict[str, str]:
+    """The plan text's headings: each slider's (as the Trade-offs page shows it), then the rest."""
+    return {s.key: s.heading for s in sliders()} | {"none": "Not driven by a slider"}
 
 
 def _value(value: str | None, kind: str) -> str:
@@ -90,7 +85,7 @@ def plan_text(plan: Plan, catalogue: Catalogue) -> str:
         "",
     ]
     sentences = dict(plan.sentences)
-    for slider, title in TITLES.items():
+    for slider, title in titles().items():
         changes = plan.by_slider(slider)
         left = [x for x in plan.left_alone if x.slider == slider]
         if slider not in sentences and not changes and not left:

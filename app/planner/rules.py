@@ -7,16 +7,16 @@ only through ``Ctx.final``.
 
 from __future__ import annotations
 
-from app.domain.plan import REDO_PRESETS, SLIDERS, Change, PoolRule
+from app.domain.plan import Change, PoolRule
 from app.domain.server import Flavour
 from app.knobs import UnknownKnob
+from app.knobs.sliders import Position, slider, slider_keys
 from app.planner.context import DIRECT_IO_FS, Ctx, Disk, first_sentence, reports_rotational
 from app.planner.sliders import (
     OS_RESERVE_DIVISOR,
     OS_RESERVE_MAX,
     OS_RESERVE_MIN,
     POOL_OVERHEAD,
-    TRX_COMMIT,
     MemoryBudget,
     current_share,
     doublewrite_on,
@@ -45,13 +45,26 @@ BINLOG_DISAGREE = (
     "primary lost, or miss ones it kept."
 )
 
+
+def _declared(key: str, value: object) -> Position:
+    """The declared position of a slider at ``value`` (its knob values, reason and risk)."""
+    spot = slider(key).at(value)
+    if spot is None:
+        raise ValueError(f"{key} has no position {value!r}")
+    return spot
+
+
 # -- 1. what may a crash cost? ------------------------------------------------------------
 
 
 def crash_loss(ctx: Ctx) -> None:
-    """innodb_flush_log_at_trx_commit, sync_binlog, and the binary-log warning."""
+    """innodb_flush_log_at_trx_commit, sync_binlog, and the binary-log warning.
+
+    The position's trx_commit value, reason and risk are declared (resources/sliders.toml).
+    """
     position = ctx.positions.crash_loss
-    trx = TRX_COMMIT[position]
+    declared = _declared("crash_loss", position)
+    trx = declared.knobs["innodb_flush_log_at_trx_commit"]
     timeout = ctx.num("innodb_flush_log_at_timeout") or 1
     current = ctx.num("innodb_flush_log_at_trx_commit")
     seconds = f"{timeout} second" + ("s" if timeout != 1 else "")
@@ -62,29 +75,12 @@ def crash_loss(ctx: Ctx) -> None:
             "It is 3 (flush at prepare and at commit), which loses nothing either.",
         )
     else:
-        reason = {
-            "none": "You chose that a crash may cost nothing, so every commit is flushed to disk.",
-            "os": "You chose that an OS crash or power cut may cost about "
-            f"innodb_flush_log_at_timeout ({seconds}) of commits, so commits are written to the "
-            "OS at once and flushed about once per interval (not guaranteed: the manual warns "
-            "that scheduling can delay it).",
-            "any": f"You chose that any crash may cost about {seconds} of commits or more, so "
-            "commits are neither written nor flushed at commit time.",
-        }[position]
         ctx.server_change(
             "innodb_flush_log_at_trx_commit",
             trx,
-            reason,
+            (declared.why or "").format(seconds=seconds),
             "crash_loss",
-            risk={
-                "none": "Every commit waits for a disk flush, so many small transactions run "
-                "at the disk's sync rate.",
-                "os": f"An OS crash or power cut can lose about the last {seconds} of commits "
-                "that clients were told had succeeded (more if the once-per-interval flush is "
-                "delayed, which the manual says can happen).",
-                "any": f"Even a crash of the server process alone can lose about the last "
-                f"{seconds} of commits (more under heavy load).",
-            }[position],
+            risk=(declared.risk or "").format(seconds=seconds),
             already=f"It is already {trx}, which is position '{position}'.",
         )
     sync_binlog = ctx.num("sync_binlog")
@@ -399,7 +395,8 @@ def redo(ctx: Ctx) -> None:
     per_file = round_up(total / files, MIB)
     lows = [int(vf.min)] if vf.min is not None else []
     default = parse_int(str(vf.default)) if vf.default is not None else None
-    if default and minutes > REDO_PRESETS["fast-recovery"]:
+    fast = slider("redo").position("fast-recovery").value
+    if default and isinstance(fast, int) and minutes > fast:
         # Never below the version's default unless the person asks for fast recovery.
         lows.append(default)
     log_buffer = parse_int(ctx.final("innodb_log_buffer_size"))
@@ -481,7 +478,7 @@ def obsolete_lines(ctx: Ctx) -> None:
             Change(
                 id=f"remove {line.name} at {line.file}:{line.line}",
                 # A slider with a section on the Trade-offs page (the disks' for the rest).
-                slider=knob.slider if knob.slider in SLIDERS else "fit_disks",
+                slider=knob.slider if knob.slider in slider_keys() else "fit_disks",
                 target="option_remove",
                 key=line.name,
                 current=line.text,
@@ -564,13 +561,14 @@ def doublewrite(ctx: Ctx) -> None:
     is_on = doublewrite_on(current)
     safe, why = _tear_proof(ctx)
     restart = not ctx.mariadb or not ctx.at_least("11.0.6")  # to or from OFF: restart
+    value = _declared("doublewrite", ctx.positions.doublewrite).knobs[name]
     if ctx.positions.doublewrite:
         if is_on:
             ctx.leave(name, "doublewrite", f"It is already on ({current}).")
         else:
             ctx.server_change(
                 name,
-                "ON",
+                value,
                 f"You chose torn-page protection; it is {current} now and {why}.",
                 "doublewrite",
                 risk="Every page is written twice; on spinning disks under a sustained heavy "
@@ -587,7 +585,7 @@ def doublewrite(ctx: Ctx) -> None:
     elif is_on:
         ctx.server_change(
             name,
-            "OFF",
+            value,
             f"You chose no torn-page protection and {why}.",
             "doublewrite",
             risk="Safe only while the datadir stays on this storage; moved elsewhere, a torn "
@@ -1236,3 +1234,8 @@ def myisam(ctx: Ctx) -> None:
         risk="Memory given to the key buffer is taken from the buffer pool's room; MyISAM itself "
         "still loses or corrupts recent changes in a crash.",
     )
+
+
+#: The rules in the order they run: slider by slider (MyISAM before memory: the key buffer
+#: takes from the pool's room), then the knobs no slider drives.
+RULES = (crash_loss, myisam, memory, redo, doublewrite, fit_disks, fit_os, reported, obsolete_lines)

@@ -1,30 +1,25 @@
-"""The sliders: where they start, what each position risks, and the arithmetic behind them.
+"""The sliders' arithmetic and the words that depend on the facts.
 
+What a position means whatever the host (its label, its sentence, the knob values it sets)
+is declared in resources/sliders.toml (:mod:`app.knobs.sliders`); this module adds what
+needs the facts: where each slider starts, the memory and redo sentences, the sizes.
 Pure functions of the facts; the catalogue is not needed to describe a position.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from app.domain.hostfacts import HostFacts
-from app.domain.plan import REDO_PRESETS, SliderPositions
+from app.domain.plan import SliderPositions
 from app.domain.server import Flavour, ServerVersion
 from app.domain.serverfacts import ServerFacts
+from app.knobs.sliders import slider, sliders
 from app.planner.context import reports_rotational, server_variable
 from app.planner.values import GIB, MIB, duration_text, parse_bool, parse_int, size_text
-
-#: The three crash-cost sentences, word for word as issue 6 states them.
-CRASH_SENTENCES = {
-    "none": "Nothing, provided the disk honours flushes (a volatile write cache without a "
-    "battery can still lose commits)",
-    "os": "Nothing if only the server process crashes; about innodb_flush_log_at_timeout "
-    "seconds (1 by default; the once-per-interval flush is not guaranteed) of commits if the "
-    "OS crashes or power fails",
-    "any": "About that many seconds of commits or more even if only the server process crashes",
-}
-
-TRX_COMMIT = {"none": "1", "os": "2", "any": "0"}
 
 #: Per-connection buffers a busy connection may allocate in full (worst case).
 PER_CONNECTION = (
@@ -326,23 +321,21 @@ def doublewrite_on(value: str | None) -> bool:
 def default_positions(facts: HostFacts) -> SliderPositions:
     """Every slider at the server's current position (never a lossier one).
 
+    Sliders the facts say nothing about start at their declared default.
+
     Raises:
         ValueError: the facts hold no server.
     """
     server = facts.server
     if server is None:
         raise ValueError("no server in these facts")
+    starts: dict[str, Any] = {s.field: s.default for s in sliders()}
+    starts["crash_loss"] = crash_position(server)
+    starts["doublewrite"] = doublewrite_on(server_variable(server, "innodb_doublewrite"))
     share = current_share(facts)
-    return SliderPositions(
-        crash_loss=crash_position(server),
-        memory_share=share if share is not None else 50,
-        redo_minutes=None,
-        doublewrite=doublewrite_on(server_variable(server, "innodb_doublewrite")),
-        fit_disks=True,
-        fit_os=True,
-        myisam=False,
-        rejected=(),
-    )
+    if share is not None:
+        starts["memory_share"] = share
+    return dataclasses.replace(SliderPositions(), **starts)
 
 
 def redo_minutes_of(facts: HostFacts) -> float | None:
@@ -356,62 +349,41 @@ def redo_minutes_of(facts: HostFacts) -> float | None:
     return total / rate / 60
 
 
-def describe(slider: str, position: object, facts: HostFacts) -> str:
+def describe(key: str, position: object, facts: HostFacts) -> str:
     """The one-sentence risk of a slider's position on these facts.
 
+    The declared sentence of the position, or, for sliders whose words need the facts
+    (memory, redo), the sentence worded from them.
+
     Args:
-        slider: crash_loss, memory, redo, doublewrite, fit_disks, fit_os or myisam.
+        key: crash_loss, memory, redo, doublewrite, fit_disks, fit_os or myisam.
         position: that slider's value in :class:`SliderPositions`.
         facts: the host's facts (sizes and rates in the sentence come from them).
 
     Raises:
         ValueError: unknown slider or position.
     """
-    if slider == "crash_loss":
-        if position not in CRASH_SENTENCES:
-            raise ValueError(f"unknown crash_loss position {position!r}")
-        return CRASH_SENTENCES[str(position)]
-    if slider == "memory":
-        return _describe_memory(int(str(position)), facts)
-    if slider == "redo":
-        return _describe_redo(None if position is None else int(str(position)), facts)
-    if slider == "doublewrite":
-        if position:
-            return (
-                "Torn pages after a power cut are repaired from the doublewrite copy; every "
-                "page is written twice (the first write batched)."
-            )
-        return (
-            "No torn-page protection: only storage that cannot tear a 16 KiB page (ZFS, "
-            "atomic writes) keeps tables readable after a power cut; elsewhere it stays locked on."
-        )
-    if slider == "fit_disks":
-        if position:
-            return (
-                "Flushing, the scheduler and read-ahead follow the disks under the datadir; "
-                "each change can be turned down on its own."
-            )
-        return "The disk settings stay as they are, fitting the disks or not."
-    if slider == "fit_os":
-        if position:
-            return (
-                "Swappiness and the dirty-page limits suit a database host; THP and noatime "
-                "are shown as lines to add, never changed."
-            )
-        return "The OS settings stay as they are."
-    if slider == "myisam":
-        if position:
-            return (
-                "key_buffer_size is sized to the MyISAM indexes found; MyISAM itself still "
-                "loses or corrupts recent changes in a crash, so convert those tables."
-            )
-        return (
-            "key_buffer_size stays as it is; MyISAM tables, if any, still lose changes in a crash."
-        )
-    raise ValueError(f"unknown slider {slider!r}")
+    declared = slider(key)
+    spot = declared.at(position)
+    if spot is not None and spot.sentence is not None:
+        return spot.sentence
+    worded = _WORDED.get(key)
+    if worded is None:
+        raise ValueError(f"unknown {key} position {position!r}")
+    return worded(position, facts)
 
 
-def _describe_memory(share: int, facts: HostFacts) -> str:
+def note(key: str, position: object, facts: HostFacts) -> str:
+    """The words beside a control that has no position labels: the memory share in GiB here."""
+    if key == "memory":
+        ram = facts.os.machine.mem_total_bytes or 0
+        share = int(str(position))
+        return f"{share}% of RAM" + (f" ({ram * share / 100 / 2**30:.1f} GiB)" if ram else "")
+    return ""
+
+
+def _describe_memory(position: object, facts: HostFacts) -> str:
+    share = int(str(position))
     budget = memory_budget(facts)
     if budget is None:
         return (
@@ -442,7 +414,8 @@ def _describe_memory(share: int, facts: HostFacts) -> str:
     )
 
 
-def _describe_redo(minutes: int | None, facts: HostFacts) -> str:
+def _describe_redo(position: object, facts: HostFacts) -> str:
+    minutes = None if position is None else int(str(position))
     server = facts.server
     if server is None:
         return "Unknown: no server in these facts."
@@ -454,8 +427,8 @@ def _describe_redo(minutes: int | None, facts: HostFacts) -> str:
             return "The redo log keeps its current size."
         held = f", about {duration_text(total / rate)} of the measured writes" if rate else ""
         return f"The redo log stays at {size_text(total)}{held}; {recovery_words(total, spinning)}."
-    names = {v: k for k, v in REDO_PRESETS.items()}
-    label = f" ({names[minutes]})" if minutes in names else ""
+    preset = slider("redo").at(minutes)
+    label = f" ({preset.name})" if preset is not None else ""
     planned = planning_rate(server)[0] * minutes * 60
     basis = (
         "of the measured writes"
@@ -466,3 +439,10 @@ def _describe_redo(minutes: int | None, facts: HostFacts) -> str:
         f"A redo log of {minutes} min {basis}{label}, about {size_text(planned)}: a larger log "
         f"smooths page flushing; {recovery_words(planned, spinning)}."
     )
+
+
+#: The sliders whose sentences need the facts (the others' are declared).
+_WORDED: dict[str, Callable[[object, HostFacts], str]] = {
+    "memory": _describe_memory,
+    "redo": _describe_redo,
+}

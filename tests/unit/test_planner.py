@@ -18,7 +18,7 @@ from app.domain.plan import Plan, SliderPositions
 from app.domain.server import ServerVersion
 from app.domain.serverfacts import Variable
 from app.knobs import default_catalogue
-from app.planner import CRASH_SENTENCES, default_positions, describe, make_plan
+from app.planner import default_positions, describe, make_plan
 from app.planner.context import PlanError
 from app.planner.sliders import memory_budget
 from tests.unit.planner_profiles import GIB, MIB, PROFILES
@@ -297,12 +297,18 @@ def test_doublewrite_off_on_unsafe_storage_is_locked_and_warned() -> None:
 def test_crash_sentences_are_the_issue_text() -> None:
     facts = PROFILES["practice-mariadb1011"].facts
     assert describe("crash_loss", "none", facts).startswith("Nothing, provided the disk honours")
-    assert describe("crash_loss", "os", facts) == CRASH_SENTENCES["os"]
+    assert describe("crash_loss", "os", facts) == (
+        "Nothing if only the server process crashes; about innodb_flush_log_at_timeout seconds "
+        "(1 by default; the once-per-interval flush is not guaranteed) of commits if the OS "
+        "crashes or power fails"
+    )
     assert "even if only the server process crashes" in describe("crash_loss", "any", facts)
     for slider in ("memory", "redo", "doublewrite", "fit_disks", "fit_os", "myisam"):
         assert describe(slider, default_positions_value(facts, slider), facts)
     with pytest.raises(ValueError):
         describe("colour", "red", facts)
+    with pytest.raises(ValueError):
+        describe("crash_loss", "some", facts)
 
 
 def default_positions_value(facts: HostFacts, slider: str) -> object:

@@ -17,7 +17,7 @@ from app.domain.serverfacts import Variable
 from app.inspect.server import compute_rates
 from app.knobs import default_catalogue
 from app.planner import default_positions, make_plan
-from app.planner.report import TITLES, human_value, plan_text
+from app.planner.report import human_value, plan_text, titles
 from app.planner.sliders import memory_budget
 from tests.unit.planner_profiles import GIB, MIB, PROFILES, server_facts
 from tests.unit.planner_truth import LINES, Line
@@ -239,5 +239,5 @@ def test_mariadb_10_10_resizes_the_redo_log_live() -> None:
 def test_sizes_read_as_sizes_and_sections_are_numbered_once() -> None:
     assert human_value("134217728", "size") == "128 MiB"
     assert human_value("5055184896", "size") == "4.7 GiB"
-    numbers = [t.split(" ", 1)[0] for t in TITLES.values() if t[0].isdigit()]
+    numbers = [t.split(" ", 1)[0] for t in titles().values() if t[0].isdigit()]
     assert len(numbers) == len(set(numbers))

@@ -19,7 +19,7 @@ from app.domain.server import Flavour, ServerVersion
 from app.domain.serverfacts import Rates, Variable
 from app.knobs import default_catalogue
 from app.planner import make_plan
-from app.planner.sliders import TRX_COMMIT, memory_budget
+from app.planner.sliders import memory_budget
 from app.planner.values import parse_int, same
 from tests.unit.planner_profiles import GIB, MARIADB_1011, MIB, MYSQL_HELP, PROFILES
 
@@ -177,7 +177,7 @@ def test_every_plan_is_sound(facts: HostFacts, positions: SliderPositions) -> No
         assert cap is not None and cap_max is not None and cap_max >= cap
     trx = plan.change("innodb_flush_log_at_trx_commit")
     if trx is not None:
-        assert trx.proposed == TRX_COMMIT[positions.crash_loss]
+        assert trx.proposed == {"none": "1", "os": "2", "any": "0"}[positions.crash_loss]
     sync = plan.change("sync_binlog")
     if sync is not None:
         assert positions.crash_loss == "none" and server.binlog_enabled and sync.proposed == "1"

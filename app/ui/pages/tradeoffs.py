@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import html
 import logging
-import tomllib
 from collections.abc import Callable
 from typing import Any
 
@@ -28,18 +27,17 @@ from PySide6.QtWidgets import (
 
 from app.domain.errors import InnoTuneError
 from app.domain.hostfacts import HostFacts
-from app.domain.plan import REDO_PRESETS, SLIDERS, Change, Plan, SliderPositions
+from app.domain.plan import Change, Plan, SliderPositions
 from app.knobs import default_catalogue
+from app.knobs.sliders import Slider, sliders
 from app.planner import default_positions, facts_checksum, make_plan, sentences
 from app.planner.report import change_values
-from app.resources import resource_path
+from app.planner.sliders import note
 from app.ui.logview import error_html, error_parts, link_to_log, log_error
 from app.ui.state import WizardState
 from app.ui.widgets.wraplabel import WrapLabel
 
 log = logging.getLogger(__name__)
-SLIDER_TEXTS = resource_path("sliders.toml")
-REDO_STEPS: tuple[int | None, ...] = (None, *sorted(REDO_PRESETS.values()))
 # How long after the facts arrive the page starts filling itself (see TradeoffsPage.event).
 PREPARE_AFTER_MS = 300
 TARGET_WORDS = {
@@ -52,12 +50,6 @@ TARGET_WORDS = {
 }
 
 
-def slider_texts() -> dict[str, dict[str, Any]]:
-    """Titles, explanations and position names of the sliders (from resources/)."""
-    with open(SLIDER_TEXTS, "rb") as fh:
-        return tomllib.load(fh)
-
-
 def change_label(change: Change) -> str:
     """The setting a change is about, with its device."""
     return f"{change.key} ({change.device})" if change.device else change.key
@@ -68,56 +60,52 @@ def _tick(checked: bool) -> Qt.CheckState:
 
 
 class SliderSection(QGroupBox):
-    """A slider's explanation, its control, its one-sentence risk and the changes it makes."""
+    """A slider's explanation, its control, its one-sentence risk and the changes it makes.
+
+    Built from the slider's declaration (resources/sliders.toml): a switch is a checkbox,
+    a percentage a slider over its range, the others a slider over their positions.
+    """
 
     moved = Signal()
     rejected_changed = Signal(str, bool)
 
-    def __init__(self, slider: str, texts: dict[str, Any], number: int) -> None:
-        super().__init__(f"{number}. {texts['title']}")
-        self.slider = slider
-        self.setObjectName(f"slider_{slider}")
-        self.positions: list[str] = list(texts.get("positions", []))
+    def __init__(self, declared: Slider) -> None:
+        super().__init__(declared.heading)
+        self.declared = declared
+        self.slider = declared.key
+        self.setObjectName(f"slider_{declared.key}")
         layout = QVBoxLayout(self)
-        explanation = WrapLabel(texts["explanation"])
+        explanation = WrapLabel(declared.explanation)
         layout.addWidget(explanation)
         row = QHBoxLayout()
         self.control: QSlider | QCheckBox
-        if slider in ("crash_loss", "memory", "redo"):
+        self.value_label = QLabel()
+        if declared.kind == "switch":
+            self.control = QCheckBox(declared.checkbox or declared.title)
+            self.control.toggled.connect(self._on_control_changed)
+            row.addWidget(self.control)
+            row.addWidget(self.value_label, 1)
+        else:
             self.control = QSlider(Qt.Orientation.Horizontal)
-            self.control.setPageStep(1)
-            if slider == "memory":
-                self.control.setRange(1, 90)
-                self.control.setPageStep(5)
+            self.control.setPageStep(declared.step)
+            if declared.range is not None and not declared.positions:
+                self.control.setRange(*declared.range)
             else:
-                self.control.setRange(0, len(self.positions) - 1)
+                self.control.setRange(0, len(declared.positions) - 1)
                 self.control.setTickPosition(QSlider.TickPosition.TicksBelow)
             self.control.valueChanged.connect(self._on_control_changed)
-            self.value_label = QLabel()
             self.value_label.setMinimumWidth(260)
             row.addWidget(self.control, 1)
             row.addWidget(self.value_label)
-        else:
-            labels = {
-                "doublewrite": "Keep torn-page &protection on",
-                "fit_disks": "Apply the changes that fit the &disks",
-                "fit_os": "Apply the changes that fit the &OS",
-                "myisam": "Size the MyISAM &key buffer",
-            }
-            self.control = QCheckBox(labels[slider])
-            self.control.toggled.connect(self._on_control_changed)
-            self.value_label = QLabel()
-            row.addWidget(self.control)
-            row.addWidget(self.value_label, 1)
-        self.control.setAccessibleName(texts["title"])
+        self.control.setAccessibleName(declared.title)
         layout.addLayout(row)
         self.sentence = WrapLabel()
-        self.sentence.setObjectName(f"sentence_{slider}")
+        self.sentence.setObjectName(f"sentence_{declared.key}")
         layout.addWidget(self.sentence)
         self.changes = QTreeWidget()
         self.changes.setHeaderLabels(["Setting", "Now", "Proposed", "Takes effect"])
         self.changes.setColumnWidth(0, 260)
-        self.changes.setAccessibleName(f"changes of {texts['title']}")
+        self.changes.setAccessibleName(f"changes of {declared.title}")
         self.changes.itemChanged.connect(self._on_item_changed)
         layout.addWidget(self.changes)
         self._filling = False
@@ -135,10 +123,27 @@ class SliderSection(QGroupBox):
             return
         self.rejected_changed.emit(change_id, item.checkState(0) == Qt.CheckState.Unchecked)
 
+    def control_value(self, position: object) -> int | bool:
+        """Where the control stands for a position: a checkbox's tick, a slider's value."""
+        if self.declared.kind == "switch":
+            return bool(position)
+        if not self.declared.positions:
+            return int(str(position))
+        spot = self.declared.at(position)  # a value no position names shows the first one
+        return self.declared.positions.index(spot) if spot is not None else 0
+
+    def position(self) -> object:
+        """The position the control stands at (a SliderPositions value)."""
+        if isinstance(self.control, QCheckBox):
+            return self.control.isChecked()
+        if not self.declared.positions:
+            return self.control.value()
+        return self.declared.positions[self.control.value()].value
+
     def show_state(
         self, value: object, sentence: str, changes: list[Change], rejected: set[str], note: str
     ) -> None:
-        """Put the control at ``value``; show the sentence and the changes."""
+        """Put the control at ``value`` (see control_value); show the sentence and the changes."""
         rows = tuple(changes)
         shown = (value, sentence, note, rows, frozenset(c.id for c in changes if c.id in rejected))
         if shown == self._shown:
@@ -148,7 +153,7 @@ class SliderSection(QGroupBox):
         self._filling = True
         try:
             if isinstance(self.control, QSlider):
-                self.control.setValue(int(value))  # type: ignore[call-overload]
+                self.control.setValue(int(str(value)))
             else:
                 self.control.setChecked(bool(value))
             self.value_label.setText(note)
@@ -204,12 +209,6 @@ class SliderSection(QGroupBox):
         self.changes.setVisible(bool(changes))
         self.changes.setFixedHeight(min(8, rows) * 24 + 30)
 
-    def value(self) -> object:
-        """The control's position: an int for sliders, a bool for checkboxes."""
-        if isinstance(self.control, QSlider):
-            return self.control.value()
-        return self.control.isChecked()
-
 
 class TradeoffsPage(QWizardPage):
     """Sliders → positions → plan (pure, fast, on the GUI thread: no I/O is involved)."""
@@ -241,7 +240,6 @@ class TradeoffsPage(QWizardPage):
         self._step_timer = QTimer(self)
         self._step_timer.setSingleShot(True)
         self._step_timer.timeout.connect(self._on_step_timer_timeout)
-        texts = slider_texts()
         # Why there is no plan (facts of a server too old, or of no server), what to do,
         # and the log one click away. Hidden while there is a plan.
         self.error = WrapLabel()
@@ -256,17 +254,11 @@ class TradeoffsPage(QWizardPage):
         body = QWidget()
         body_layout = QVBoxLayout(body)
         body_layout.addWidget(self.warnings)
-        for number, slider in enumerate(SLIDERS, start=1):
-            section = SliderSection(
-                slider, texts[slider], min(number, 5 if number >= 5 else number)
-            )
-            if slider in ("fit_disks", "fit_os", "myisam"):
-                # Both "fit" sections are slider 5, as the plan text numbers them.
-                label = {"fit_disks": "5a", "fit_os": "5b", "myisam": "6"}[slider]
-                section.setTitle(f"{label}. {texts[slider]['title']}")
+        for declared in sliders():
+            section = SliderSection(declared)
             section.moved.connect(self._on_section_moved)
             section.rejected_changed.connect(self._on_rejected_changed)
-            self.sections[slider] = section
+            self.sections[declared.key] = section
             body_layout.addWidget(section)
         # A text view of its own, not a word-wrapped label: its height never depends on its
         # text, so a slider move that changes the list does not relay out the whole page (as
@@ -477,18 +469,9 @@ class TradeoffsPage(QWizardPage):
 
     def positions_from_controls(self) -> SliderPositions:
         """Read every control into slider positions."""
-        s = self.sections
-        crash = ("none", "os", "any")[int(s["crash_loss"].value())]  # type: ignore[call-overload]
-        redo = REDO_STEPS[int(s["redo"].value())]  # type: ignore[call-overload]
-        return SliderPositions(
-            crash_loss=crash,
-            memory_share=int(s["memory"].value()),  # type: ignore[call-overload]
-            redo_minutes=redo,
-            doublewrite=bool(s["doublewrite"].value()),
-            fit_disks=bool(s["fit_disks"].value()),
-            fit_os=bool(s["fit_os"].value()),
-            myisam=bool(s["myisam"].value()),
-            rejected=tuple(sorted(self._rejected)),
+        moved: dict[str, Any] = {s.declared.field: s.position() for s in self.sections.values()}
+        return dataclasses.replace(
+            SliderPositions(), **moved, rejected=tuple(sorted(self._rejected))
         )
 
     def _on_section_moved(self) -> None:
@@ -547,27 +530,16 @@ class TradeoffsPage(QWizardPage):
             return
         facts, pos, shown, said = self._view
         section = self.sections[slider]
-        value: object
-        note = ""
-        if slider == "crash_loss":
-            index = ("none", "os", "any").index(pos.crash_loss)
-            value, note = index, section.positions[index]
-        elif slider == "memory":
-            ram = facts.os.machine.mem_total_bytes or 0
-            value = pos.memory_share
-            note = f"{pos.memory_share}% of RAM" + (
-                f" ({ram * pos.memory_share / 100 / 2**30:.1f} GiB)" if ram else ""
-            )
-        elif slider == "redo":
-            index = REDO_STEPS.index(pos.redo_minutes) if pos.redo_minutes in REDO_STEPS else 0
-            value, note = index, section.positions[index]
-        elif slider == "doublewrite":
-            value = pos.doublewrite
-            note = "locked: this storage can tear pages" if section.locked else ""
+        declared = section.declared
+        value = section.control_value(getattr(pos, declared.field))
+        if section.locked:
+            words = declared.locked or ""
+        elif isinstance(section.control, QSlider) and declared.positions:
+            words = declared.positions[int(value)].label or ""  # the position the control shows
         else:
-            value = {"fit_disks": pos.fit_disks, "fit_os": pos.fit_os, "myisam": pos.myisam}[slider]
+            words = note(slider, getattr(pos, declared.field), facts)
         changes = [c for c in shown.changes if c.slider == slider]
-        section.show_state(value, said.get(slider, ""), changes, self._rejected, note)
+        section.show_state(value, said.get(slider, ""), changes, self._rejected, words)
 
     def _show_rest(self) -> None:
         if self.state.plan is not None:
