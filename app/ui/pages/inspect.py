@@ -68,7 +68,7 @@ def run_inspection(state: WizardState, sample: float, probe: bool, progress: Pro
             conn.session,
             sample_seconds=sample,
             disk_probe=probe,
-            use_sudo=conn.sudo_mode in ("root", "nopasswd", "password-ok"),
+            use_sudo=conn.can_sudo,
             say=say,
             wait=wait,
         )
