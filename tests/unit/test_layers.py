@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -99,6 +100,17 @@ def test_every_package_imports_only_what_it_may() -> None:
                 if top[1] != package and top[1] not in ALLOWED[package]:
                     wrong.append(f"{rel}: app.{package} may not import app.{top[1]}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_readme_layout_is_this_table() -> None:
+    section = (ROOT / "README.md").read_text().split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].startswith("`app/"):
+            may = set() if "standard library" in cells[2] else set(cells[2].split(", "))
+            rows |= {name: may for name in re.findall(r"`app/(\w+)(?:\.py)?`", cells[0])}
+    assert rows == {k: v for k, v in ALLOWED.items() if k not in ("__init__", "__main__")}
 
 
 def test_the_target_job_stands_alone() -> None:
