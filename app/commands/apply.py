@@ -13,7 +13,7 @@ import contextlib
 import signal
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.commands import Handler
 from app.commands.common import (
@@ -28,6 +28,10 @@ from app.commands.common import (
 )
 from app.commands.sliders import add_slider_arguments, positions_from_args
 from app.domain.errors import InnoTuneError
+
+if TYPE_CHECKING:
+    from app.flows.apply import ApplyOptions
+    from app.flows.snapshots import Pruned
 
 APPLY_DESCRIPTION = """\
 Apply a plan to TARGET: the plan saved by `innotune preview --plan-out PLAN.json` (its file
@@ -206,7 +210,7 @@ def _facts_and_plan(args: argparse.Namespace, conn: Any) -> tuple[Any, Any]:
     return facts, plan
 
 
-def _options(args: argparse.Namespace) -> Any:
+def _options(args: argparse.Namespace) -> ApplyOptions:
     from app.flows.apply import ApplyOptions
 
     return ApplyOptions(
@@ -371,7 +375,7 @@ def run_snapshots(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_pruned(pruned: Any, label: str) -> None:
+def _print_pruned(pruned: Pruned, label: str) -> None:
     done = pruned.on_target
     print(
         f"Pruned to {pruned.keep} snapshot(s) per instance: removed "

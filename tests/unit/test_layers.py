@@ -169,8 +169,8 @@ def _import_graph() -> dict[str, set[str]]:
     return graph
 
 
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """One shortest cycle through each strongly connected group of modules."""
+def _cycles(graph: dict[str, set[str]]) -> list[tuple[list[str], set[str]]]:
+    """Each group of modules that import each other, with one shortest cycle through it."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -211,7 +211,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
             here = queue.pop(0)
             for nxt in sorted(graph[here] & group):
                 if nxt == start:
-                    cycles.append([*paths[here], start])
+                    cycles.append(([*paths[here], start], group))
                     queue = []
                     break
                 if nxt not in paths:
@@ -222,12 +222,15 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_import_cycle_among_app_modules() -> None:
     cycles = _cycles(_import_graph())
-    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+    assert not cycles, "import cycles:\n" + "\n".join(
+        f"{' -> '.join(cycle)}\n  (a group of {len(group)}: {', '.join(sorted(group))})"
+        for cycle, group in cycles
+    )
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set()}
-    assert _cycles(graph) == [["a", "b", "c", "a"]]
+    assert _cycles(graph) == [(["a", "b", "c", "a"], {"a", "b", "c"})]
 
 
 # -- the headless commands without Qt ---------------------------------------------------------
