@@ -3,82 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import getpass
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from app import APP_NAME, __version__
+from app.commands import Handler, registrars
 from app.domain.errors import InnoTuneError
-from app.domain.target import ConnectOptions, Target, parse_target
-
-if TYPE_CHECKING:
-    from app.access.doctor import Secrets
-
-Handler = Callable[[argparse.Namespace], int]
-
-
-def add_target_arguments(parser: argparse.ArgumentParser) -> None:
-    """The TARGET and the connection options every subcommand that reaches a host takes."""
-    parser.add_argument(
-        "target",
-        metavar="TARGET",
-        help="local, practice, [user@]host[:port], [user@][ipv6]:port or an ~/.ssh/config alias",
-    )
-    group = parser.add_argument_group("connection")
-    group.add_argument("--identity", metavar="FILE", help="private key file for SSH")
-    group.add_argument("--known-hosts", metavar="FILE", help="extra known_hosts file to trust")
-    group.add_argument(
-        "--accept-host-key",
-        metavar="SHA256:...",
-        help="trust exactly this host-key fingerprint (as ssh-keygen -lf prints it)",
-    )
-    group.add_argument(
-        "--ask-ssh-password", action="store_true", help="prompt for the SSH login password"
-    )
-    group.add_argument(
-        "--ask-sudo-password", action="store_true", help="prompt for the sudo password"
-    )
-    group.add_argument("--mysql-user", metavar="USER", help="database user (default: socket login)")
-    group.add_argument(
-        "--ask-mysql-password", action="store_true", help="prompt for the database password"
-    )
-    group.add_argument(
-        "--instance", metavar="SOCKET|PORT|PID", help="which server, when the host runs several"
-    )
-
-
-def target_from_args(args: argparse.Namespace) -> Target:
-    """Build the Target from parsed arguments."""
-    options = ConnectOptions(
-        identity=args.identity,
-        known_hosts=args.known_hosts,
-        accept_host_key=args.accept_host_key,
-        ask_sudo_password=args.ask_sudo_password,
-        mysql_user=args.mysql_user,
-        ask_mysql_password=args.ask_mysql_password,
-        instance=args.instance,
-    )
-    return parse_target(args.target, options)
-
-
-def ask_secret(prompt: str) -> str:
-    """Read a secret from the terminal without echo (never from argv or the environment)."""
-    return getpass.getpass(prompt)
-
-
-def secrets_from_args(args: argparse.Namespace, target: Target) -> Secrets:
-    """Prompt for each secret the options ask for; nothing is read from argv or env."""
-    from app.access.doctor import Secrets
-
-    where = target.label
-    return Secrets(
-        login_password=ask_secret(f"SSH password for {where}: ") if args.ask_ssh_password else None,
-        sudo_password=ask_secret(f"sudo password on {where}: ") if args.ask_sudo_password else None,
-        mysql_password=ask_secret(f"Database password on {where}: ")
-        if args.ask_mysql_password
-        else None,
-    )
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
@@ -97,9 +26,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     handlers: dict[str, Handler] = {}
-    from app import commands
-
-    for register in commands.registrars():
+    for register in registrars():
         register(subparsers, handlers)
     return parser, handlers
 

@@ -16,6 +16,7 @@ headless command never loads Qt (~0.3 s) just to learn a path:
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -46,6 +47,12 @@ def app_data_dir() -> Path:
 def default_practice_dir() -> Path:
     """The practice server's base directory: <data directory>/practice."""
     return app_data_dir() / "practice"
+
+
+def local_snapshot_dir(label: str) -> Path:
+    """This computer's copies of a host's snapshots: <data directory>/snapshots/<host>."""
+    safe = re.sub(r"[^A-Za-z0-9_.@:-]+", "_", label).strip("._") or "host"
+    return app_data_dir() / "snapshots" / safe
 
 
 def known_hosts_file() -> Path:

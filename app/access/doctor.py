@@ -83,6 +83,11 @@ class DoctorResult:
         """True when every step passed."""
         return bool(self.steps) and all(s.passed for s in self.steps)
 
+    @property
+    def can_sudo(self) -> bool:
+        """True when commands may run as root here: logged in as root, or sudo works."""
+        return self.sudo_mode in ("root", "nopasswd", "password-ok")
+
     def close(self) -> None:
         """Close the session and the transport."""
         if self.session is not None:

@@ -23,10 +23,6 @@ from app.remote.local import LocalTransport
 R = TypeVar("R")
 
 
-def _sudo_ok(result: DoctorResult) -> bool:
-    return result.sudo_mode in ("root", "nopasswd", "password-ok")
-
-
 def session_factory(result: DoctorResult, target: Target, secrets: Secrets) -> SessionFactory:
     """Open sessions the way the doctor's login step did (same route, same account)."""
     transport, instance = result.transport, result.instance
@@ -34,7 +30,7 @@ def session_factory(result: DoctorResult, target: Target, secrets: Secrets) -> S
         raise InnoTuneError("Not connected.", "Connect to the server first.")
     creds = Credentials(target.options.mysql_user, secrets.mysql_password)
     # As in the doctor: the practice server's login is our own OS account, never the relay.
-    db_sudo = _sudo_ok(result) and target.kind != "practice"
+    db_sudo = result.can_sudo and target.kind != "practice"
 
     def opener() -> Session:
         return open_session(transport, instance, creds, use_sudo=db_sudo)
@@ -76,7 +72,7 @@ def target_login(
     local = isinstance(transport, LocalTransport)
     if local and account == getpass.getuser():
         return TargetLogin(instance.socket, None, account)
-    if account == "root" and _sudo_ok(result):
+    if account == "root" and result.can_sudo:
         return TargetLogin(instance.socket, None, "root", sudo=not transport.is_root)
     return None
 

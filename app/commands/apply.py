@@ -10,19 +10,28 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import re
 import signal
-import sys
 import threading
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from app.cli import add_target_arguments
 from app.commands import Handler
-from app.commands.common import add_persisted_argument
+from app.commands.common import (
+    add_persisted_argument,
+    add_target_arguments,
+    connect,
+    consent,
+    open_link,
+    progress,
+    resolve_instance_spec,
+    say,
+)
 from app.commands.sliders import add_slider_arguments, positions_from_args
 from app.domain.errors import InnoTuneError
+
+if TYPE_CHECKING:
+    from app.flows.apply import ApplyOptions
+    from app.flows.snapshots import Pruned
 
 APPLY_DESCRIPTION = """\
 Apply a plan to TARGET: the plan saved by `innotune preview --plan-out PLAN.json` (its file
@@ -169,27 +178,6 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
     handlers["rollback"] = run_rollback
 
 
-def local_snapshot_dir(label: str) -> Path:
-    """``<data dir>/snapshots/<host>`` on this computer."""
-    from app.places import app_data_dir
-
-    safe = re.sub(r"[^A-Za-z0-9_.@:-]+", "_", label).strip("._") or "host"
-    return app_data_dir() / "snapshots" / safe
-
-
-def _say(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
-
-
-def _consent(question: str, yes: bool) -> bool:
-    if yes:
-        return True
-    if not sys.stdin.isatty():
-        _say("innotune: not a terminal and no --yes given: nothing was changed.")
-        return False
-    return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
-
-
 def _print_status(status: Any) -> None:
     print(f"Job {status.job_id}: {status.state}" + (" (cancelled)" if status.cancelled else ""))
     if status.snapshot_id:
@@ -206,103 +194,64 @@ def _print_status(status: Any) -> None:
             print(f"    {line}")
 
 
-def _open(args: argparse.Namespace) -> Any:
-    from app.cli import secrets_from_args, target_from_args
-    from app.commands.common import cli_opener
-
-    target = target_from_args(args)
-    secrets = secrets_from_args(args, target)
-    return target, cli_opener(
-        target,
-        sudo_password=secrets.sudo_password,
-        login_password=secrets.login_password,
-        key_passphrase=secrets.key_passphrase,
-        accept_fingerprint=target.options.accept_host_key,
-    )
-
-
 def _facts_and_plan(args: argparse.Namespace, conn: Any) -> tuple[Any, Any]:
-    from app.domain.plan import Plan
-    from app.inspect.inspection import inspect
+    from app.flows.files import read_plan
+    from app.flows.inspecting import check_sample, inspect_connected
     from app.knobs import default_catalogue
     from app.planner import make_plan
 
     sample = args.sample if args.sample is not None else (0.0 if args.plan else 10.0)
-    if not 0 <= sample <= 600:
-        raise InnoTuneError("--sample must be between 0 and 600 seconds.")
-    facts = inspect(
-        conn.transport,
-        conn.instances,
-        conn.instance,
-        conn.session,
-        sample_seconds=sample,
-        use_sudo=conn.sudo_mode in ("root", "nopasswd", "password-ok"),
-        say=lambda text: _say(f"… {text}"),
-    )
+    check_sample(sample)
+    facts = inspect_connected(conn, sample_seconds=sample, say=progress)
     if args.plan:
-        try:
-            plan = Plan.from_json(Path(args.plan).read_text())
-        except OSError as exc:
-            raise InnoTuneError(f"Cannot read {args.plan}: {exc.strerror}.") from None
-        except (ValueError, TypeError, KeyError) as exc:
-            raise InnoTuneError(
-                f"{args.plan} is not an InnoTune plan: {exc}",
-                "Save one with `innotune preview TARGET --plan-out PLAN.json`.",
-            ) from None
+        plan = read_plan(args.plan, "Save one with `innotune preview TARGET --plan-out PLAN.json`.")
     else:
         plan = make_plan(facts, positions_from_args(args, facts), default_catalogue())
     return facts, plan
 
 
-def stale_files(plan: Any, actions: Any) -> list[str]:
-    """Files whose checksum differs from the one the saved plan recorded."""
-    now = {w.path: w.sha256_before for a in actions for w in a.files}
-    return [
-        f"{c.path} (planned {'absent' if c.sha256 is None else c.sha256[:12]}, now "
-        f"{'absent' if now.get(c.path) is None else str(now[c.path])[:12]})"
-        for c in plan.file_checksums
-        if c.path in now and now[c.path] != c.sha256
-    ]
+def _options(args: argparse.Namespace) -> ApplyOptions:
+    from app.flows.apply import ApplyOptions
+
+    return ApplyOptions(
+        restart_command=args.restart_command,
+        restart_anyway=args.restart,
+        confirm_within=args.confirm_within,
+        health_timeout=args.health_timeout,
+        watch_seconds=args.watch,
+        keep=args.keep,
+    )
 
 
 def run_apply(args: argparse.Namespace) -> int:
     """Preview, consent, then the detached job; follow it to its end."""
     from app.appliers import runner
-    from app.appliers.actions import Host
-    from app.appliers.preview import build_preview, with_requested_restart
-    from app.commands.common import connect
+    from app.flows.apply import apply_preview, stale_files, with_restart
+    from app.flows.preview import preview_plan
 
     if args.confirm_within is not None and not 5 <= args.confirm_within <= 3600:
         raise InnoTuneError("--confirm-within must be between 5 and 3600 seconds.")
+    options = _options(args)
     conn = connect(args)
     try:
         facts, plan = _facts_and_plan(args, conn)
         assert facts.server is not None
-        host = Host(
-            facts,
-            conn.transport,
-            conn.session,
-            sudo=conn.sudo_mode in ("root", "nopasswd", "password-ok"),
-            persisted=args.persisted,
-        )
-        preview = build_preview(plan, host)
-        restart_argv = runner.restart_argv_from(args.restart_command)
-        if args.restart:
-            preview = with_requested_restart(preview, facts, plan, restart_argv)
+        preview = preview_plan(plan, facts, conn, args.persisted)
+        preview = with_restart(preview, facts, plan, options)
         print(preview.text(), end="")
         if preview.errors:
-            _say("innotune apply: an applier refused (see above); nothing was changed.")
+            say("innotune apply: an applier refused (see above); nothing was changed.")
             return 1
         stale = stale_files(plan, preview.actions)
         if stale:
-            _say(
+            say(
                 "innotune apply: changed since the plan was made: "
                 + "; ".join(stale)
                 + ". Nothing was changed; preview again."
             )
             return 1
         if args.plan and not plan.file_checksums and any(a.files for a in preview.actions):
-            _say(
+            say(
                 "note: this plan carries no file checksums (save it with preview --plan-out); "
                 "the files are checked against what was just read."
             )
@@ -312,7 +261,7 @@ def run_apply(args: argparse.Namespace) -> int:
         transport = conn.transport
         assert transport is not None
         label = transport.label
-        if not _consent(f"Apply these changes to {label}?", args.yes):
+        if not consent(f"Apply these changes to {label}?", args.yes):
             print("Nothing was changed.")
             return 1
         if conn.session is not None:
@@ -321,28 +270,20 @@ def run_apply(args: argparse.Namespace) -> int:
         cancel = threading.Event()
         try:
             with _ctrl_c_cancels(cancel):
-                status = runner.apply(
+                status = apply_preview(
                     transport,
-                    preview.actions,
-                    facts.server,
-                    target_label=label,
-                    local_dir=local_snapshot_dir(label),
-                    on_step=lambda step: _say(step.line()),
-                    plan_json=plan.to_json(),
-                    expected=runner.expected_values(preview.actions, plan.changes),
-                    restart_argv=restart_argv,
-                    confirm_within=args.confirm_within,
-                    health_timeout=args.health_timeout,
-                    watch_seconds=args.watch,
-                    restart_anyway=args.restart,
+                    preview,
+                    facts,
+                    plan,
+                    options,
+                    on_step=lambda step: say(step.line()),
                     cancel=cancel,
-                    keep=args.keep,
                 )
         except runner.ApplyCancelled as stopped:
-            _say(f"innotune apply: {stopped.problem} {stopped.fix}".rstrip())
+            say(f"innotune apply: {stopped.problem} {stopped.fix}".rstrip())
             return 130
         except runner.JobInterrupted as lost:
-            _say(f"innotune apply: {lost.problem}\n{lost.fix}")
+            say(f"innotune apply: {lost.problem}\n{lost.fix}")
             return 3
         if status.state == "awaiting-confirm":
             status = _confirm(args, transport, status)
@@ -363,7 +304,7 @@ def _ctrl_c_cancels(cancel: threading.Event) -> Iterator[None]:
 
     def on_interrupt(_signum: int, _frame: object) -> None:
         if not cancel.is_set():
-            _say("… cancelling: the job stops at its next step and rolls back what it changed")
+            progress("cancelling: the job stops at its next step and rolls back what it changed")
         cancel.set()
 
     previous = signal.signal(signal.SIGINT, on_interrupt)
@@ -375,86 +316,42 @@ def _ctrl_c_cancels(cancel: threading.Event) -> Iterator[None]:
 
 def _confirm(args: argparse.Namespace, transport: Any, status: Any) -> Any:
     """Prove the server is reachable again with a fresh login, then confirm (or not)."""
-    from app.appliers import runner
-    from app.commands.common import connect
+    from app.flows.apply import confirm_and_follow
 
     try:
         again = connect(args)
         again.close()
         reachable = True
     except InnoTuneError as exc:
-        _say(f"Cannot reach the server again ({exc.problem}); not confirming.")
+        say(f"Cannot reach the server again ({exc.problem}); not confirming.")
         reachable = False
-    if reachable and _consent(
+    keep = reachable and consent(
         f"Applied; the server answers. Keep the change (it rolls back in "
         f"{args.confirm_within:.0f} s otherwise)?",
         args.yes,
-    ):
-        runner.confirm(transport, status.job_id)
-    return runner.follow(
-        transport, status.job_id, lambda step: _say(step.line()), stop_at_confirm=False
     )
-
-
-def _running_identities(transport: Any) -> list[tuple[Any, dict[str, Any]]]:
-    """The server instances running on the target, each with its identity."""
-    from app.appliers import history
-    from app.inspect.instances import find_instances
-
-    try:
-        found = find_instances(transport, sudo=not transport.is_root)
-    except InnoTuneError:
-        return []
-    return [(i, history.identity(transport, i)) for i in found if i.pid]
+    return confirm_and_follow(transport, status.job_id, keep, lambda step: say(step.line()))
 
 
 def run_snapshots(args: argparse.Namespace) -> int:
     """List the target's snapshots per instance with their state, and its jobs; --prune."""
-    from app.appliers import history, runner
-    from app.appliers import snapshot as snap
-    from app.commands.common import resolve_instance_spec
+    from app.appliers import history
+    from app.flows.snapshots import list_snapshots
 
-    target, transport = _open(args)
-    local_dir = local_snapshot_dir(transport.label)
-    keep = args.keep or history.keep_default()
+    transport = open_link(args)
     try:
-        spec = resolve_instance_spec(args)
-        key = None
-        if spec is not None:
-            records = history.list_records(transport)
-            key = history.instance_for(records, _running_identities(transport), spec)
-        if args.prune:
-            done = history.prune_on_target(transport, keep, key)
-            records = history.list_records(transport)
-            local_gone = history.prune_locally(local_dir, records, keep, key)
-            print(
-                f"Pruned to {keep} snapshot(s) per instance: removed "
-                f"{len(done.get('removed') or [])} snapshot(s) on {transport.label}"
-                + (f" ({', '.join(done['removed'])})" if done.get("removed") else "")
-                + f" and {len(local_gone)} local copy(ies) kept by InnoTune"
-                + (
-                    f"; {len(done.get('locks_removed') or [])} free lock file(s) removed"
-                    if done.get("locks_removed")
-                    else ""
-                )
-                + "."
-            )
-            for busy in done.get("busy") or []:
-                print(f"  left alone (a job is changing it now): {busy}")
-        records = history.list_records(transport)
-        jobs = [runner.status(transport, job) for job in runner.list_jobs(transport)]
-        bundles = {job.job_id: _job_instance(transport, job.job_id) for job in jobs}
+        listing = list_snapshots(
+            transport, resolve_instance_spec(args), prune=args.prune, keep=args.keep
+        )
     except history.RollbackRefused as exc:
-        _say(f"innotune snapshots: {exc.problem} {exc.fix}")
+        say(f"innotune snapshots: {exc.problem} {exc.fix}")
         return 1
     finally:
         transport.close()
-    local = {s.id for s in snap.list_locally(local_dir)}
-    groups = [
-        (doc, group)
-        for doc, group in history.by_instance(records)
-        if key is None or (group and group[0].instance_key == key)
-    ]
+    if listing.pruned is not None:
+        _print_pruned(listing.pruned, transport.label)
+    key = listing.key
+    groups = listing.groups()
     if not groups:
         print(f"No snapshots on {transport.label}" + (" for that instance." if key else "."))
     for doc, group in groups:
@@ -464,17 +361,10 @@ def run_snapshots(args: argparse.Namespace) -> int:
             f"{in_force} in force (newest first)"
         )
         for item in group:
-            where = "target + this computer" if item.id in local else "target"
+            where = "target + this computer" if item.id in listing.local_ids else "target"
             print(f"  {item.line()}  [{where}]")
-    # Jobs per instance too: the one a job recorded, else its snapshot's.
-    of_snapshot = {r.id: r.instance_key for r in records}
-    docs = {r.instance_key: dict(r.snapshot.instance) for r in records if r.instance_key}
-    per: dict[str, list[Any]] = {}
-    for job in jobs:
-        owner = bundles.get(job.job_id) or of_snapshot.get(str(job.snapshot_id)) or ""
-        if key is None or owner == key:
-            per.setdefault(owner, []).append(job)
-    for owner, listed in per.items():
+    docs = listing.instance_docs()
+    for owner, listed in listing.jobs_by_instance().items():
         print(
             f"\nJobs of {history.describe_instance(docs[owner])}:" if owner in docs else "\nJobs:"
         )
@@ -482,39 +372,38 @@ def run_snapshots(args: argparse.Namespace) -> int:
             print(f"  {job.job_id}  {job.mode or '?'}  {job.state}  snapshot {job.snapshot_id}")
             for error in job.errors[:3]:
                 print(f"      error: {error}")
-    del target
     return 0
 
 
-def _job_instance(transport: Any, job_id: str) -> str | None:
-    """The instance a job recorded in its bundle (jobs made before that: None)."""
-    import json
-
-    from app.appliers import runner
-
-    result = transport.run(
-        ["cat", f"{runner.job_dir(job_id)}/bundle.json"], sudo=not transport.is_root
+def _print_pruned(pruned: Pruned, label: str) -> None:
+    done = pruned.on_target
+    print(
+        f"Pruned to {pruned.keep} snapshot(s) per instance: removed "
+        f"{len(done.get('removed') or [])} snapshot(s) on {label}"
+        + (f" ({', '.join(done['removed'])})" if done.get("removed") else "")
+        + f" and {len(pruned.local)} local copy(ies) kept by InnoTune"
+        + (
+            f"; {len(done.get('locks_removed') or [])} free lock file(s) removed"
+            if done.get("locks_removed")
+            else ""
+        )
+        + "."
     )
-    try:
-        doc = json.loads(result.out) if result.ok else {}
-    except ValueError:
-        return None
-    return doc.get("instance") if isinstance(doc, dict) else None
+    for busy in done.get("busy") or []:
+        print(f"  left alone (a job is changing it now): {busy}")
 
 
 def run_rollback(args: argparse.Namespace) -> int:
     """Restore a snapshot of the chosen instance (its newest in force by default), after consent."""
     from app.appliers import history, runner
-    from app.appliers import snapshot as snap
-    from app.commands.common import resolve_instance_spec
+    from app.flows.apply import restore
+    from app.flows.snapshots import instance_key, local_copy
 
-    _, transport = _open(args)
+    transport = open_link(args)
     try:
         records = history.list_records(transport)
         try:
-            key = history.instance_for(
-                records, _running_identities(transport), resolve_instance_spec(args)
-            )
+            key = instance_key(transport, records, resolve_instance_spec(args))
             choice = history.choose_rollback(records, key, args.snapshot)
         except history.RollbackRefused as refused:
             if args.snapshot is None or "No snapshot " not in refused.problem:
@@ -522,37 +411,35 @@ def run_rollback(args: argparse.Namespace) -> int:
                 return 1
             choice = None
         if choice is None:
-            # Not on the target: runner.rollback puts a complete local copy back, or stops.
-            _say(f"Snapshot {args.snapshot} is not on the target. Trying this computer's copy.")
-            chosen = snap.load_locally(local_snapshot_dir(transport.label), args.snapshot)
-            print(f"Restore {chosen.summary()}")
+            # Not on the target: the restore puts a complete local copy back, or stops.
+            say(f"Snapshot {args.snapshot} is not on the target. Trying this computer's copy.")
+            print(f"Restore {local_copy(transport, args.snapshot).summary()}")
             undo: list[str] | None = None
         else:
             print(choice.text())
             for caveat in choice.caveats:
-                _say(f"note: {caveat}")
+                say(f"note: {caveat}")
             undo = [r.id for r in choice.undo]
         snapshot_id = choice.record.id if choice is not None else args.snapshot
         question = f"Roll {transport.label} back to snapshot {snapshot_id}?"
         if choice is not None and choice.caveats:
             question = " ".join(choice.caveats) + " " + question
-        if not _consent(question, args.yes):
+        if not consent(question, args.yes):
             if choice is not None and choice.caveats and not args.yes:
-                _say("innotune rollback: refused without --yes: " + " ".join(choice.caveats))
+                say("innotune rollback: refused without --yes: " + " ".join(choice.caveats))
             print("Nothing was changed.")
             return 1
         try:
-            status = runner.rollback(
+            status = restore(
                 transport,
                 snapshot_id,
-                local_dir=local_snapshot_dir(transport.label),
-                on_step=lambda step: _say(step.line()),
-                restart_argv=runner.restart_argv_from(args.restart_command),
+                on_step=lambda step: say(step.line()),
+                restart_command=args.restart_command,
                 undo=undo,
                 keep=args.keep,
             )
         except runner.JobInterrupted as lost:
-            _say(f"innotune rollback: {lost.problem}\n{lost.fix}")
+            say(f"innotune rollback: {lost.problem}\n{lost.fix}")
             return 3
     finally:
         transport.close()

@@ -9,8 +9,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from app.cli import add_target_arguments
 from app.commands import Handler
+from app.commands.common import add_target_arguments, login, progress
 from app.domain.bench import ENGINES, WORKLOADS
 from app.domain.errors import InnoTuneError
 
@@ -68,29 +68,6 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
     handlers["bench"] = run
 
 
-def _connect(args: argparse.Namespace) -> tuple[Any, Any, Any]:
-    """Connect like the doctor; return (result, target, secrets)."""
-    from app.access.doctor import DoctorResult, run_doctor
-    from app.cli import secrets_from_args, target_from_args
-    from app.commands.common import cli_opener, resolve_instance_spec
-
-    target = target_from_args(args)
-    secrets = secrets_from_args(args, target)
-    result = DoctorResult()
-    for step in run_doctor(
-        target, secrets, result, opener=cli_opener, instance_spec=resolve_instance_spec(args)
-    ):
-        if step.status == "fail":
-            print(step.line(), file=sys.stderr, flush=True)
-    if not result.ok or result.session is None:
-        result.close()
-        raise InnoTuneError(
-            f"Could not reach the server on {target.label}.",
-            f"See the line above; `innotune doctor {args.target}` checks every step.",
-        )
-    return result, target, secrets
-
-
 def _consent(args: argparse.Namespace, where: str, busy: bool) -> bool:
     if args.yes:
         return True
@@ -127,9 +104,10 @@ def run(args: argparse.Namespace) -> int:
         max_rows=max(1000, args.max_rows),
         workloads=workloads,
     )
-    conn, target, secrets = _connect(args)
+    conn, target, secrets = login(args)
     try:
         session = conn.session
+        assert session is not None  # login() guarantees it
         rate = write_rate(session, min(60.0, max(0.2, args.sample)))
         print(rate_text(rate), file=sys.stderr, flush=True)
         if not _consent(args, target.label, rate.busy):
@@ -138,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         bench = Benchmark(
             session_factory(conn, target, secrets),
             options,
-            say=lambda text: print(f"… {text}", file=sys.stderr, flush=True),
+            say=progress,
             route=route,
             cpu_probe=cpu_probe(conn),
             target=target.label,

@@ -6,9 +6,14 @@ import argparse
 from typing import Any
 
 from app.access.doctor import DoctorResult, run_doctor
-from app.cli import add_target_arguments, secrets_from_args, target_from_args
 from app.commands import Handler
-from app.commands.common import resolve_instance_spec
+from app.commands.common import (
+    add_target_arguments,
+    cli_opener,
+    resolve_instance_spec,
+    secrets_from_args,
+    target_from_args,
+)
 
 
 def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
@@ -25,8 +30,6 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the doctor and print its steps as they complete."""
-    from app.commands.common import cli_opener
-
     target = target_from_args(args)
     secrets = secrets_from_args(args, target)
     result = DoctorResult()

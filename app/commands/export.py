@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from app.cli import add_target_arguments
 from app.commands import Handler
-from app.commands.plan import _read_facts, _target_optional
+from app.commands.common import add_target_arguments, target_optional
+from app.commands.plan import inspect_target
 from app.commands.sliders import add_slider_arguments, positions_from_args
-from app.domain.errors import InnoTuneError
 from app.domain.plan import Plan
+from app.flows.files import read_facts, read_plan
 
 DESCRIPTION = """\
 Export the plan for other hosts to apply with their own tools:
@@ -41,7 +40,7 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_target_arguments(parser)
-    _target_optional(parser)
+    target_optional(parser)
     source = parser.add_argument_group("where the plan comes from (one of TARGET and:)")
     source.add_argument("--facts", metavar="FILE", help="plan from facts saved by inspect --out")
     source.add_argument("--plan", metavar="PLAN.json", help="export a plan saved by plan --out")
@@ -64,45 +63,14 @@ def _plan(args: argparse.Namespace) -> Plan:
     from app.planner import make_plan
 
     if args.plan:
-        try:
-            return Plan.from_json(Path(args.plan).read_text())
-        except OSError as exc:
-            raise InnoTuneError(f"Cannot read {args.plan}: {exc.strerror}.") from None
-        except (ValueError, TypeError) as exc:
-            raise InnoTuneError(
-                f"{args.plan} is not an InnoTune plan file: {exc}",
-                "Save a plan with `innotune plan TARGET --out PLAN.json`.",
-            ) from None
-    if args.facts:
-        facts = _read_facts(args.facts)
-    else:
-        from app.commands.plan import _inspect
-
-        args.probe_disk = False
-        facts = _inspect(args)
+        return read_plan(args.plan, "Save a plan with `innotune plan TARGET --out PLAN.json`.")
+    facts = read_facts(args.facts) if args.facts else inspect_target(args)
     return make_plan(facts, positions_from_args(args, facts), default_catalogue())
-
-
-def write_files(directory: Path, files: dict[str, str]) -> list[Path]:
-    """Write ``files`` (relative path → text) under ``directory``; the paths written."""
-    written = []
-    for name, text in sorted(files.items()):
-        path = directory / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        written.append(path)
-    return written
-
-
-def write_script(path: Path, text: str) -> None:
-    """Write the script, executable by its owner only (it runs as root)."""
-    path.write_text(text)
-    os.chmod(path, 0o700)
 
 
 def run(args: argparse.Namespace) -> int:
     """Plan (or read the plan), then write the export."""
-    from app.export import playbook_files, shell_script
+    from app.flows.export import export_playbook, export_script
 
     given = sum(x is not None for x in (args.target, args.facts, args.plan))
     if given != 1:
@@ -113,10 +81,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     plan = _plan(args)
     if args.ansible:
-        written = write_files(Path(args.ansible), playbook_files(plan))
+        written = export_playbook(plan, Path(args.ansible))
         print(f"wrote {len(written)} files into {args.ansible}; try:")
         print(f"  ansible-playbook -i INVENTORY {Path(args.ansible) / 'site.yml'} --check --diff")
     else:
-        write_script(Path(args.script), shell_script(plan))
+        export_script(plan, Path(args.script))
         print(f"wrote {args.script}; try: sh {args.script} check")
     return 0

@@ -7,9 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app.cli import add_target_arguments
 from app.commands import Handler
-from app.commands.common import connect
+from app.commands.common import add_target_arguments, connect, progress
 
 
 def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
@@ -39,7 +38,7 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Connect, inspect, print."""
-    from app.inspect.inspection import inspect
+    from app.flows.inspecting import inspect_connected
     from app.inspect.report import summary
 
     if args.sample < 0 or args.sample > 600:
@@ -47,16 +46,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     conn = connect(args)
     try:
-        assert conn.transport and conn.instance and conn.session
-        facts = inspect(
-            conn.transport,
-            conn.instances,
-            conn.instance,
-            conn.session,
-            sample_seconds=args.sample,
-            disk_probe=args.probe_disk,
-            use_sudo=conn.sudo_mode in ("root", "nopasswd", "password-ok"),
-            say=lambda text: print(f"… {text}", file=sys.stderr, flush=True),
+        facts = inspect_connected(
+            conn, sample_seconds=args.sample, disk_probe=args.probe_disk, say=progress
         )
     finally:
         conn.close()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from app.cli import add_target_arguments
 from app.commands import Handler
+from app.commands.common import add_target_arguments, connect
 
 
 def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
@@ -27,7 +27,6 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Connect, read the option files as the server does, print the table."""
-    from app.commands.common import connect
     from app.inspect.options import options_for
     from app.inspect.server import flavour_of
 
@@ -42,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
             flavour_of(version, comment),
             version,
             datadir=datadir or None,
-            sudo=conn.sudo_mode in ("root", "nopasswd", "password-ok"),
+            sudo=conn.can_sudo,
         )
     finally:
         conn.close()

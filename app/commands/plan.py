@@ -7,25 +7,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app.cli import add_target_arguments
 from app.commands import Handler
+from app.commands.common import add_target_arguments, connect, progress, target_optional
 from app.commands.sliders import add_slider_arguments, positions_from_args
-from app.domain.errors import InnoTuneError
 from app.domain.hostfacts import HostFacts
-
-
-def _target_optional(parser: argparse.ArgumentParser) -> None:
-    """Let TARGET be left out when --facts gives the facts instead.
-
-    add_target_arguments declares TARGET as required for every host command; plan alone
-    can work from a saved file, so its positional becomes optional here and ``run``
-    insists on exactly one of the two.
-    """
-    for action in parser._actions:  # argparse offers no public way to relax a positional
-        if action.dest == "target":
-            action.nargs = "?"
-            action.default = None
-            action.metavar = "TARGET"
+from app.flows.files import read_facts
 
 
 def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
@@ -38,7 +24,7 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
         "leaves alone and why. Nothing is changed.",
     )
     add_target_arguments(parser)
-    _target_optional(parser)
+    target_optional(parser)
     parser.add_argument(
         "--facts", metavar="FILE", help="plan from facts saved by inspect --out instead of TARGET"
     )
@@ -66,39 +52,21 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
     handlers["plan"] = run
 
 
-def _inspect(args: argparse.Namespace) -> HostFacts:
-    from app.commands.common import connect
-    from app.inspect.inspection import inspect
+def inspect_target(args: argparse.Namespace, disk_probe: bool = False) -> HostFacts:
+    """Connect to TARGET and inspect it, sampling ``--sample`` seconds."""
+    from app.flows.inspecting import check_sample, inspect_connected
 
-    if args.sample < 0 or args.sample > 600:
-        raise InnoTuneError("--sample must be between 0 and 600 seconds.")
+    check_sample(args.sample)
     conn = connect(args)
     try:
-        assert conn.transport and conn.instance and conn.session
-        return inspect(
-            conn.transport,
-            conn.instances,
-            conn.instance,
-            conn.session,
+        return inspect_connected(
+            conn,
             sample_seconds=args.sample,
-            disk_probe=args.probe_disk,
-            use_sudo=conn.sudo_mode in ("root", "nopasswd", "password-ok"),
-            say=lambda text: print(f"… {text}", file=sys.stderr, flush=True),
+            disk_probe=disk_probe,
+            say=progress,
         )
     finally:
         conn.close()
-
-
-def _read_facts(name: str) -> HostFacts:
-    try:
-        return HostFacts.from_json(Path(name).read_text())
-    except OSError as exc:
-        raise InnoTuneError(f"Cannot read {name}: {exc.strerror}.") from None
-    except (ValueError, TypeError) as exc:  # TypeError: an object missing required fields
-        raise InnoTuneError(
-            f"{name} is not an InnoTune facts file: {exc}",
-            "Save facts with `innotune inspect TARGET --out FILE`.",
-        ) from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -110,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     if (args.target is None) == (args.facts is None):
         print("innotune plan: give either TARGET or --facts FILE", file=sys.stderr)
         return 2
-    facts = _read_facts(args.facts) if args.facts else _inspect(args)
+    facts = read_facts(args.facts) if args.facts else inspect_target(args, args.probe_disk)
     if args.save_facts:
         Path(args.save_facts).write_text(facts.to_json() + "\n")
     catalogue = default_catalogue()

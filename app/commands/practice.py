@@ -8,13 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from app.commands import Handler
-from app.domain.target import Target
 from app.practice.binaries import find_binaries
 from app.practice.practice import (
     BinariesFinder,
     PracticeServer,
     PracticeStatus,
-    resolve_target,
 )
 
 ACTIONS = {
@@ -54,15 +52,6 @@ def practice_dir(args: argparse.Namespace) -> Path:
     from app.places import default_practice_dir
 
     return default_practice_dir()
-
-
-def resolve_cli_target(target: Target) -> Target:
-    """For other subcommands: TARGET ``practice`` becomes ``local --instance <its socket>``."""
-    if target.kind != "practice":
-        return target
-    from app.places import default_practice_dir
-
-    return resolve_target(target, default_practice_dir())
 
 
 def run(args: argparse.Namespace, find: BinariesFinder = find_binaries) -> int:

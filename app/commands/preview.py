@@ -7,11 +7,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app.cli import add_target_arguments
 from app.commands import Handler
-from app.commands.common import add_persisted_argument
-from app.commands.plan import _read_facts, _target_optional
+from app.commands.common import (
+    add_persisted_argument,
+    add_target_arguments,
+    connect,
+    progress,
+    target_optional,
+)
 from app.commands.sliders import add_slider_arguments, positions_from_args
+from app.flows.files import read_facts
 
 DESCRIPTION = """\
 Build the plan for the slider positions, then run every applier in dry-run mode and print
@@ -40,7 +45,7 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_target_arguments(parser)
-    _target_optional(parser)
+    target_optional(parser)
     parser.add_argument(
         "--facts",
         metavar="FILE",
@@ -66,8 +71,9 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Facts → plan → dry runs → the preview text."""
-    from app.appliers.actions import Host
-    from app.appliers.preview import build_preview, with_checksums
+    from app.appliers.preview import with_checksums
+    from app.flows.inspecting import check_sample, inspect_connected
+    from app.flows.preview import preview_plan
     from app.knobs import default_catalogue
     from app.planner import make_plan
 
@@ -77,24 +83,15 @@ def run(args: argparse.Namespace) -> int:
     conn = None
     try:
         if args.target is not None:
-            from app.commands.common import connect
-
             conn = connect(args)
         if args.facts:
-            facts = _read_facts(args.facts)
+            facts = read_facts(args.facts)
         else:
-            facts = _inspect(conn, args)
+            check_sample(args.sample)
+            assert conn is not None
+            facts = inspect_connected(conn, sample_seconds=args.sample, say=progress)
         plan = make_plan(facts, positions_from_args(args, facts), default_catalogue())
-        host = Host(facts)
-        if conn is not None:
-            host = Host(
-                facts,
-                conn.transport,
-                conn.session,
-                sudo=conn.sudo_mode in ("root", "nopasswd", "password-ok"),
-                persisted=args.persisted,
-            )
-        preview = build_preview(plan, host)
+        preview = preview_plan(plan, facts, conn, args.persisted)
     finally:
         if conn is not None:
             conn.close()
@@ -105,21 +102,3 @@ def run(args: argparse.Namespace) -> int:
         Path(args.plan_out).write_text(with_checksums(plan, preview).to_json() + "\n")
     print(text, end="")
     return 1 if preview.errors else 0
-
-
-def _inspect(conn: Any, args: argparse.Namespace) -> Any:
-    from app.domain.errors import InnoTuneError
-    from app.inspect.inspection import inspect
-
-    if args.sample < 0 or args.sample > 600:
-        raise InnoTuneError("--sample must be between 0 and 600 seconds.")
-    assert conn.transport and conn.instance and conn.session
-    return inspect(
-        conn.transport,
-        conn.instances,
-        conn.instance,
-        conn.session,
-        sample_seconds=args.sample,
-        use_sudo=conn.sudo_mode in ("root", "nopasswd", "password-ok"),
-        say=lambda text: print(f"… {text}", file=sys.stderr, flush=True),
-    )

@@ -9,9 +9,10 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from app.appliers import runner
+from app.places import local_snapshot_dir
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
-from app.ui.pages.apply import ApplyPage, _local_dir
+from app.ui.pages.apply import ApplyPage
 from app.ui.pages.preview import PreviewPage, make_preview
 from app.ui.pages.tradeoffs import TradeoffsPage
 from app.ui.worker import Progress
@@ -39,7 +40,7 @@ def test_restore_a_snapshot_straight_from_connect(
         preview.actions,
         state.facts.server,
         target_label=transport.label,
-        local_dir=_local_dir(transport.label),
+        local_dir=local_snapshot_dir(transport.label),
         plan_json=state.plan.to_json(),
     )
     assert state.connection is not None

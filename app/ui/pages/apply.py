@@ -18,7 +18,6 @@ import html
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -44,6 +43,8 @@ from app.appliers import snapshot as snap
 from app.appliers.actions import ApplyError
 from app.appliers.preview import Preview, with_requested_restart
 from app.domain.errors import InnoTuneError
+from app.flows.apply import ApplyOptions, apply_preview, restore
+from app.places import local_snapshot_dir
 from app.ui import jobrecords
 from app.ui.logview import DETAILS_LINK, error_parts, link_to_log, log_error
 from app.ui.state import WizardState
@@ -54,12 +55,6 @@ _CANCEL_BEFORE_TEXT = "&Cancel (nothing changed yet)"
 # Journal steps that change the host: from the first one on, cancelling rolls back.
 _CHANGING_STEPS = ("write", "dynamic", "live", "commands", "restart")
 _log = logging.getLogger(__name__)
-
-
-def _local_dir(label: str) -> Any:
-    from app.commands.apply import local_snapshot_dir
-
-    return local_snapshot_dir(label)
 
 
 @dataclass(frozen=True)
@@ -442,18 +437,18 @@ class ApplyPage(QWizardPage):
         transport = self._transport()
         plan = self.state.plan
         confirm = self.confirm_spin.value() or None
-        done = runner.apply(
-            transport,
-            preview.actions,
-            facts.server,
-            target_label=transport.label,
-            local_dir=_local_dir(transport.label),
-            on_step=progress.post,
-            plan_json=plan.to_json() if plan is not None else None,
-            expected=runner.expected_values(preview.actions, plan.changes if plan else ()),
-            restart_argv=runner.restart_argv_from(self.restart_edit.text().strip() or None),
-            confirm_within=float(confirm) if confirm else None,
+        options = ApplyOptions(
+            restart_command=self.restart_edit.text().strip() or None,
             restart_anyway=self._restart_anyway,
+            confirm_within=float(confirm) if confirm else None,
+        )
+        done = apply_preview(
+            transport,
+            preview,
+            facts,
+            plan,
+            options,
+            on_step=progress.post,
             cancel=progress.cancelled,
         )
         return self._reconnect_after(progress, done)
@@ -575,12 +570,11 @@ class ApplyPage(QWizardPage):
     def _restore(self, snapshot_id: str, undo: list[str] | None = None) -> None:
         def work(progress: Progress) -> Any:
             transport = self._transport()
-            done = runner.rollback(
+            done = restore(
                 transport,
                 snapshot_id,
-                local_dir=_local_dir(transport.label),
                 on_step=progress.post,
-                restart_argv=runner.restart_argv_from(self.restart_edit.text().strip() or None),
+                restart_command=self.restart_edit.text().strip() or None,
                 undo=undo,
             )
             return self._reconnect_after(progress, done)
@@ -700,7 +694,7 @@ class ApplyPage(QWizardPage):
             return
         if self.state.snapshot_id != result.snapshot_id:
             self.state.snapshot_id = result.snapshot_id
-            self.state.snapshot_dir = Path(_local_dir(self.state.target.label))
+            self.state.snapshot_dir = local_snapshot_dir(self.state.target.label)
             keep_bench(self.state, "before", self.state.bench_before)
 
     def _apply_work_returned(self) -> None:

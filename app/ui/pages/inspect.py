@@ -45,7 +45,7 @@ def run_inspection(state: WizardState, sample: float, probe: bool, progress: Pro
 
     A cancel ends the status sample at once and stops before the next step.
     """
-    from app.inspect.inspection import inspect
+    from app.flows.inspecting import inspect_connected
 
     conn = state.connection
     if conn is None or conn.transport is None or conn.session is None or conn.instance is None:
@@ -61,17 +61,7 @@ def run_inspection(state: WizardState, sample: float, probe: bool, progress: Pro
         progress.say(text)
 
     try:
-        facts = inspect(
-            conn.transport,
-            conn.instances,
-            conn.instance,
-            conn.session,
-            sample_seconds=sample,
-            disk_probe=probe,
-            use_sudo=conn.sudo_mode in ("root", "nopasswd", "password-ok"),
-            say=say,
-            wait=wait,
-        )
+        facts = inspect_connected(conn, sample_seconds=sample, disk_probe=probe, say=say, wait=wait)
     except Exception:
         if progress.cancelled.is_set():  # the page closed the connection under it
             raise InspectionCancelled() from None

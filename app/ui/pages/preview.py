@@ -36,14 +36,9 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
-from app.appliers.actions import Host
-from app.appliers.preview import (
-    Preview,
-    build_preview,
-    with_checksums,
-    with_requested_restart,
-)
+from app.appliers.preview import Preview, with_checksums, with_requested_restart
 from app.domain.plan import Plan
+from app.flows.preview import preview_plan
 from app.ui.logview import DETAILS_LINK, error_html, error_parts, link_to_log, log_error
 from app.ui.state import WizardState
 from app.ui.worker import Job, Progress
@@ -124,27 +119,21 @@ def make_preview(state: WizardState, plan: Plan, progress: Progress) -> Preview:
     assert state.facts is not None
     conn = state.connection
     progress.say("Reading the option files and current values (dry runs, nothing is written)")
-    if conn is not None and conn.transport is not None:
-        sudo = conn.sudo_mode in ("root", "nopasswd", "password-ok")
-        host = Host(state.facts, conn.transport, conn.session, sudo=sudo, persisted=state.persisted)
-    else:
-        host = Host(state.facts)
-    return build_preview(plan, host)
+    return preview_plan(plan, state.facts, conn, state.persisted)
 
 
 def write_export(plan: Plan, kind: str, path: Path, progress: Progress) -> str:
     """Runs in a worker: the export written to ``path``; what was written, in words."""
-    from app.commands.export import write_files, write_script
-    from app.export import playbook_files, shell_script
+    from app.flows.export import export_playbook, export_script
 
     progress.say(f"Writing the export to {path}")
     if kind == "ansible":
-        written = write_files(path, playbook_files(plan))
+        written = export_playbook(plan, path)
         return (
             f"Wrote an Ansible playbook ({len(written)} files) into {path}: try "
             f"ansible-playbook -i INVENTORY {path / 'site.yml'} --check --diff"
         )
-    write_script(path, shell_script(plan))
+    export_script(plan, path)
     return f"Wrote {path}: run `sh {path} check` on a host, then apply (and rollback to undo)."
 
 

@@ -1,0 +1,26 @@
+"""The plan exported for other tools: an Ansible playbook or one POSIX sh script."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from app.domain.plan import Plan
+from app.export import playbook_files, shell_script
+
+
+def export_playbook(plan: Plan, directory: Path) -> list[Path]:
+    """The plan as a playbook with one role under ``directory``; the paths written."""
+    written = []
+    for name, text in sorted(playbook_files(plan).items()):
+        path = directory / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        written.append(path)
+    return written
+
+
+def export_script(plan: Plan, path: Path) -> None:
+    """The plan as one sh script (``sh FILE check|apply|rollback``), run by its owner only."""
+    path.write_text(shell_script(plan))
+    os.chmod(path, 0o700)  # it runs as root

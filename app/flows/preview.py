@@ -1,0 +1,26 @@
+"""The preview: every applier's dry run of a plan, over the connection when there is one."""
+
+from __future__ import annotations
+
+from app.access.doctor import DoctorResult
+from app.appliers.actions import Host
+from app.appliers.preview import Preview, build_preview
+from app.domain.hostfacts import HostFacts
+from app.domain.plan import Plan
+
+
+def target_host(facts: HostFacts, conn: DoctorResult | None, persisted: str = "reset") -> Host:
+    """What the appliers work on: live through ``conn``, else from the saved facts alone.
+
+    ``persisted`` is what to do with a value MySQL's SET PERSIST keeps ("reset" or "persist").
+    """
+    if conn is None or conn.transport is None:
+        return Host(facts)
+    return Host(facts, conn.transport, conn.session, sudo=conn.can_sudo, persisted=persisted)
+
+
+def preview_plan(
+    plan: Plan, facts: HostFacts, conn: DoctorResult | None, persisted: str = "reset"
+) -> Preview:
+    """Exactly what applying ``plan`` would do; nothing is written."""
+    return build_preview(plan, target_host(facts, conn, persisted))
