@@ -441,10 +441,8 @@ class VerifyPage(QWizardPage):
                 if any(r.cpu is not None and r.cpu.client_bound for r in (a, b)):
                     change += " (client-bound)"
 
-            def lat(r: object) -> str:
-                if r is None:
-                    return ""
-                return r.latency.text()  # type: ignore[attr-defined]
+            def lat(r: WorkloadResult | None) -> str:
+                return "" if r is None else r.latency.text()
 
             def redo(r: object) -> str:
                 value = None if r is None else r.counters.redo_bytes  # type: ignore[attr-defined]
