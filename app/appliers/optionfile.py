@@ -34,11 +34,10 @@ from app.appliers.actions import (
     Host,
     late_name,
     read_file_or_none,
-    refuse_if_changed,
     stat_files,
 )
 from app.domain.instance import ServerInstance
-from app.domain.plan import Change, FileChecksum
+from app.domain.plan import Change
 from app.optionfiles import (
     Arg,
     CommandLine,
@@ -65,14 +64,13 @@ from app.optionfiles import (
     transport_reader,
 )
 from app.remote.transport import Transport
+from app.targetjob.values import same_value
 
 GROUP = "mysqld"  # read by every MySQL and MariaDB server
 REMOVED_NOTE = "obsolete lines removed"  # the note of a file InnoTune only removed lines from
 STEM = "innotune"
 _KEY = re.compile(r"^[a-z][a-z0-9_]*$")
 _SECRET_NAME = re.compile(r"passw(or)?d|_auth$|secret|token|credential")
-_TRUE = {"1", "on", "true", "yes"}
-_FALSE = {"0", "off", "false", "no"}
 
 
 # -- asking the server binary ------------------------------------------------------------------
@@ -124,23 +122,6 @@ def binary_present(transport: Transport, binary: str) -> bool:
     if not binary.startswith("/"):
         return False
     return transport.run(["test", "-x", binary]).ok
-
-
-def same_value(printed: str | None, wanted: str) -> bool:
-    """Whether a value as the server prints or stores it equals ``wanted``."""
-    if printed is None:
-        return False
-    a, b = printed.strip().lower(), wanted.strip().lower()
-    if a == b:
-        return True
-    if (a in _TRUE and b in _TRUE) or (a in _FALSE and b in _FALSE):
-        return True
-    from app.optionfiles import parse_size
-
-    try:
-        return parse_size(a) == parse_size(b)
-    except ValueError:
-        return False
 
 
 # -- reading as the server does ----------------------------------------------------------------
@@ -939,60 +920,27 @@ def _binary_warnings(
     return warnings
 
 
-def apply(
-    changes: Sequence[Change],
-    host: Host,
-    *,
-    dry_run: bool = False,
-    expected: Sequence[FileChecksum] = (),
-) -> Action:
-    """Write the option-file part of ``changes`` (option_file and dynamic targets).
+def describe(changes: Sequence[Change], host: Host) -> Action:
+    """The option-file part of ``changes`` (option_file and dynamic targets) the job writes.
 
     Args:
         changes: the plan's changes; other targets are ignored.
         host: the facts and the live connection.
-        dry_run: describe only; nothing is written.
-        expected: the checksums the preview saw (``Plan.file_checksums``); a file that
-            differs now is not overwritten.
 
     Returns:
-        The :class:`Action` (same description in a dry run and a real apply).
+        The :class:`Action`: each file with its full new content, the restart, and what
+        would beat InnoTune's values (with its fix).
 
     Raises:
-        ApplyError: the files cannot be read fully, the server would refuse them, or the
-            file changed between reading and writing; nothing was written.
+        ApplyError: the files cannot be read fully, or the server would refuse them.
     """
-    planned = _plan(changes, host)
-    action = planned.action
-    if dry_run or not action.files:
-        return action
-    refuse_if_changed(action, expected)
-    assert host.transport is not None
-    outcome = []
-    for write in action.files:
-        now = read_file_or_none(host, write.path)
-        if now != write.before:
-            raise ApplyError(
-                f"{write.path} changed while InnoTune was preparing its change; nothing written.",
-                "Preview again.",
-            )
-        host.transport.write_file_atomic(
-            write.path, write.after, sudo=host.sudo, mode=write.mode, owner=write.owner
-        )
-        if read_file_or_none(host, write.path) != write.after:
-            raise ApplyError(f"{write.path} does not read back as written.")
-        outcome.append(f"wrote {write.path} ({len(write.after)} bytes), read back equal")
-    # InnoTune's own file (not one a line was only removed from) is where the values are.
-    path = next((w.path for w in action.files if w.note != REMOVED_NOTE), "")
-    warnings = verify(host, path, planned.wanted) if path and planned.wanted else []
-    outcome += warnings or ["every value InnoTune wrote is the one the server will read"]
-    return dataclasses.replace(action, dry_run=False, outcome=tuple(outcome))
+    return _plan(changes, host).action
 
 
 def verify(host: Host, path: str, wanted: dict[str, str]) -> list[str]:
     """Re-read the files as the server does: does ``path`` give every value in ``wanted``?
 
-    Used right after writing and again after a restart: a later file, the command line or
+    A later file, the command line or
     ``mysqld-auto.cnf`` that beats InnoTune's value yields a warning with its fix. Where
     the server binary is on the host it is asked too, with the instance's own arguments.
 

@@ -112,7 +112,7 @@ class ArgvServer(PrivateServer):
 def test_drop_in_dry_run_equals_real_apply_and_wins(private_server: PrivateServer) -> None:
     host = host_for(private_instance(private_server))
     changes = [change("innodb_io_capacity", "1234"), change("max_connections", "77")]
-    dry = optionfile.apply(changes, host, dry_run=True)
+    dry = optionfile.describe(changes, host)
     (write,) = dry.files
     assert write.path == str(private_server.include_dir / "99-innotune.cnf") and write.creates
     assert write.after == b"[mysqld]\ninnodb_io_capacity = 1234\nmax_connections = 77\n"
@@ -134,7 +134,7 @@ def test_drop_in_dry_run_equals_real_apply_and_wins(private_server: PrivateServe
         "1234",
         "77",
     ]
-    again = optionfile.apply(changes, host, dry_run=True)
+    again = optionfile.describe(changes, host)
     assert again.files == ()  # already in place: nothing to write
 
     # A dynamic change: SET GLOBAL through a real session; dry run and apply agree.
@@ -143,7 +143,7 @@ def test_drop_in_dry_run_equals_real_apply_and_wins(private_server: PrivateServe
     )
     try:
         live = change("innodb_io_capacity", "1500", "dynamic")
-        dry_set = dynamic.apply(live, host, dry_run=True)
+        dry_set = dynamic.describe(live, host)
         assert dry_set.statements == ("SET GLOBAL innodb_io_capacity = 1500",)
         assert (dry_set.values[0].current, dry_set.values[0].new) == ("1234", "1500")
         done = dynamic.apply(live, host, dry_run=False)
@@ -161,7 +161,7 @@ def test_command_line_argument_that_beats_the_files_is_reported(
     server.start()
     host = host_for(private_instance(server))
     changes = [change("innodb_io_capacity", "1000")]
-    dry = optionfile.apply(changes, host, dry_run=True)
+    dry = optionfile.describe(changes, host)
     (warning,) = [w for w in dry.warnings if w.startswith("innodb_io_capacity:")]
     assert "command line sets 300, which wins" in warning
     assert "Remove --innodb-io-capacity=300 from the command that starts the server" in warning
@@ -180,7 +180,7 @@ def test_debian_drop_in_takes_effect_and_a_later_file_is_reported(
     before = debian_mariadb.query("SELECT @@innodb_io_capacity").strip()
     value = "1717" if before != "1717" else "1718"
     changes = [change("innodb_io_capacity", value)]
-    dry = optionfile.apply(changes, host, dry_run=True)
+    dry = optionfile.describe(changes, host)
     path = "/etc/mysql/mariadb.conf.d/99-innotune.cnf"
     assert [f.path for f in dry.files] == [path]
     assert (dry.files[0].mode, dry.files[0].owner) == ("0644", "root:root")
@@ -197,7 +197,7 @@ def test_debian_drop_in_takes_effect_and_a_later_file_is_reported(
     assert f"{later}:2 sets 555, which wins" in warning
     assert f"Remove line 2 of {later}" in warning
     # Planned now, InnoTune's file is named to sort after the later one, and wins.
-    replan = optionfile.apply(changes, host, dry_run=True)
+    replan = optionfile.describe(changes, host)
     assert [f.path for f in replan.files] == ["/etc/mysql/mariadb.conf.d/zzz-innotune.cnf"]
     assert not [w for w in replan.warnings if w.startswith("innodb_io_capacity")]
 
@@ -222,7 +222,7 @@ def test_main_file_without_include_dir_is_edited_only_where_it_changes(
     )
     layout.main_cnf.write_bytes(main)
     host = host_for(private_instance(layout))
-    action = optionfile.apply([change("innodb_io_capacity", "900")], host, dry_run=True)
+    action = optionfile.describe([change("innodb_io_capacity", "900")], host)
     (write,) = action.files
     assert write.path == str(layout.main_cnf) and write.before == main
     assert write.after == main.replace(b"= 200 # old", b"= 900 # old")
@@ -233,7 +233,7 @@ def test_a_file_with_a_password_is_never_rewritten(layout: PrivateServer) -> Non
     layout.main_cnf.write_text("[client]\npassword = s3cret\n[mysqld]\ndatadir = /tmp/d\n")
     host = host_for(private_instance(layout))
     with pytest.raises(ApplyError, match="holds a password"):
-        optionfile.apply([change("innodb_io_capacity", "900")], host, dry_run=True)
+        optionfile.describe([change("innodb_io_capacity", "900")], host)
 
 
 def test_broken_files_are_reported_with_file_and_line(layout: PrivateServer) -> None:
@@ -242,16 +242,16 @@ def test_broken_files_are_reported_with_file_and_line(layout: PrivateServer) -> 
     main = layout.main_cnf.read_text()
     layout.main_cnf.write_text(main.replace("[mysqld]", "[mysqld"))
     with pytest.raises(ApplyError, match=f"{layout.main_cnf}:6"):
-        optionfile.apply(changes, host, dry_run=True)
+        optionfile.describe(changes, host)
     layout.main_cnf.write_text(main + f"!includedir {layout.base}/missing.d\n")
     with pytest.raises(ApplyError, match="missing.d: the directory does not exist"):
-        optionfile.apply(changes, host, dry_run=True)
+        optionfile.describe(changes, host)
     # In an included file the server reports the error and carries on: so does InnoTune.
     layout.main_cnf.write_text(main)
     (layout.include_dir / "40-bad.cnf").write_text("[mysqld\nmax_connections = 5\n")
     (layout.include_dir / "45-loop.cnf").write_text(f"!include {layout.include_dir}/45-loop.cnf\n")
     (layout.include_dir / "50-server.cnf").write_bytes(b"# " + b"x" * 200 + b"\n" * 20000)
-    action = optionfile.apply(changes, host, dry_run=True)
+    action = optionfile.describe(changes, host)
     assert [f.path for f in action.files] == [str(layout.include_dir / "99-innotune.cnf")]
     joined = "\n".join(action.warnings)
     assert f"{layout.include_dir}/40-bad.cnf:1" in joined
@@ -263,7 +263,7 @@ def test_unknown_variables_are_not_written_and_loose_without_a_binary(
 ) -> None:
     host = host_for(private_instance(layout))
     changes = [change("innodb_io_capacity", "900"), change("innodb_no_such_knob", "1")]
-    action = optionfile.apply(changes, host, dry_run=True)
+    action = optionfile.describe(changes, host)
     assert action.unsupported == (
         f"innodb_no_such_knob: {layout.binaries.server} does not know this variable; not written.",
     )
@@ -279,7 +279,7 @@ def test_unknown_variables_are_not_written_and_loose_without_a_binary(
         '{"Version": 2, "mysql_dynamic_parameters": {"innodb_io_capacity": '
         '{"Value": "4000", "Metadata": {"Timestamp": 1, "User": "root", "Host": "localhost"}}}}'
     )
-    action = optionfile.apply(changes[:1], host, dry_run=True)
+    action = optionfile.describe(changes[:1], host)
     assert action.files[0].after == b"[mysqld]\nloose-innodb_io_capacity = 900\n"
     assert "written with loose-" in action.files[0].note
     # The persisted value would win: undoing it is part of the change, not a warning.
@@ -288,7 +288,7 @@ def test_unknown_variables_are_not_written_and_loose_without_a_binary(
     assert action.server_files == (f"{layout.datadir}/mysqld-auto.cnf",)
     assert "holds innodb_io_capacity = 4000, which would beat this file" in action.files[0].note
     host.persisted = "persist"
-    action = optionfile.apply(changes[:1], host, dry_run=True)
+    action = optionfile.describe(changes[:1], host)
     assert action.persist_statements == ("SET PERSIST_ONLY innodb_io_capacity = 900",)
 
 
@@ -296,7 +296,7 @@ def test_a_value_the_server_rejects_is_reported_with_file_and_line(layout: Priva
     host = host_for(private_instance(layout))
     server_cnf = layout.include_dir / "50-server.cnf"
     server_cnf.write_text(server_cnf.read_text() + "innodb_io_capacity = abc\nbogus-knob = 1\n")
-    action = optionfile.apply([change("max_connections", "60")], host, dry_run=True)
+    action = optionfile.describe([change("max_connections", "60")], host)
     rejected = [w for w in action.warnings if w.startswith("The server binary rejects")]
     assert any(f"({server_cnf}:9)" in w and "'abc'" in w for w in rejected), rejected
     assert any(f"({server_cnf}:10)" in w and "unknown variable" in w for w in rejected), rejected
@@ -307,7 +307,7 @@ def test_a_value_the_server_rejects_is_reported_with_file_and_line(layout: Priva
 def test_a_file_changed_since_the_preview_is_not_overwritten(layout: PrivateServer) -> None:
     host = host_for(private_instance(layout))
     changes = [change("innodb_io_capacity", "900")]
-    seen = optionfile.apply(changes, host, dry_run=True)
+    seen = optionfile.describe(changes, host)
     checksums = [FileChecksum(w.path, w.sha256_before) for w in seen.files]
     drop_in = layout.include_dir / "99-innotune.cnf"
     drop_in.write_text("[mysqld]\n# another admin's note\nmax_connections = 9\n")
@@ -315,7 +315,7 @@ def test_a_file_changed_since_the_preview_is_not_overwritten(layout: PrivateServ
         optionfile.apply(changes, host, dry_run=False, expected=checksums)
     assert drop_in.read_text().endswith("max_connections = 9\n")
     # Previewed again, the admin's lines are kept and only InnoTune's is added.
-    again = optionfile.apply(changes, host, dry_run=True)
+    again = optionfile.describe(changes, host)
     assert again.files[0].after.endswith(b"max_connections = 9\ninnodb_io_capacity = 900\n")
 
 
@@ -340,7 +340,7 @@ def test_a_file_that_cannot_be_read_stops_the_write() -> None:
         host = host_for(private_instance(server))
         host.transport = _AsNobody()
         with pytest.raises(ApplyError, match=f"Cannot read the option file {hidden}"):
-            optionfile.apply([change("innodb_io_capacity", "900")], host, dry_run=True)
+            optionfile.describe([change("innodb_io_capacity", "900")], host)
         with pytest.raises(ApplyError):
             optionfile.apply([change("innodb_io_capacity", "900")], host, dry_run=False)
         assert not (server.include_dir / "99-innotune.cnf").exists()
@@ -395,7 +395,7 @@ def test_sysfs_on_a_loop_device(loopfs: LoopFs) -> None:
     new = "256" if original != "256" else "512"
     item = change("queue/read_ahead_kb", new, "sysfs", device=loopfs.name)
     try:
-        dry = sysfs.apply(item, host, dry_run=True)
+        dry = sysfs.describe(item, host)
         (value,) = dry.values
         assert (value.current, value.new) == (original, new)
         assert dry.commands[0].argv[-2:] == (new, str(attr))
@@ -409,11 +409,11 @@ def test_sysfs_on_a_loop_device(loopfs: LoopFs) -> None:
         ("queue/hw_sector_size", "is read-only"),
         ("queue/innotune_missing", "does not exist"),
     ):
-        other = sysfs.apply(change(key, "1", "sysfs", device=loopfs.name), host, dry_run=True)
+        other = sysfs.describe(change(key, "1", "sysfs", device=loopfs.name), host)
         assert why in other.unsupported[0] and "not supported on this host" in other.unsupported[0]
         assert not other.commands
     scheduler = change("queue/scheduler", "cfq", "sysfs", device=loopfs.name)
-    assert "is not offered here" in sysfs.apply(scheduler, host, dry_run=True).unsupported[0]
+    assert "is not offered here" in sysfs.describe(scheduler, host).unsupported[0]
 
 
 def test_udev_rule_matches_a_loop_device_by_its_backing_file(tmp_path: Path) -> None:
@@ -434,7 +434,7 @@ def test_udev_rule_matches_a_loop_device_by_its_backing_file(tmp_path: Path) -> 
         facts = dataclasses.replace(facts, os=dataclasses.replace(facts.os, write_paths=(path,)))
         host = Host(facts, LocalTransport())
         item = change("queue/read_ahead_kb", new, "sysfs", device=name)
-        (dry,) = udev.apply([item], host, dry_run=True)
+        (dry,) = udev.describe([item], host)
         (write,) = dry.files
         rule = Path(write.path)
         assert f'ATTR{{loop/backing_file}}=="{backing}"' in write.after.decode()
@@ -470,7 +470,7 @@ def test_sysctl_dry_run_and_a_harmless_real_apply() -> None:
     item = change(key, new, "sysctl", current=original)
     written: list[Path] = []
     try:
-        dry = sysctl.apply([item], host, dry_run=True)
+        dry = sysctl.describe([item], host)
         (value,) = dry.values
         assert (value.current, value.new) == (original, new)
         assert [c.argv for c in dry.commands] == [("sysctl", "-w", f"{key}={new}")]

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from app.appliers import runner, targetjob
+from app.appliers import runner
 from app.appliers import snapshot as snap
 from app.appliers.actions import Action, Host, ValueChange
 from app.appliers.preview import build_preview, with_requested_restart
+from app.targetjob.values import set_key
 from tests.unit.test_appliers_units import _practice_plan
 
 
@@ -42,13 +43,13 @@ def test_the_bundle_holds_back_only_values_the_option_files_carry() -> None:
     bundle = runner.build_bundle(
         "id", saved, actions, validate=None, expected={}, restart_anyway=True
     )
-    assert bundle["restart_needed"] and bundle["restart_requested"]
-    assert bundle["persisted_keys"] == ["innodb_io_capacity"]
+    assert bundle.restart_needed and bundle.restart_requested
+    assert bundle.persisted_keys == ["innodb_io_capacity"]
     plain = runner.build_bundle("id", saved, actions, validate=None, expected={})
-    assert not plain["restart_needed"] and not plain["restart_requested"]
+    assert not plain.restart_needed and not plain.restart_requested
 
 
 def test_the_job_reads_the_variable_of_a_set_statement() -> None:
-    assert targetjob._set_key("SET GLOBAL innodb_io_capacity = 345") == "innodb_io_capacity"
-    assert targetjob._set_key("set global Sync_Binlog='1'") == "sync_binlog"
-    assert targetjob._set_key("SELECT 1") is None
+    assert set_key("SET GLOBAL innodb_io_capacity = 345") == "innodb_io_capacity"
+    assert set_key("set global Sync_Binlog='1'") == "sync_binlog"
+    assert set_key("SELECT 1") is None

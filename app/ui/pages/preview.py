@@ -1,8 +1,8 @@
-"""The Preview page: exactly what apply would do, from the appliers' dry runs.
+"""The Preview page: exactly what apply would do, from the appliers' Actions.
 
 Nothing here formats a change on its own: every diff, value, file, command and warning
-comes from :func:`app.appliers.preview.build_preview`, which only runs the appliers with
-``dry_run=True``. So the page cannot show anything apply would not do.
+comes from :func:`app.appliers.preview.build_preview`, whose Actions are the ones the job
+is built from. So the page cannot show anything apply would not do.
 """
 
 from __future__ import annotations
@@ -366,6 +366,7 @@ class PreviewPage(QWizardPage):
             files.append("")
         self.files.setPlainText("\n".join(files) or "No persistence files.")
         commands = [f"{s};" for s in preview.statements]
+        commands += [f"{w}    # set live" for w in preview.live_writes]
         commands += [f"{c.line()}    # {c.why}" for c in preview.commands]
         self.commands.setPlainText("\n".join(commands) or "Nothing to run.")
         warnings = [f"! {w}" for w in preview.warnings]
