@@ -1,7 +1,10 @@
-"""The appliers against real servers, a real loop device and this machine's kernel.
+"""The appliers describe, the job does: against real servers, a loop device, this kernel.
 
-Every real change is put back: /etc/mysql by the ``debian_mariadb`` fixture, sysfs and
-sysctl values and the files InnoTune wrote by each test's ``finally``.
+Appliers only describe (``describe(...)``, nothing written); every real change here is
+made by the job on this machine (:mod:`app.targetjob`), from the very Actions described,
+the way apply makes it. Every real change is put back: /etc/mysql by the
+``debian_mariadb`` fixture, sysfs and sysctl values and the files the job wrote by each
+test's ``finally``; the jobs and snapshots by test_apply's cleanup fixture.
 """
 
 from __future__ import annotations
@@ -18,18 +21,25 @@ from pathlib import Path
 
 import pytest
 
-from app.appliers import dynamic, optionfile, sysctl, sysfs, udev
-from app.appliers.actions import ApplyError, Host
+from app.appliers import dynamic, optionfile, runner, sysctl, sysfs, udev
+from app.appliers import snapshot as snap
+from app.appliers.actions import Action, ApplyError, Host
 from app.domain.facts import BlockDevice
 from app.domain.hostfacts import HostFacts
 from app.domain.instance import ServerInstance
-from app.domain.plan import Change, FileChecksum
+from app.domain.plan import Change
 from app.mysql.session import PyMySQLSession
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
 from tests.hosts.debian_mariadb import DebianMariaDB
 from tests.hosts.loopdev import LoopFs
 from tests.hosts.util import need_root, sh
+from tests.integration.test_apply import (  # noqa: F401 - autouse cleanup of jobs
+    _remove_new_jobs_and_snapshots,
+    facts_for,
+    restart_argv,
+    run_job,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 FACTS = REPO / "tests" / "fixtures" / "hosts" / "practice-mariadb-10.11" / "facts.json"
@@ -97,6 +107,22 @@ def debian_instance() -> ServerInstance:
     )
 
 
+def job_does(actions: list[Action]) -> runner.JobStatus:
+    """The job on this machine does ``actions``, with no server involved (sysfs, udev, sysctl).
+
+    As :func:`app.appliers.runner.apply` does it: snapshot first, the bundle built from the
+    Actions, the zipapp uploaded and launched detached, its journal followed.
+    """
+    transport = LocalTransport()
+    how = {"restart_needed": False}
+    saved = snap.take(transport, actions, target="test", instance={}, how=how, sudo=False)
+    snap.store_on_target(transport, saved, sudo=False)
+    bundle = runner.build_bundle(saved.id, saved, actions, validate=None, expected={})
+    runner._upload(transport, saved.id, bundle)  # noqa: SLF001 - prepare() needs a server
+    runner.launch(transport, saved.id)
+    return runner.follow(transport, saved.id)
+
+
 class ArgvServer(PrivateServer):
     """A private server started with an extra command-line argument."""
 
@@ -109,7 +135,9 @@ class ArgvServer(PrivateServer):
 # -- option files: the real MariaDB binaries ---------------------------------------------------
 
 
-def test_drop_in_dry_run_equals_real_apply_and_wins(private_server: PrivateServer) -> None:
+def test_the_drop_in_described_is_the_one_the_job_writes_and_it_wins(
+    local: LocalTransport, private_server: PrivateServer, tmp_path: Path
+) -> None:
     host = host_for(private_instance(private_server))
     changes = [change("innodb_io_capacity", "1234"), change("max_connections", "77")]
     dry = optionfile.describe(changes, host)
@@ -121,13 +149,23 @@ def test_drop_in_dry_run_equals_real_apply_and_wins(private_server: PrivateServe
     assert dry.restart_needed and dry.restart is None
     (by_hand,) = dry.warnings  # started by hand: InnoTune says it cannot restart it
     assert by_hand.startswith("The server was started by hand")
-    assert not Path(write.path).exists()  # a dry run writes nothing
+    assert not Path(write.path).exists()  # describing writes nothing
 
-    real = optionfile.apply(changes, host, dry_run=False)
-    assert real.description() == dry  # the preview cannot drift from what apply did
-    assert Path(write.path).read_bytes() == write.after
-    assert "every value InnoTune wrote is the one the server will read" in real.outcome
-    private_server.restart()
+    facts = facts_for(local, str(private_server.socket_path))
+    steps: list[runner.JobStep] = []
+    done = run_job(
+        local,
+        facts,
+        [dry],
+        tmp_path,
+        on_step=steps.append,
+        restart_argv=restart_argv(private_server),
+        expected={"innodb_io_capacity": "1234", "max_connections": "77"},
+    )
+    assert done.state == "applied", (done.errors, [s.line() for s in steps])
+    assert Path(write.path).read_bytes() == write.after  # the bytes the preview showed
+    assert f"{write.path} ({len(write.after)} bytes" in " ".join(s.detail for s in steps)
+    assert optionfile.verify(host, write.path, {"innodb_io_capacity": "1234"}) == []
     assert private_server.query("SELECT @@innodb_io_capacity, @@max_connections").split() == [
         "@@innodb_io_capacity",
         "@@max_connections",
@@ -137,7 +175,7 @@ def test_drop_in_dry_run_equals_real_apply_and_wins(private_server: PrivateServe
     again = optionfile.describe(changes, host)
     assert again.files == ()  # already in place: nothing to write
 
-    # A dynamic change: SET GLOBAL through a real session; dry run and apply agree.
+    # A dynamic change: described through a real session, the job sends the same SQL.
     host.session = PyMySQLSession.direct(
         user=getpass.getuser(), socket_path=str(private_server.socket_path)
     )
@@ -146,15 +184,17 @@ def test_drop_in_dry_run_equals_real_apply_and_wins(private_server: PrivateServe
         dry_set = dynamic.describe(live, host)
         assert dry_set.statements == ("SET GLOBAL innodb_io_capacity = 1500",)
         assert (dry_set.values[0].current, dry_set.values[0].new) == ("1234", "1500")
-        done = dynamic.apply(live, host, dry_run=False)
-        assert done.description() == dry_set
-        assert private_server.query("SELECT @@GLOBAL.innodb_io_capacity").split()[-1] == "1500"
     finally:
         host.session.close()
+    done = run_job(local, facts, [dry_set], tmp_path)
+    assert done.state == "applied", done.errors
+    sent = [s.detail for s in done.steps if s.step == "dynamic" and s.status == "ok"]
+    assert sent == list(dry_set.statements)
+    assert private_server.query("SELECT @@GLOBAL.innodb_io_capacity").split()[-1] == "1500"
 
 
 def test_command_line_argument_that_beats_the_files_is_reported(
-    tmp_path: Path, private_servers: list[PrivateServer]
+    local: LocalTransport, tmp_path: Path, private_servers: list[PrivateServer]
 ) -> None:
     server = ArgvServer(tmp_path / "argv")
     private_servers.append(server)
@@ -165,15 +205,17 @@ def test_command_line_argument_that_beats_the_files_is_reported(
     (warning,) = [w for w in dry.warnings if w.startswith("innodb_io_capacity:")]
     assert "command line sets 300, which wins" in warning
     assert "Remove --innodb-io-capacity=300 from the command that starts the server" in warning
-    real = optionfile.apply(changes, host, dry_run=False)
-    assert real.description() == dry
-    assert warning in real.outcome  # never silent, after the write too
-    server.restart()
+    # Written and restarted by the job, the warning still holds (nothing is expected in force).
+    facts = facts_for(local, str(server.socket_path))
+    done = run_job(local, facts, [dry], tmp_path, restart_argv=restart_argv(server))
+    assert done.state == "applied", done.errors
+    assert optionfile.verify(host, dry.files[0].path, {"innodb_io_capacity": "1000"}) == [warning]
+    server.restart()  # with its own command line again (the job's restart command lacks it)
     assert server.query("SELECT @@innodb_io_capacity").split()[-1] == "300"
 
 
 def test_debian_drop_in_takes_effect_and_a_later_file_is_reported(
-    debian_mariadb: DebianMariaDB,
+    local: LocalTransport, debian_mariadb: DebianMariaDB, tmp_path: Path
 ) -> None:
     host = host_for(debian_instance(), ("/etc/my.cnf", "/etc/mysql/my.cnf", "~/.my.cnf"))
     # Concurrent test sessions share this server: pick a value it does not have now.
@@ -185,10 +227,12 @@ def test_debian_drop_in_takes_effect_and_a_later_file_is_reported(
     assert [f.path for f in dry.files] == [path]
     assert (dry.files[0].mode, dry.files[0].owner) == ("0644", "root:root")
     assert dry.restart is not None and dry.restart.argv == ("/etc/init.d/mariadb", "restart")
-    real = optionfile.apply(changes, host, dry_run=False)
-    assert real.description() == dry
-    sh("service", "mariadb", "restart")
-    debian_mariadb.wait_ready()
+    facts = facts_for(local, debian_mariadb.socket)
+    restart = list(dry.restart.argv)
+    done = run_job(
+        local, facts, [dry], tmp_path, restart_argv=restart, expected={"innodb_io_capacity": value}
+    )
+    assert done.state == "applied", done.errors
     assert debian_mariadb.query("SELECT @@innodb_io_capacity").strip() == value
 
     later = Path("/etc/mysql/mariadb.conf.d/zz-later.cnf")
@@ -304,15 +348,17 @@ def test_a_value_the_server_rejects_is_reported_with_file_and_line(layout: Priva
     assert action.files[0].after == b"[mysqld]\nmax_connections = 60\n"
 
 
-def test_a_file_changed_since_the_preview_is_not_overwritten(layout: PrivateServer) -> None:
+def test_a_file_changed_since_the_preview_is_not_overwritten(
+    local: LocalTransport, layout: PrivateServer, tmp_path: Path
+) -> None:
     host = host_for(private_instance(layout))
     changes = [change("innodb_io_capacity", "900")]
     seen = optionfile.describe(changes, host)
-    checksums = [FileChecksum(w.path, w.sha256_before) for w in seen.files]
     drop_in = layout.include_dir / "99-innotune.cnf"
     drop_in.write_text("[mysqld]\n# another admin's note\nmax_connections = 9\n")
-    with pytest.raises(ApplyError, match="changed since the preview \\(it was absent\\)"):
-        optionfile.apply(changes, host, dry_run=False, expected=checksums)
+    assert host.facts.server is not None
+    with pytest.raises(ApplyError, match=f"Changed since the plan was made: {drop_in}"):
+        run_job(local, host.facts, [seen], tmp_path, restart_argv=["true"])
     assert drop_in.read_text().endswith("max_connections = 9\n")
     # Previewed again, the admin's lines are kept and only InnoTune's is added.
     again = optionfile.describe(changes, host)
@@ -341,8 +387,6 @@ def test_a_file_that_cannot_be_read_stops_the_write() -> None:
         host.transport = _AsNobody()
         with pytest.raises(ApplyError, match=f"Cannot read the option file {hidden}"):
             optionfile.describe([change("innodb_io_capacity", "900")], host)
-        with pytest.raises(ApplyError):
-            optionfile.apply([change("innodb_io_capacity", "900")], host, dry_run=False)
         assert not (server.include_dir / "99-innotune.cnf").exists()
 
 
@@ -398,11 +442,15 @@ def test_sysfs_on_a_loop_device(loopfs: LoopFs) -> None:
         dry = sysfs.describe(item, host)
         (value,) = dry.values
         assert (value.current, value.new) == (original, new)
-        assert dry.commands[0].argv[-2:] == (new, str(attr))
+        assert value.path == str(attr) and not dry.commands  # the job writes the file itself
         assert attr.read_text().strip() == original
-        real = sysfs.apply(item, host, dry_run=False)
-        assert real.description() == dry
+        done = job_does([dry])
+        assert done.state == "applied", done.errors
         assert attr.read_text().strip() == new
+        assert f"sysfs {attr} = {new}" in [s.detail for s in done.steps if s.status == "ok"]
+        back = runner.rollback(LocalTransport(), done.snapshot_id or "")
+        assert back.state == "rolled-back", back.errors
+        assert attr.read_text().strip() == original
     finally:
         attr.write_text(original)
     for key, why in (
@@ -439,9 +487,11 @@ def test_udev_rule_matches_a_loop_device_by_its_backing_file(tmp_path: Path) -> 
         rule = Path(write.path)
         assert f'ATTR{{loop/backing_file}}=="{backing}"' in write.after.decode()
         assert "KERNEL==" not in write.after.decode()
-        (real,) = udev.apply([item], host, dry_run=False)
-        assert real.description() == dry
+        done = job_does([dry])
+        assert done.state == "applied", done.errors
         assert rule.read_bytes() == write.after
+        ran = [s.detail for s in done.steps if s.step == "commands"]
+        assert " ".join(dry.commands[0].argv) in ran  # the reload, as the preview listed it
         # udevd is not running here; `udevadm test` runs the rules for the device instead.
         test = subprocess.run(
             ["udevadm", "test", "--action=change", f"/sys/block/{name}"],
@@ -460,7 +510,7 @@ def test_udev_rule_matches_a_loop_device_by_its_backing_file(tmp_path: Path) -> 
         subprocess.run(["losetup", "-d", device], capture_output=True)
 
 
-def test_sysctl_dry_run_and_a_harmless_real_apply() -> None:
+def test_sysctl_described_then_a_harmless_change_by_the_job() -> None:
     need_root()
     key = "vm.dirty_background_ratio"
     proc = Path("/proc/sys/vm/dirty_background_ratio")
@@ -473,13 +523,13 @@ def test_sysctl_dry_run_and_a_harmless_real_apply() -> None:
         dry = sysctl.describe([item], host)
         (value,) = dry.values
         assert (value.current, value.new) == (original, new)
-        assert [c.argv for c in dry.commands] == [("sysctl", "-w", f"{key}={new}")]
+        assert not dry.commands  # the job writes /proc/sys itself, as the preview says
         (write,) = dry.files
         assert write.after.endswith(f"{key} = {new}\n".encode())
         written.append(Path(write.path))
         assert write.path.startswith("/etc/sysctl.d/") and write.path.endswith("innotune.conf")
-        real = sysctl.apply([item], host, dry_run=False)
-        assert real.description() == dry
+        done = job_does([dry])
+        assert done.state == "applied", done.errors
         assert proc.read_text().strip() == new
         assert Path(write.path).read_bytes() == write.after
     finally:
