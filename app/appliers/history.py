@@ -40,7 +40,7 @@ from app.remote.transport import Transport
 from app.targetjob import formats, pack
 from app.targetjob import records as job_records
 
-TOOL_DIR = "/var/lib/innotune/tool"
+TOOL_DIR = formats.TOOL_DIR
 DEFAULT_KEEP = formats.DEFAULT_KEEP
 KEEP_ENV = "INNOTUNE_KEEP_SNAPSHOTS"
 

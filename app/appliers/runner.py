@@ -34,7 +34,6 @@ finish first; a job that ended before it saw the request is rolled back by a res
 
 from __future__ import annotations
 
-import json
 import shlex
 import threading
 import time
@@ -50,7 +49,14 @@ from app.domain.instance import ServerInstance
 from app.domain.serverfacts import ServerFacts
 from app.remote.transport import Transport
 from app.targetjob import formats, pack
-from app.targetjob.formats import Bundle, CommandItem, FileItem, JournalLine, ValueItem
+from app.targetjob.formats import (
+    Bundle,
+    CommandItem,
+    FileItem,
+    JobState,
+    JournalLine,
+    ValueItem,
+)
 
 JOBS_ROOT = formats.JOBS_ROOT
 FINAL = formats.FINAL
@@ -403,7 +409,7 @@ def _parse_steps(data: bytes) -> tuple[list[JobStep], int]:
 
 def _poll(
     transport: Transport, job_id: str, offset: int, timeout: float = DEFAULT_POLL_TIMEOUT
-) -> tuple[list[JobStep], int, dict[str, Any], str]:
+) -> tuple[list[JobStep], int, JobState | None, str]:
     # A bounded wait: over a blackholed link a read would otherwise hang for as long as
     # TCP keeps retransmitting (many minutes).
     result = transport.run(
@@ -414,15 +420,15 @@ def _poll(
     journal, _, rest = result.stdout.partition(b"\0")
     state_text, _, alive = rest.partition(b"\0")
     steps, used = _parse_steps(journal)
-    try:
-        state = json.loads(state_text) if state_text.strip() else {}
-    except ValueError:  # replaced atomically, so only a damaged file can get here
-        state = {}
-    return steps, offset + used, state, alive.decode().strip()
+    return steps, offset + used, JobState.from_json(state_text), alive.decode().strip()
 
 
-def _status_from(job_id: str, steps: list[JobStep], state: dict[str, Any], alive: str) -> JobStatus:
-    name = state.get("state") or ("missing" if alive == "missing" else "starting")
+def _status_from(
+    job_id: str, steps: list[JobStep], state: JobState | None, alive: str
+) -> JobStatus:
+    if state is None:  # not written yet (or gone)
+        state = JobState("missing" if alive == "missing" else "starting")
+    name = state.state
     if name in ("running", "awaiting-confirm") and alive == "rescue":
         name = "recovering"  # the job died; its watchdog is restoring the snapshot
     elif name in ("running", "awaiting-confirm") and alive != "alive":
@@ -431,16 +437,16 @@ def _status_from(job_id: str, steps: list[JobStep], state: dict[str, Any], alive
         job_id=job_id,
         state=name,
         steps=steps,
-        errors=list(state.get("errors") or []),
-        warnings=list(state.get("warnings") or []),
-        log_lines=list(state.get("log_lines") or []),
-        snapshot_id=state.get("snapshot"),
-        mode=state.get("mode"),
+        errors=list(state.errors),
+        warnings=list(state.warnings),
+        log_lines=list(state.log_lines),
+        snapshot_id=state.snapshot,
+        mode=state.mode,
         alive=alive == "alive",
-        restarted=bool(state.get("restarted")),
-        downtime_seconds=state.get("downtime_seconds"),
-        confirm_deadline=state.get("confirm_deadline"),
-        cancelled=bool(state.get("cancelled")),
+        restarted=state.restarted,
+        downtime_seconds=state.downtime_seconds,
+        confirm_deadline=state.confirm_deadline,
+        cancelled=state.cancelled,
     )
 
 

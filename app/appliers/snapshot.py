@@ -32,10 +32,11 @@ from typing import Any
 
 from app.appliers.actions import Action, ApplyError
 from app.remote.transport import Transport
+from app.targetjob import formats
 from app.targetjob.values import active_value
 
 FORMAT = "innotune-snapshot/1"
-TARGET_ROOT = "/var/lib/innotune/snapshots"
+TARGET_ROOT = formats.SNAPSHOTS_ROOT
 
 # F<mode> <user>:<group>\0<content> for a file, M for a missing one; symlinks followed.
 _PROBE = (

@@ -24,6 +24,7 @@ FORMAT = 1
 SNAPSHOTS_ROOT = "/var/lib/innotune/snapshots"
 JOBS_ROOT = "/var/lib/innotune/jobs"
 LOCK_DIR = "/var/lib/innotune/locks"  # one lock per server instance
+TOOL_DIR = "/var/lib/innotune/tool"  # the zipapp the client runs for --list and --prune
 # The job's code, as one zipapp, in each job's directory (and the tool's).
 ZIPAPP_NAME = "job.pyz"
 
@@ -162,6 +163,48 @@ class Bundle:
         except ValueError as exc:
             raise FormatError("bundle.json is not JSON: %s" % exc) from None
         return cls.from_dict(doc)
+
+
+@dataclass
+class JobState:
+    """``DIR/state.json``, replaced atomically: where the job is, and what went wrong.
+
+    ``state`` is ``running``, ``awaiting-confirm`` (until ``confirm_deadline``, a Unix
+    time), then one of :data:`FINAL`; ``rescued_by`` names the watchdog's rescue job.
+    """
+
+    state: str
+    job: str | None = None
+    mode: str | None = None
+    snapshot: str | None = None
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    log_lines: list[str] = field(default_factory=list)
+    restarted: bool = False
+    downtime_seconds: float | None = None
+    cancelled: bool = False
+    instance: str | None = None
+    updated: str = ""
+    confirm_deadline: float | None = None
+    rescued_by: str | None = None
+
+    def to_json(self) -> bytes:
+        """The state as ``state.json`` holds it."""
+        return (json.dumps(dataclasses.asdict(self), sort_keys=True, indent=1) + "\n").encode()
+
+    @classmethod
+    def from_json(cls, data: bytes) -> JobState | None:
+        """The state from the bytes of ``state.json``; None when absent or damaged."""
+        try:
+            doc = json.loads(data.decode("utf-8")) if data.strip() else None
+        except ValueError:  # replaced atomically, so only a damaged file can get here
+            return None
+        if not isinstance(doc, dict) or not doc.get("state"):
+            return None
+        fields = _known(cls, doc)
+        for name in ("errors", "warnings", "log_lines"):
+            fields[name] = [str(x) for x in doc.get(name) or []]
+        return cls(**fields)
 
 
 def now_iso() -> str:

@@ -7,7 +7,6 @@ Standard library only, Python 3.7+: this module runs on the target.
 
 from __future__ import annotations
 
-import json
 import os
 import pwd
 import subprocess
@@ -15,7 +14,7 @@ from typing import Any
 
 from .errors import JobCancelled
 from .files import atomic_write
-from .formats import Bundle, JournalLine, now_iso
+from .formats import Bundle, JobState, JournalLine, now_iso
 from .records import verified_manifest
 from .values import ORDERED_PAIRS
 
@@ -56,29 +55,27 @@ class JobBase:
         self.journal.flush()
         os.fsync(self.journal.fileno())
 
-    def state(self, state: str, **extra: Any) -> None:
+    def state(
+        self, state: str, confirm_deadline: float | None = None, rescued_by: str | None = None
+    ) -> None:
         """Replace DIR/state.json atomically."""
-        doc = {
-            "state": state,
-            "job": self.bundle.id,
-            "mode": self.bundle.mode,
-            "snapshot": self.manifest.get("id") or self.bundle.snapshot_id,
-            "errors": self.errors,
-            "warnings": self.warnings,
-            "log_lines": self.log_lines,
-            "restarted": self.restarted,
-            "downtime_seconds": self.downtime,
-            "cancelled": self.cancelled,
-            "instance": self.bundle.instance,
-            "updated": now_iso(),
-        }
-        doc.update(extra)
-        atomic_write(
-            os.path.join(self.dir, "state.json"),
-            (json.dumps(doc, sort_keys=True, indent=1) + "\n").encode(),
-            0o600,
-            "",
+        doc = JobState(
+            state=state,
+            job=self.bundle.id,
+            mode=self.bundle.mode,
+            snapshot=self.manifest.get("id") or self.bundle.snapshot_id or None,
+            errors=self.errors,
+            warnings=self.warnings,
+            log_lines=self.log_lines,
+            restarted=self.restarted,
+            downtime_seconds=self.downtime,
+            cancelled=self.cancelled,
+            instance=self.bundle.instance,
+            updated=now_iso(),
+            confirm_deadline=confirm_deadline,
+            rescued_by=rescued_by,
         )
+        atomic_write(os.path.join(self.dir, "state.json"), doc.to_json(), 0o600, "")
 
     # -- the snapshot -------------------------------------------------------------------------
     def load_snapshot(self) -> None:

@@ -10,13 +10,11 @@ Standard library only, Python 3.7+: this module runs on the target.
 
 from __future__ import annotations
 
-import json
 import os
 import time
-from typing import Any
 
 from .files import atomic_write, read_or_none
-from .formats import FINAL, Bundle, JournalLine
+from .formats import FINAL, Bundle, JobState, JournalLine
 from .job import Job
 
 
@@ -33,12 +31,9 @@ def _job_alive(pid: int, directory: str) -> bool:
     return directory in argv and "--watchdog" not in argv
 
 
-def _read_state(directory: str) -> dict[str, Any]:
-    data = read_or_none(os.path.join(directory, "state.json"))
-    try:
-        return json.loads(data.decode("utf-8")) if data else {}
-    except ValueError:
-        return {}
+def _read_state(directory: str) -> JobState:
+    data = read_or_none(os.path.join(directory, "state.json")) or b""
+    return JobState.from_json(data) or JobState("")
 
 
 def watchdog(directory: str, poll: float = 0.5, start_wait: float = 120.0) -> str:
@@ -68,7 +63,7 @@ def watchdog(directory: str, poll: float = 0.5, start_wait: float = 120.0) -> st
     while True:
         if not os.path.isdir(directory):
             return "ended"  # the job's record was removed: nothing left to watch over
-        if _read_state(directory).get("state") in FINAL:
+        if _read_state(directory).state in FINAL:
             return "ended"
         try:
             with open(os.path.join(directory, "pid")) as fh:
@@ -84,7 +79,7 @@ def watchdog(directory: str, poll: float = 0.5, start_wait: float = 120.0) -> st
         elif time.time() - dead_since >= grace:
             break
         time.sleep(poll)
-    if _read_state(directory).get("state") in FINAL:
+    if _read_state(directory).state in FINAL:
         return "ended"
     rescue_dir = directory + "-rescue"
     os.makedirs(rescue_dir, mode=0o700, exist_ok=True)
@@ -116,9 +111,9 @@ def watchdog(directory: str, poll: float = 0.5, start_wait: float = 120.0) -> st
     dead.errors = [
         "the job (pid %s) died before it ended; the watchdog restored the snapshot" % pid
     ]
-    dead.errors += list(rescued.get("errors") or [])
-    dead.log_lines = list(rescued.get("log_lines") or [])
-    dead.restarted = bool(rescued.get("restarted"))
+    dead.errors += rescued.errors
+    dead.log_lines = rescued.log_lines
+    dead.restarted = rescued.restarted
     state = "rolled-back" if final == "rolled-back" else "failed-rollback"
     dead.step("end", "ok" if state == "rolled-back" else "fail", state + " (by the watchdog)")
     dead.state(state, rescued_by="%s-rescue" % bundle.id)

@@ -1,6 +1,6 @@
 """Apply with snapshots, validation, health checks and rollback, against real servers.
 
-Every test drives the real detached job on this host (``setsid -f python3 job.py``) through
+Every test drives the real detached job on this host (``setsid -f python3 job.pyz``) through
 a real transport; faults are real ones (a variable the server does not know, a page size
 the datadir was not made with, a file edited behind InnoTune's back, the SSH connection
 killed by PID).

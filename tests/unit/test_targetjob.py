@@ -98,6 +98,12 @@ class FormatsTest(unittest.TestCase):
         with self.assertRaises(formats.FormatError):
             formats.Bundle.from_json(b"[1, 2]")
 
+    def test_state_files(self) -> None:
+        state = formats.JobState("awaiting-confirm", errors=["e"], confirm_deadline=5.0)
+        self.assertEqual(formats.JobState.from_json(state.to_json()), state)
+        self.assertIsNone(formats.JobState.from_json(b""))
+        self.assertIsNone(formats.JobState.from_json(b'{"state": "appl'))
+
     def test_journal_lines(self) -> None:
         line = formats.JournalLine(3, formats.now_iso(), "write", "ok", "a\nb")
         self.assertEqual(formats.JournalLine.from_json(line.to_json()), line)
@@ -200,8 +206,8 @@ class JobTest(unittest.TestCase):
         final = Job(job_dir).main()
         with open(os.path.join(job_dir, "journal.jsonl")) as fh:
             steps = [formats.JournalLine.from_json(line) for line in fh]
-        with open(os.path.join(job_dir, "state.json")) as fh:
-            state = json.load(fh)
+        with open(os.path.join(job_dir, "state.json"), "rb") as fh:
+            state = formats.JobState.from_json(fh.read())
         return final, steps, state, files.load_json(os.path.join(snapshot_dir, "state.json"))
 
     def test_apply_writes_the_file_and_records_every_step(self) -> None:
@@ -210,14 +216,14 @@ class JobTest(unittest.TestCase):
         self.assertEqual(files.read_or_none(self.target), b"[mysqld]\nx=1\n")
         self.assertEqual([s.seq for s in steps], list(range(1, len(steps) + 1)))
         self.assertIn(("write", "ok"), [(s.step, s.status) for s in steps])
-        self.assertEqual((state["state"], snap_state["state"]), ("applied", "applied"))
+        self.assertEqual((state.state, snap_state["state"]), ("applied", "applied"))
         self.assertEqual(os.listdir(records.LOCK_DIR), [])  # its free lock is removed
 
     def test_a_file_changed_since_the_plan_is_refused_untouched(self) -> None:
         final, steps, state, snap_state = self._run(b"something else\n", b"x")
         self.assertEqual(final, "refused")
         self.assertEqual(files.read_or_none(self.target), b"[mysqld]\n")
-        self.assertIn("changed since the plan", " ".join(state["errors"]))
+        self.assertIn("changed since the plan", " ".join(state.errors))
         self.assertEqual(snap_state["state"], "refused")
 
 
