@@ -9,7 +9,7 @@ Where the settings go (house style, do 3):
   (:func:`app.optionfiles.set_option`); a file holding a password is never rewritten
   (a later top-level file is created instead, or the change is refused).
 
-After writing (and in a dry run, on the would-be content) the effective values are
+On the would-be content (the job on the target writes it) the effective values are
 recomputed, and where the server binary is on the host it is asked too
 (``<binary> --verbose --help`` with the instance's own arguments). A later file,
 ``mysqld-auto.cnf`` or a command-line argument that would beat InnoTune's value is

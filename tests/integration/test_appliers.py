@@ -448,9 +448,6 @@ def test_sysfs_on_a_loop_device(loopfs: LoopFs) -> None:
         assert done.state == "applied", done.errors
         assert attr.read_text().strip() == new
         assert f"sysfs {attr} = {new}" in [s.detail for s in done.steps if s.status == "ok"]
-        back = runner.rollback(LocalTransport(), done.snapshot_id or "")
-        assert back.state == "rolled-back", back.errors
-        assert attr.read_text().strip() == original
     finally:
         attr.write_text(original)
     for key, why in (

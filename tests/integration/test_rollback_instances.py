@@ -167,7 +167,7 @@ def test_two_instances_rollback_restores_the_chosen_one_and_older_snapshots_byte
     # Retention: pruned to 2 of A's, the oldest rolled-back one goes; B's is not touched.
     # Each job removed its free lock file when it ended.
     a_key = records[a_first].instance_key
-    assert not Path(records.lock_path(a_key)).exists()
+    assert not Path(job_records.lock_path(a_key)).exists()
     pruned = innotune("snapshots", "local", *a, "--prune", "--keep", "2")
     assert pruned.returncode == 0, pruned.stderr
     assert f"removed 1 snapshot(s) on this computer ({a_first}) and 1 local" in pruned.stdout

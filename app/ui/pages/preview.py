@@ -120,10 +120,10 @@ def _text_view(name: str, accessible: str) -> QPlainTextEdit:
 
 
 def make_preview(state: WizardState, plan: Plan, progress: Progress) -> Preview:
-    """Runs in a worker: every applier's dry run over the open connection (if any)."""
+    """Runs in a worker: every applier's description over the open connection (if any)."""
     assert state.facts is not None
     conn = state.connection
-    progress.say("Reading the option files and current values (dry runs, nothing is written)")
+    progress.say("Reading the option files and current values (nothing is written)")
     if conn is not None and conn.transport is not None:
         sudo = conn.sudo_mode in ("root", "nopasswd", "password-ok")
         host = Host(state.facts, conn.transport, conn.session, sudo=sudo, persisted=state.persisted)
@@ -156,8 +156,8 @@ class PreviewPage(QWizardPage):
         self.state = state
         self.setTitle("Preview")
         self.setSubTitle(
-            "The exact changes apply will make: built from dry runs of the same code, so "
-            "nothing here differs from what apply does."
+            "The exact changes apply will make: the job on the server is built from these "
+            "same descriptions, so nothing here differs from what apply does."
         )
         self.setObjectName("page_preview")
         self.job: Job | None = None
