@@ -19,6 +19,7 @@ from app.appliers import history, runner
 from app.appliers import snapshot as snap
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
+from app.targetjob import records as job_records
 from tests.hosts.debian_mariadb import DebianMariaDB, record_tree, tree_digest
 from tests.hosts.util import need_root
 from tests.integration.conftest import Cli
