@@ -164,7 +164,7 @@ def test_cancel_as_the_job_begins_to_wait_for_its_confirmation_rolls_back(
 
     def poll_then_cancel(*args: Any, **kw: Any) -> Any:
         found = poll(*args, **kw)
-        if found[2].get("state") == "awaiting-confirm":
+        if found[2] is not None and found[2].state == "awaiting-confirm":
             cancel.set()  # the exact moment: the state is read, the request not yet
         return found
 
