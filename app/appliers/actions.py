@@ -125,7 +125,9 @@ class Action:
     @property
     def empty(self) -> bool:
         """True when the action changes nothing."""
-        return not (self.files or self.commands or self.statements or self.persist_statements)
+        return not (
+            self.files or self.commands or self.statements or self.persist_statements or self.values
+        )
 
 
 @dataclass

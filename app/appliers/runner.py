@@ -715,7 +715,7 @@ def prepare(
             be stored.
         ApplyCancelled: ``cancel`` was set; nothing on the host was changed.
     """
-    actions = [a for a in actions if not a.empty or a.values]
+    actions = [a for a in actions if not a.empty]
     if not actions:
         raise ApplyError("Nothing to apply: every change is already in place or unsupported.")
     sudo = _sudo(transport)
