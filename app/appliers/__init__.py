@@ -1,5 +1,6 @@
-"""The appliers: one module per kind of target, each with ``apply(..., dry_run=)``.
+"""The appliers: one module per kind of target, each with ``describe(...)``.
 
-A dry run describes exactly what a real apply does (:class:`app.appliers.actions.Action`);
-the preview is built from those descriptions only.
+Appliers only describe (:class:`app.appliers.actions.Action`); the preview is rendered from
+those Actions and the job on the target (:mod:`app.targetjob`), built from the same ones,
+is the only code that changes a server.
 """

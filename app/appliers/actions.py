@@ -1,14 +1,14 @@
-"""What an applier does, as a value: files with their full new content, commands, values.
+"""What an applier describes, as a value: files with their full new content, SQL, values.
 
-Every applier's ``apply(..., dry_run=True)`` returns an :class:`Action` describing exactly
-what a real apply would do; with ``dry_run=False`` it does it and returns the same
-description plus an ``outcome``. The preview is built only from these descriptions, so it
-cannot drift from what apply does (``Action.description()`` is what both sides share).
+Appliers only describe: each one's ``describe(...)`` returns :class:`Action` values, read
+from the host but changing nothing. The preview is rendered from these Actions and the
+runner builds the job's bundle from the same ones; the job on the target
+(:mod:`app.targetjob`) is the only code that makes the change. So the preview cannot
+drift from what apply does.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,7 +16,6 @@ from typing import Any
 
 from app.domain.errors import InnoTuneError
 from app.domain.hostfacts import HostFacts
-from app.domain.plan import FileChecksum
 from app.remote.transport import Transport, shell_line
 
 
@@ -95,20 +94,18 @@ class Action:
         change_ids: the plan changes it covers.
         summary: one line for people.
         files: files written, each with its full new content.
-        commands: commands run, in order.
+        commands: commands the job runs, in order (after the live values).
         statements: SQL statements run (dynamic variables).
         persist_statements: ``RESET PERSIST``/``SET PERSIST_ONLY`` run after them (MySQL):
             a value persisted in mysqld-auto.cnf would otherwise beat the option file.
         server_files: files the server itself rewrites because of those statements
             (mysqld-auto.cnf); snapshotted and put back byte for byte on rollback.
-        values: current → new values of settings.
+        values: current → new values of settings; the job writes the sysfs and sysctl ones
+            live (:func:`app.targetjob.values.live_write`).
         warnings: what would override or undo the change, each with its fix.
         unsupported: changes this host cannot take ("not supported on this host").
         restart_needed: the server must restart for the change to take effect.
-        restart: how the apply step restarts the server (it is run by the runner, after
-            every file is written, not by the applier).
-        dry_run: True for a description, False when it was done.
-        outcome: what the real apply saw afterwards (read back, effective values).
+        restart: how the job restarts the server (after every file is written).
     """
 
     applier: str
@@ -124,17 +121,13 @@ class Action:
     unsupported: tuple[str, ...] = ()
     restart_needed: bool = False
     restart: Command | None = None
-    dry_run: bool = True
-    outcome: tuple[str, ...] = ()
-
-    def description(self) -> Action:
-        """The part a dry run and a real apply share (what was planned, not how it went)."""
-        return dataclasses.replace(self, dry_run=True, outcome=())
 
     @property
     def empty(self) -> bool:
         """True when the action changes nothing."""
-        return not (self.files or self.commands or self.statements or self.persist_statements)
+        return not (
+            self.files or self.commands or self.statements or self.persist_statements or self.values
+        )
 
 
 @dataclass
@@ -157,20 +150,6 @@ class Host:
     def live(self) -> bool:
         """True when files and values can be read on the host."""
         return self.transport is not None
-
-
-def run_checked(host: Host, command: Command, *, input: bytes | None = None) -> str:
-    """Run ``command`` on the host; its standard output, or :class:`ApplyError`."""
-    assert host.transport is not None
-    result = host.transport.run(
-        list(command.argv), sudo=command.sudo and host.sudo, input=input, timeout=120
-    )
-    if not result.ok:
-        raise ApplyError(
-            f"`{command.line()}` failed: {result.err.strip() or result.exit_status}.",
-            "Nothing after this step was changed; see the message above.",
-        )
-    return result.out
 
 
 def read_file_or_none(host: Host, path: str) -> bytes | None:
@@ -219,25 +198,3 @@ def late_name(stem: str, ext: str, later: Sequence[str]) -> str:
         if all(name.encode() > other.encode() for other in later):
             return name
     return candidates[-1]
-
-
-def refuse_if_changed(action: Action, expected: Sequence[FileChecksum]) -> None:
-    """Refuse when a file differs from what the preview saw (``Plan.file_checksums``).
-
-    Someone may have edited the file since the person reviewed its diff; writing now
-    would silently replace their change (reliability C.22). Files not in ``expected``
-    are not checked here (the applier still checks the file it read a moment ago).
-
-    Raises:
-        ApplyError: naming the file, with the diff from its current content.
-    """
-    want = {c.path: c.sha256 for c in expected}
-    for write in action.files:
-        if write.path in want and want[write.path] != write.sha256_before:
-            seen = want[write.path]
-            was = "absent" if seen is None else f"sha256 {seen[:12]}…"
-            raise ApplyError(
-                f"{write.path} changed since the preview (it was {was}); InnoTune will not "
-                "overwrite it. The change it would make now:\n" + write.diff(),
-                "Preview again and review the new diff.",
-            )

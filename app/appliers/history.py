@@ -3,7 +3,7 @@
 Every snapshot records its instance by an identity that survives a restart: the data
 directory and the option file the server was started with (``--defaults-file``, else the
 default search), never a pid. The job on the target keeps each snapshot's state in
-``/var/lib/innotune/snapshots/<id>/state.json`` (see :mod:`app.appliers.targetjob`):
+``/var/lib/innotune/snapshots/<id>/state.json`` (see :mod:`app.targetjob.records`):
 
 * ``applied`` (or ``kept``, when a change made with a deadline was confirmed), and
   ``applying`` / ``awaiting-confirm`` while its job runs: its changes are in force;
@@ -33,14 +33,15 @@ from pathlib import Path
 from typing import Any
 
 from app.appliers import snapshot as snap
-from app.appliers import targetjob
 from app.appliers.actions import ApplyError, sha256
 from app.domain.errors import InnoTuneError
 from app.domain.instance import ServerInstance
 from app.remote.transport import Transport
+from app.targetjob import formats, pack
+from app.targetjob import records as job_records
 
-TOOL_DIR = "/var/lib/innotune/tool"
-DEFAULT_KEEP = targetjob.DEFAULT_KEEP
+TOOL_DIR = formats.TOOL_DIR
+DEFAULT_KEEP = formats.DEFAULT_KEEP
 KEEP_ENV = "INNOTUNE_KEEP_SNAPSHOTS"
 
 STATE_TEXT = {
@@ -151,7 +152,7 @@ class Record:
     @property
     def in_force(self) -> bool:
         """True when its changes are (or may be) on the host."""
-        return self.state in targetjob.IN_FORCE
+        return self.state in formats.IN_FORCE
 
     def state_text(self) -> str:
         """The state in words."""
@@ -166,7 +167,7 @@ class Record:
         return f"{self.id}  {self.snapshot.created}  {self.state_text()}  {what}"
 
     def as_targetjob(self) -> dict[str, Any]:
-        """The record in the shape :mod:`app.appliers.targetjob` works on."""
+        """The record in the shape :mod:`app.targetjob.records` works on."""
         return {
             "id": self.id,
             "state": self.state,
@@ -198,8 +199,8 @@ def _record(doc: dict[str, Any]) -> Record | None:
 def _tool(transport: Transport) -> str:
     """The job's code on the target (for --list and --prune), put there when it differs."""
     sudo = not transport.is_root
-    path = f"{TOOL_DIR}/job.py"
-    source = Path(targetjob.__file__).read_bytes()
+    path = f"{TOOL_DIR}/{formats.ZIPAPP_NAME}"
+    source = pack.zipapp()
     have = transport.run(["sha256sum", path], sudo=sudo)
     if not have.ok or (have.out.split() or [""])[0] != sha256(source):
         snap.make_root_dir(transport, TOOL_DIR, sudo=sudo)
@@ -269,7 +270,7 @@ def prune_locally(
     for ident, group in groups.items():
         if key is not None and ident != key:
             continue
-        for gone in targetjob.prune_choice(group, keep):
+        for gone in job_records.prune_choice(group, keep):
             shutil.rmtree(Path(directory) / gone, ignore_errors=True)
             removed.append(gone)
     return removed
@@ -285,7 +286,7 @@ def by_instance(records: Sequence[Record]) -> list[tuple[dict[str, Any], list[Re
         groups.setdefault(record.instance_key or f"legacy:{record.id}", []).append(record)
 
     def order(r: Record) -> tuple[str, float, str]:
-        return targetjob.order_key({"id": r.id, "taken": r.snapshot.taken})
+        return job_records.order_key({"id": r.id, "taken": r.snapshot.taken})
 
     out = []
     for group in groups.values():
@@ -350,7 +351,7 @@ class RollbackChoice:
 
 
 def _order(record: Record) -> tuple[str, float, str]:
-    return targetjob.order_key({"id": record.id, "taken": record.snapshot.taken})
+    return job_records.order_key({"id": record.id, "taken": record.snapshot.taken})
 
 
 def choose_rollback(
@@ -392,7 +393,7 @@ def choose_rollback(
                 "Nothing was changed. `innotune snapshots TARGET` lists them.",
             )
         chosen = found[0]
-    undo_ids = targetjob.newer_in_force([r.as_targetjob() for r in ordered], chosen.id)
+    undo_ids = job_records.newer_in_force([r.as_targetjob() for r in ordered], chosen.id)
     by_id = {r.id: r for r in ordered}
     caveats = []
     if instance_key is not None and chosen.instance_key != instance_key:

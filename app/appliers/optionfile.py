@@ -9,7 +9,7 @@ Where the settings go (house style, do 3):
   (:func:`app.optionfiles.set_option`); a file holding a password is never rewritten
   (a later top-level file is created instead, or the change is refused).
 
-After writing (and in a dry run, on the would-be content) the effective values are
+On the would-be content (the job on the target writes it) the effective values are
 recomputed, and where the server binary is on the host it is asked too
 (``<binary> --verbose --help`` with the instance's own arguments). A later file,
 ``mysqld-auto.cnf`` or a command-line argument that would beat InnoTune's value is
@@ -32,11 +32,10 @@ from app.appliers.actions import (
     Host,
     late_name,
     read_file_or_none,
-    refuse_if_changed,
     stat_files,
 )
 from app.domain.instance import ServerInstance
-from app.domain.plan import Change, FileChecksum
+from app.domain.plan import Change
 from app.optionfiles import (
     Node,
     OptionFileError,
@@ -52,30 +51,12 @@ from app.optionfiles import (
 from app.optionfiles.binary import BinaryAnswer, ask_binary, binary_present
 from app.optionfiles.serverview import ServerView, defaults_switches, read_view, user_home
 from app.optionfiles.serverview import host_reader as _reader
+from app.targetjob.values import same_value
 
 GROUP = "mysqld"  # read by every MySQL and MariaDB server
 REMOVED_NOTE = "obsolete lines removed"  # the note of a file InnoTune only removed lines from
 STEM = "innotune"
 _KEY = re.compile(r"^[a-z][a-z0-9_]*$")
-_TRUE = {"1", "on", "true", "yes"}
-_FALSE = {"0", "off", "false", "no"}
-
-
-def same_value(printed: str | None, wanted: str) -> bool:
-    """Whether a value as the server prints or stores it equals ``wanted``."""
-    if printed is None:
-        return False
-    a, b = printed.strip().lower(), wanted.strip().lower()
-    if a == b:
-        return True
-    if (a in _TRUE and b in _TRUE) or (a in _FALSE and b in _FALSE):
-        return True
-    from app.optionfiles import parse_size
-
-    try:
-        return parse_size(a) == parse_size(b)
-    except ValueError:
-        return False
 
 
 # -- writing --------------------------------------------------------------------------------------
@@ -641,60 +622,27 @@ def _binary_warnings(
     return warnings
 
 
-def apply(
-    changes: Sequence[Change],
-    host: Host,
-    *,
-    dry_run: bool = False,
-    expected: Sequence[FileChecksum] = (),
-) -> Action:
-    """Write the option-file part of ``changes`` (option_file and dynamic targets).
+def describe(changes: Sequence[Change], host: Host) -> Action:
+    """The option-file part of ``changes`` (option_file and dynamic targets) the job writes.
 
     Args:
         changes: the plan's changes; other targets are ignored.
         host: the facts and the live connection.
-        dry_run: describe only; nothing is written.
-        expected: the checksums the preview saw (``Plan.file_checksums``); a file that
-            differs now is not overwritten.
 
     Returns:
-        The :class:`Action` (same description in a dry run and a real apply).
+        The :class:`Action`: each file with its full new content, the restart, and what
+        would beat InnoTune's values (with its fix).
 
     Raises:
-        ApplyError: the files cannot be read fully, the server would refuse them, or the
-            file changed between reading and writing; nothing was written.
+        ApplyError: the files cannot be read fully, or the server would refuse them.
     """
-    planned = _plan(changes, host)
-    action = planned.action
-    if dry_run or not action.files:
-        return action
-    refuse_if_changed(action, expected)
-    assert host.transport is not None
-    outcome = []
-    for write in action.files:
-        now = read_file_or_none(host, write.path)
-        if now != write.before:
-            raise ApplyError(
-                f"{write.path} changed while InnoTune was preparing its change; nothing written.",
-                "Preview again.",
-            )
-        host.transport.write_file_atomic(
-            write.path, write.after, sudo=host.sudo, mode=write.mode, owner=write.owner
-        )
-        if read_file_or_none(host, write.path) != write.after:
-            raise ApplyError(f"{write.path} does not read back as written.")
-        outcome.append(f"wrote {write.path} ({len(write.after)} bytes), read back equal")
-    # InnoTune's own file (not one a line was only removed from) is where the values are.
-    path = next((w.path for w in action.files if w.note != REMOVED_NOTE), "")
-    warnings = verify(host, path, planned.wanted) if path and planned.wanted else []
-    outcome += warnings or ["every value InnoTune wrote is the one the server will read"]
-    return dataclasses.replace(action, dry_run=False, outcome=tuple(outcome))
+    return _plan(changes, host).action
 
 
 def verify(host: Host, path: str, wanted: dict[str, str]) -> list[str]:
     """Re-read the files as the server does: does ``path`` give every value in ``wanted``?
 
-    Used right after writing and again after a restart: a later file, the command line or
+    A later file, the command line or
     ``mysqld-auto.cnf`` that beats InnoTune's value yields a warning with its fix. Where
     the server binary is on the host it is asked too, with the instance's own arguments.
 

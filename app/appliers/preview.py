@@ -1,9 +1,11 @@
-"""The preview: built only from the appliers' dry runs, so it cannot drift from apply.
+"""The preview: rendered from the appliers' Actions, the same ones the job is built from.
 
-Everything shown comes from :class:`app.appliers.actions.Action` values returned by
-``apply(..., dry_run=True)``: the option-file diffs, the sysfs/sysctl table, the
-persistence files in full, the commands, the SQL, the restart and the override warnings.
-Advice changes are never applied, so they are only counted here.
+Everything shown comes from the :class:`app.appliers.actions.Action` values returned by
+the appliers' ``describe(...)``: the option-file diffs, the sysfs/sysctl table, the
+persistence files in full, the live writes, the commands, the SQL, the restart and the
+override warnings. The runner builds the job's bundle from ``Preview.actions``, so what
+is shown is what the job does. Advice changes are never applied, so they are only counted
+here.
 
 The restart downtime is a rough estimate, documented in :func:`estimate_downtime`.
 """
@@ -19,6 +21,7 @@ from app.appliers.actions import Action, ApplyError, Command, FileWrite, Host, V
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Change, FileChecksum, Plan
 from app.planner.values import duration_text, size_text
+from app.targetjob.values import live_write
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,7 @@ def estimate_downtime(facts: HostFacts, plan: Plan) -> Downtime:
 
 @dataclass(frozen=True)
 class Preview:
-    """Everything the apply step would do, from the appliers' dry runs."""
+    """Everything the job would do, from the appliers' Actions."""
 
     target: str
     actions: tuple[Action, ...]
@@ -114,8 +117,17 @@ class Preview:
         return tuple(v for a in self.actions for v in a.values)
 
     @property
+    def live_writes(self) -> tuple[str, ...]:
+        """The sysfs and sysctl values the job writes live, as it writes them."""
+        return tuple(
+            live_write(v.kind, v.key, v.new, v.path)[1]
+            for v in self.values
+            if v.kind in ("sysfs", "sysctl")
+        )
+
+    @property
     def commands(self) -> tuple[Command, ...]:
-        """Every command, in the order apply runs them (the restart last)."""
+        """Every command, in the order the job runs them (the restart last)."""
         out = [c for a in self.actions for c in a.commands]
         return tuple(out + ([self.restart] if self.restart else []))
 
@@ -197,7 +209,9 @@ class Preview:
             )
         out.append("")
         out.append("== Commands, in order ==")
-        out += [f"  {c.line()}    # {c.why}" for c in self.commands] or ["(none)"]
+        steps = [f"  {w}    # set live" for w in self.live_writes]
+        steps += [f"  {c.line()}    # {c.why}" for c in self.commands]
+        out += steps or ["(none)"]
         out.append("")
         out.append("== Restart ==")
         if self.restart_needed:
@@ -231,8 +245,8 @@ class Preview:
         return "\n".join(out) + "\n"
 
 
-def dry_run_actions(plan: Plan, host: Host, errors: list[str]) -> list[Action]:
-    """Every applier's dry run for the plan, in the order apply would run them.
+def describe_actions(plan: Plan, host: Host, errors: list[str]) -> list[Action]:
+    """Every applier's Actions for the plan, in the order the job runs them.
 
     An applier that refuses (:class:`ApplyError`) adds its reason to ``errors``.
     """
@@ -242,12 +256,12 @@ def dry_run_actions(plan: Plan, host: Host, errors: list[str]) -> list[Action]:
         return [c for c in changes if c.target == target]
 
     steps: list[tuple[str, Callable[[], list[Action]]]] = [
-        ("option files", lambda: [optionfile.apply(changes, host, dry_run=True)])
+        ("option files", lambda: [optionfile.describe(changes, host)])
     ]
     for change in by("dynamic"):
-        steps.append((change.id, _one(dynamic.apply, change, host)))
+        steps.append((change.id, _one(dynamic.describe, change, host)))
     for change in by("sysfs"):
-        steps.append((change.id, _one(sysfs.apply, change, host)))
+        steps.append((change.id, _one(sysfs.describe, change, host)))
     actions: list[Action] = []
     for what, step in steps:
         try:
@@ -259,8 +273,8 @@ def dry_run_actions(plan: Plan, host: Host, errors: list[str]) -> list[Action]:
     }
     persist = [c for c in by("sysfs") if c.id in supported]
     for what, step in (
-        ("udev rules", lambda: udev.apply(persist, host, dry_run=True)),
-        ("sysctl", lambda: [sysctl.apply(by("sysctl"), host, dry_run=True)]),
+        ("udev rules", lambda: udev.describe(persist, host)),
+        ("sysctl", lambda: [sysctl.describe(by("sysctl"), host)]),
     ):
         try:
             actions += step()
@@ -270,11 +284,11 @@ def dry_run_actions(plan: Plan, host: Host, errors: list[str]) -> list[Action]:
 
 
 def _one(fn: Callable[..., Action], change: Change, host: Host) -> Callable[[], list[Action]]:
-    return lambda: [fn(change, host, dry_run=True)]
+    return lambda: [fn(change, host)]
 
 
 def build_preview(plan: Plan, host: Host) -> Preview:
-    """Run every applier in dry-run mode and gather what they would do."""
+    """Gather what every applier describes for the plan."""
     errors: list[str] = []
     notes: list[str] = []
     if not host.live:
@@ -282,7 +296,7 @@ def build_preview(plan: Plan, host: Host) -> Preview:
             "Built from saved facts without a connection: option files could not be read, "
             "current values come from the facts, and persistence files are shown as new."
         )
-    actions = dry_run_actions(plan, host, errors)
+    actions = describe_actions(plan, host, errors)
     restart_needed = any(a.restart_needed for a in actions)
     restart = next((a.restart for a in actions if a.restart is not None), None)
     downtime = estimate_downtime(host.facts, plan) if restart_needed else None
@@ -304,7 +318,10 @@ def build_preview(plan: Plan, host: Host) -> Preview:
 
 def _refused(actions: list[Action]) -> set[str]:
     return {
-        i for a in actions if a.unsupported and not a.files and not a.commands for i in a.change_ids
+        i
+        for a in actions
+        if a.unsupported and not a.files and not a.commands and not a.values
+        for i in a.change_ids
     }
 
 

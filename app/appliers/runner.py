@@ -1,7 +1,7 @@
 """The runner: snapshot → bundle → upload → one detached job on the target → follow it.
 
 From the first write to the verified restart the work runs on the target, as one
-detached process (:mod:`app.appliers.targetjob`, under ``systemd-run`` where systemd runs,
+detached process (the :mod:`app.targetjob` zipapp, under ``systemd-run`` where systemd runs,
 else ``setsid -f``), so a dropped SSH link or a closed laptop cannot leave a half-applied
 change: the job finishes, or rolls back by itself. This side only prepares and watches:
 
@@ -10,7 +10,8 @@ change: the job finishes, or rolls back by itself. This side only prepares and w
    saw;
 2. write the bundle (files with their expected checksums, values, statements, commands,
    the validation and restart commands, how to judge health, the settings expected in
-   force) and the job's source into ``/var/lib/innotune/jobs/<id>/`` (0700);
+   force: a :class:`~app.targetjob.formats.Bundle` built from the preview's Actions) and the
+   job's zipapp into ``/var/lib/innotune/jobs/<id>/`` (0700);
 3. launch it detached and follow its journal, handing each step to a callback;
 4. :func:`status` reads a running or interrupted job after a reconnect; :func:`rollback`
    restores any snapshot with the same job in restore mode; :func:`confirm` keeps a
@@ -33,7 +34,6 @@ finish first; a job that ended before it saw the request is rolled back by a res
 
 from __future__ import annotations
 
-import json
 import shlex
 import threading
 import time
@@ -43,15 +43,24 @@ from pathlib import Path
 from typing import Any
 
 from app.appliers import snapshot as snap
-from app.appliers import targetjob
 from app.appliers.actions import Action, ApplyError, sha256
 from app.domain.errors import InnoTuneError
 from app.domain.instance import ServerInstance
 from app.domain.serverfacts import ServerFacts
 from app.remote.transport import Transport
+from app.targetjob import formats, pack
+from app.targetjob.formats import (
+    Bundle,
+    CommandItem,
+    FileItem,
+    JobState,
+    JournalLine,
+    ValueItem,
+)
 
-JOBS_ROOT = "/var/lib/innotune/jobs"
-FINAL = targetjob.FINAL
+JOBS_ROOT = formats.JOBS_ROOT
+FINAL = formats.FINAL
+JOB_FILE = formats.ZIPAPP_NAME
 DEFAULT_HEALTH_TIMEOUT = 300.0
 DEFAULT_WATCH_SECONDS = 15.0
 # How long the watchdog waits after the job's process is gone before it restores.
@@ -67,14 +76,14 @@ command -v python3 >/dev/null 2>&1 || { echo "python3 is not installed" >&2; exi
 if [ -d /run/systemd/system ] && command -v systemd-run >/dev/null 2>&1; then
     # KillMode=process: a server the job (re)starts by hand must outlive the job's unit.
     systemd-run --unit="innotune-apply-$id" --collect --quiet -p KillMode=process \
-        python3 "$dir/job.py" "$dir" || exit
+        python3 "$dir/job.pyz" "$dir" || exit
     # The dead-man switch: restores the snapshot if the job dies before it ends.
     systemd-run --unit="innotune-watchdog-$id" --collect --quiet -p KillMode=process \
-        python3 "$dir/job.py" --watchdog "$dir" || echo "no watchdog started" >&2
+        python3 "$dir/job.pyz" --watchdog "$dir" || echo "no watchdog started" >&2
     echo systemd-run
 else
-    setsid -f python3 "$dir/job.py" "$dir" </dev/null >>"$dir/job.out" 2>&1 || exit
-    setsid -f python3 "$dir/job.py" --watchdog "$dir" </dev/null >>"$dir/watchdog.out" 2>&1 \
+    setsid -f python3 "$dir/job.pyz" "$dir" </dev/null >>"$dir/job.out" 2>&1 || exit
+    setsid -f python3 "$dir/job.pyz" --watchdog "$dir" </dev/null >>"$dir/watchdog.out" 2>&1 \
         || echo "no watchdog started" >&2
     echo setsid
 fi
@@ -113,24 +122,8 @@ class JobInterrupted(InnoTuneError):
         self.job_id = job_id
 
 
-@dataclass(frozen=True)
-class JobStep:
-    """One journal line of the job on the target."""
-
-    seq: int
-    time: str
-    step: str
-    status: str  # start, ok, fail, info, progress, warn
-    detail: str
-
-    def line(self) -> str:
-        """One line for a log or the terminal."""
-        mark = {"ok": "✓", "fail": "✗", "warn": "!", "start": "…", "progress": "…"}.get(
-            self.status, "·"
-        )
-        first, *rest = self.detail.splitlines() or [""]
-        more = "".join(f"\n      {ln}" for ln in rest)
-        return f"{mark} {self.step}: {first}{more}"
+# One journal line of the job on the target (the job writes the same class).
+JobStep = JournalLine
 
 
 @dataclass
@@ -303,8 +296,8 @@ def build_bundle(
     confirm_within: float | None = None,
     watchdog_grace: float = DEFAULT_WATCHDOG_GRACE,
     restart_anyway: bool = False,
-) -> dict[str, Any]:
-    """What the job on the target does, as JSON-ready data.
+) -> Bundle:
+    """What the job on the target does, built from the same Actions the preview showed.
 
     With ``restart_anyway`` the job restarts the server even when no change needs it.
     Whenever it restarts, the dynamic variables that the option files also carry
@@ -313,35 +306,29 @@ def build_bundle(
     import base64
 
     saved = {f.path: f for f in snapshot.files}
-    files = []
-    for action in actions:
-        for write in action.files:
-            files.append(
-                {
-                    "path": write.path,
-                    "before_sha256": saved[write.path].sha256,
-                    "content_b64": base64.b64encode(write.after).decode("ascii"),
-                    "mode": write.mode,
-                    "owner": write.owner,
-                    "purpose": write.purpose,
-                }
-            )
+    files = [
+        FileItem(
+            path=write.path,
+            before_sha256=saved[write.path].sha256,
+            content_b64=base64.b64encode(write.after).decode("ascii"),
+            mode=write.mode,
+            owner=write.owner,
+            purpose=write.purpose,
+        )
+        for action in actions
+        for write in action.files
+    ]
+    # The job writes sysfs and sysctl values itself (in /sys and /proc/sys, as the preview
+    # says); the commands (udevadm reload and trigger) run after them.
     values = [
-        {"kind": v.kind, "key": v.key, "value": v.new, "path": v.path, "device": v.device}
+        ValueItem(kind=v.kind, key=v.key, value=v.new, path=v.path, device=v.device)
         for a in actions
         for v in a.values
         if v.kind in ("sysfs", "sysctl")
     ]
-    # The job writes sysfs and sysctl values itself (values above); the other commands
-    # (udevadm reload and trigger) run after them.
-    commands = [
-        {"argv": list(c.argv), "why": c.why}
-        for a in actions
-        if a.applier not in ("sysfs", "sysctl", "dynamic", "optionfile")
-        for c in a.commands
-    ]
+    commands = [CommandItem(list(c.argv), c.why) for a in actions for c in a.commands]
     pool = expected.get("innodb_buffer_pool_size")
-    has_option_files = any(f["purpose"] == "option_file" for f in files)
+    has_option_files = any(f.purpose == "option_file" for f in files)
     needed = any(a.restart_needed for a in actions)
     in_files = {i for a in actions if a.applier == "optionfile" for i in a.change_ids}
     persisted = sorted(
@@ -353,47 +340,47 @@ def build_bundle(
             if v.kind == "dynamic"
         }
     )
-    return {
-        "id": job_id,
-        "mode": "apply",
-        "snapshot_id": snapshot.id,
-        "snapshot_dir": snap.target_dir(snapshot.id),
-        "files": files,
-        "values": values,
-        "statements": [s for a in actions for s in a.statements],
-        "persist_statements": [s for a in actions for s in a.persist_statements],
-        "commands": commands,
-        "validate": validate if has_option_files else None,
-        "buffer_pool_bytes": int(pool) if pool and pool.isdigit() else None,
-        "restart_needed": needed or restart_anyway,
-        "restart_requested": restart_anyway and not needed,
-        "persisted_keys": persisted,
-        "expected": expected,
-        "confirm_within": confirm_within,
-        "watchdog_grace": watchdog_grace,
-    }
+    return Bundle(
+        id=job_id,
+        mode="apply",
+        snapshot_id=snapshot.id,
+        snapshot_dir=snap.target_dir(snapshot.id),
+        files=files,
+        values=values,
+        statements=[s for a in actions for s in a.statements],
+        persist_statements=[s for a in actions for s in a.persist_statements],
+        commands=commands,
+        validate=formats.Validate(**validate) if validate and has_option_files else None,
+        buffer_pool_bytes=int(pool) if pool and pool.isdigit() else None,
+        restart_needed=needed or restart_anyway,
+        restart_requested=restart_anyway and not needed,
+        persisted_keys=persisted,
+        expected=dict(expected),
+        confirm_within=confirm_within,
+        watchdog_grace=watchdog_grace,
+    )
 
 
 # -- upload, launch, follow ----------------------------------------------------------------
 
 
-def _upload(transport: Transport, job_id: str, bundle: dict[str, Any]) -> str:
+def _upload(transport: Transport, job_id: str, bundle: Bundle) -> str:
     sudo = _sudo(transport)
     directory = job_dir(job_id)
     snap.make_root_dir(transport, directory, sudo=sudo)
-    source = Path(targetjob.__file__).read_bytes()
+    code = pack.zipapp()
     transport.write_file_atomic(
-        f"{directory}/job.py", source, sudo=sudo, mode="0600", owner="root:root"
+        f"{directory}/{JOB_FILE}", code, sudo=sudo, mode="0600", owner="root:root"
     )
-    text = (json.dumps(bundle, sort_keys=True, indent=1) + "\n").encode()
+    text = bundle.to_json()
     transport.write_file_atomic(
         f"{directory}/bundle.json", text, sudo=sudo, mode="0600", owner="root:root"
     )
     back = transport.run(
-        ["sha256sum", f"{directory}/bundle.json", f"{directory}/job.py"], sudo=sudo
+        ["sha256sum", f"{directory}/bundle.json", f"{directory}/{JOB_FILE}"], sudo=sudo
     )
     sums = back.out.split()
-    if not back.ok or sums[0::2] != [sha256(text), sha256(source)]:
+    if not back.ok or sums[0::2] != [sha256(text), sha256(code)]:
         raise ApplyError(
             f"The job's files in {directory} do not read back as written.",
             "Nothing was changed. Check the disk space under /var/lib on the host.",
@@ -416,21 +403,13 @@ def launch(transport: Transport, job_id: str) -> str:
 def _parse_steps(data: bytes) -> tuple[list[JobStep], int]:
     """Complete journal lines in ``data`` and how many bytes they took."""
     end = data.rfind(b"\n") + 1
-    steps = []
-    for raw in data[:end].splitlines():
-        try:
-            doc = json.loads(raw)
-            steps.append(
-                JobStep(doc["seq"], doc["time"], doc["step"], doc["status"], doc.get("detail", ""))
-            )
-        except (ValueError, KeyError):
-            continue
-    return steps, end
+    steps = [JournalLine.from_json(raw) for raw in data[:end].splitlines()]
+    return [step for step in steps if step is not None], end
 
 
 def _poll(
     transport: Transport, job_id: str, offset: int, timeout: float = DEFAULT_POLL_TIMEOUT
-) -> tuple[list[JobStep], int, dict[str, Any], str]:
+) -> tuple[list[JobStep], int, JobState | None, str]:
     # A bounded wait: over a blackholed link a read would otherwise hang for as long as
     # TCP keeps retransmitting (many minutes).
     result = transport.run(
@@ -441,15 +420,15 @@ def _poll(
     journal, _, rest = result.stdout.partition(b"\0")
     state_text, _, alive = rest.partition(b"\0")
     steps, used = _parse_steps(journal)
-    try:
-        state = json.loads(state_text) if state_text.strip() else {}
-    except ValueError:  # replaced atomically, so only a damaged file can get here
-        state = {}
-    return steps, offset + used, state, alive.decode().strip()
+    return steps, offset + used, JobState.from_json(state_text), alive.decode().strip()
 
 
-def _status_from(job_id: str, steps: list[JobStep], state: dict[str, Any], alive: str) -> JobStatus:
-    name = state.get("state") or ("missing" if alive == "missing" else "starting")
+def _status_from(
+    job_id: str, steps: list[JobStep], state: JobState | None, alive: str
+) -> JobStatus:
+    if state is None:  # not written yet (or gone)
+        state = JobState("missing" if alive == "missing" else "starting")
+    name = state.state
     if name in ("running", "awaiting-confirm") and alive == "rescue":
         name = "recovering"  # the job died; its watchdog is restoring the snapshot
     elif name in ("running", "awaiting-confirm") and alive != "alive":
@@ -458,16 +437,16 @@ def _status_from(job_id: str, steps: list[JobStep], state: dict[str, Any], alive
         job_id=job_id,
         state=name,
         steps=steps,
-        errors=list(state.get("errors") or []),
-        warnings=list(state.get("warnings") or []),
-        log_lines=list(state.get("log_lines") or []),
-        snapshot_id=state.get("snapshot"),
-        mode=state.get("mode"),
+        errors=list(state.errors),
+        warnings=list(state.warnings),
+        log_lines=list(state.log_lines),
+        snapshot_id=state.snapshot,
+        mode=state.mode,
         alive=alive == "alive",
-        restarted=bool(state.get("restarted")),
-        downtime_seconds=state.get("downtime_seconds"),
-        confirm_deadline=state.get("confirm_deadline"),
-        cancelled=bool(state.get("cancelled")),
+        restarted=state.restarted,
+        downtime_seconds=state.downtime_seconds,
+        confirm_deadline=state.confirm_deadline,
+        cancelled=state.cancelled,
     )
 
 
@@ -586,28 +565,26 @@ def describe(transport: Transport, job_id: str) -> JobPlan:
     """
     result = transport.run(["cat", f"{job_dir(job_id)}/bundle.json"], sudo=_sudo(transport))
     try:
-        bundle = json.loads(result.out) if result.ok else None
-    except ValueError:
+        bundle = Bundle.from_json(result.stdout) if result.ok else None
+    except formats.FormatError:
         bundle = None
-    if not isinstance(bundle, dict):
+    if bundle is None:
         raise ApplyError(
             f"Job {job_id} on the host cannot be read: {result.err.strip() or 'no bundle'}."
         )
-    expected = bundle.get("expected") or {}
-    settings = [f"{key}={value}" for key, value in sorted(expected.items())]
-    for value in bundle.get("values") or []:
-        where = f" ({value['device']})" if value.get("device") else ""
-        settings.append(f"{value.get('key')}={value.get('value')}{where}")
-    confirm = bundle.get("confirm_within")
+    settings = [f"{key}={value}" for key, value in sorted(bundle.expected.items())]
+    for value in bundle.values:
+        where = f" ({value.device})" if value.device else ""
+        settings.append(f"{value.key}={value.value}{where}")
     return JobPlan(
         job_id=job_id,
-        mode=str(bundle.get("mode") or "apply"),
-        snapshot_id=bundle.get("snapshot_id"),
+        mode=bundle.mode,
+        snapshot_id=bundle.snapshot_id or None,
         settings=tuple(settings),
-        files=tuple(str(f.get("path")) for f in bundle.get("files") or []),
-        restart=bool(bundle.get("restart_needed")),
-        restart_requested=bool(bundle.get("restart_requested")),
-        confirm_within=float(confirm) if confirm else None,
+        files=tuple(f.path for f in bundle.files),
+        restart=bundle.restart_needed,
+        restart_requested=bundle.restart_requested,
+        confirm_within=float(bundle.confirm_within) if bundle.confirm_within else None,
     )
 
 
@@ -668,7 +645,7 @@ class Prepared:
 
     job_id: str
     snapshot: snap.Snapshot
-    bundle: dict[str, Any]
+    bundle: Bundle
     local_manifest: Path | None
 
 
@@ -738,7 +715,7 @@ def prepare(
             be stored.
         ApplyCancelled: ``cancel`` was set; nothing on the host was changed.
     """
-    actions = [a for a in actions if not a.empty or a.values]
+    actions = [a for a in actions if not a.empty]
     if not actions:
         raise ApplyError("Nothing to apply: every change is already in place or unsupported.")
     sudo = _sudo(transport)
@@ -792,8 +769,8 @@ def prepare(
     )
     from app.appliers import history
 
-    bundle["instance"] = snapshot.instance.get("key")
-    bundle["keep"] = keep or history.keep_default()
+    bundle.instance = snapshot.instance.get("key")
+    bundle.keep = keep or history.keep_default()
     _upload(transport, snapshot.id, bundle)
     if cancel is not None and cancel.is_set():
         discard(transport, snapshot.id, local_dir)
@@ -878,7 +855,7 @@ def apply(
         back.errors.insert(0, "cancelled by the user after the job had finished; rolled back")
         return back
     if done.final:
-        _prune_local(transport, local_dir, prepared.bundle.get("keep"))
+        _prune_local(transport, local_dir, prepared.bundle.keep)
     return done
 
 
@@ -924,20 +901,16 @@ def rollback(
         snap.store_on_target(transport, local, sudo=sudo)
         snapshot = local
     job_id = f"{snap.new_id()}-restore"
-    how: dict[str, Any] = {}
-    if restart_argv:
-        how["restart"] = list(restart_argv)
-    bundle: dict[str, Any] = {
-        "id": job_id,
-        "mode": "restore",
-        "snapshot_id": snapshot.id,
-        "snapshot_dir": snap.target_dir(snapshot.id),
-        "how": how,
-        "instance": snapshot.instance.get("key"),
-        "keep": keep or _keep_default(),
-    }
-    if undo is not None:
-        bundle["undo"] = list(undo)
+    bundle = Bundle(
+        id=job_id,
+        mode="restore",
+        snapshot_id=snapshot.id,
+        snapshot_dir=snap.target_dir(snapshot.id),
+        how={"restart": list(restart_argv)} if restart_argv else {},
+        instance=snapshot.instance.get("key"),
+        keep=keep or _keep_default(),
+        undo=list(undo) if undo is not None else None,
+    )
     _upload(transport, job_id, bundle)
     launch(transport, job_id)
     done = follow(transport, job_id, on_step)

@@ -32,9 +32,11 @@ from typing import Any
 
 from app.appliers.actions import Action, ApplyError
 from app.remote.transport import Transport
+from app.targetjob import formats
+from app.targetjob.values import active_value
 
 FORMAT = "innotune-snapshot/1"
-TARGET_ROOT = "/var/lib/innotune/snapshots"
+TARGET_ROOT = formats.SNAPSHOTS_ROOT
 
 # F<mode> <user>:<group>\0<content> for a file, M for a missing one; symlinks followed.
 _PROBE = (
@@ -209,9 +211,7 @@ def _read_value(
         result = transport.run(["sh", "-c", 'cat -- "$1" 2>/dev/null', "sh", path], sudo=sudo)
         if not result.ok:
             return None
-        from app.appliers.sysfs import active
-
-        return active(result.out)
+        return active_value(result.out)
     if kind == "sysctl":
         result = transport.run(["sysctl", "-n", key], sudo=sudo)
         return result.out.strip() if result.ok else None

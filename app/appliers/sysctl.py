@@ -1,4 +1,6 @@
-"""Kernel settings: live with ``sysctl -w``, kept in ``/etc/sysctl.d/99-innotune.conf``.
+"""Kernel settings: set live (the job writes ``/proc/sys``), kept in ``/etc/sysctl.d/``.
+
+InnoTune's file is ``/etc/sysctl.d/99-innotune.conf`` unless a later name is needed.
 
 Both ``systemd-sysctl`` and ``sysctl --system`` read the sysctl.d directories ordered by
 file *name* across directories (an ``/etc`` file hides a same-named one in ``/usr/lib``),
@@ -9,7 +11,6 @@ or a tuned profile that re-applies its own values) is reported with its fix.
 
 from __future__ import annotations
 
-import dataclasses
 import posixpath
 import re
 from collections.abc import Sequence
@@ -17,16 +18,13 @@ from collections.abc import Sequence
 from app.appliers.actions import (
     Action,
     ApplyError,
-    Command,
     FileWrite,
     Host,
     ValueChange,
     late_name,
     read_file_or_none,
-    refuse_if_changed,
-    run_checked,
 )
-from app.domain.plan import Change, FileChecksum
+from app.domain.plan import Change
 
 DIRS = (
     "/etc/sysctl.d",
@@ -131,19 +129,11 @@ def _check(change: Change) -> None:
         raise ApplyError(f"{change.key}: InnoTune does not write the value {change.proposed!r}.")
 
 
-def apply(
-    changes: Sequence[Change],
-    host: Host,
-    *,
-    dry_run: bool = False,
-    expected: Sequence[FileChecksum] = (),
-) -> Action:
-    """Set the sysctl changes live and in InnoTune's sysctl.d file, or describe it.
-
-    ``expected`` holds the checksums the preview saw; a file changed since is not written.
+def describe(changes: Sequence[Change], host: Host) -> Action:
+    """The sysctl changes the job sets live and keeps in InnoTune's sysctl.d file.
 
     Raises:
-        ApplyError: a bad key or value, a file that changed meanwhile, or a failed command.
+        ApplyError: a bad key or value.
     """
     changes = [c for c in changes if c.target == "sysctl"]
     for change in changes:
@@ -152,10 +142,6 @@ def apply(
     if not changes:
         return Action("sysctl", ids, "no kernel settings")
     values = {_norm(c.key): c.proposed for c in changes}
-    commands = tuple(
-        Command(("sysctl", "-w", f"{key}={value}"), f"set {key} now")
-        for key, value in values.items()
-    )
     if not host.live:
         path = f"/etc/sysctl.d/99-{STEM}.conf"
         shown = tuple(
@@ -175,9 +161,8 @@ def apply(
         return Action(
             "sysctl",
             ids,
-            f"sysctl -w and {path} (from facts)",
+            f"set live and kept in {path} (from facts)",
             files=(write,),
-            commands=commands,
             values=shown,
             warnings=(
                 "Without a live host, other sysctl files that may override these values "
@@ -234,29 +219,11 @@ def apply(
         current = now.out.strip() if now.ok else change.current
         rows.append(ValueChange("sysctl", key, current, values[key], True, path, path=change.path))
     write = FileWrite(path, before, after, "0644", "root:root", "sysctl")
-    action = Action(
+    return Action(
         "sysctl",
         ids,
-        f"sysctl -w {' '.join(f'{k}={v}' for k, v in values.items())}; keep them in {path}",
+        f"set {' '.join(f'{k}={v}' for k, v in values.items())} live; keep them in {path}",
         files=(write,) if after != before else (),
-        commands=commands,
         values=tuple(rows),
         warnings=tuple(warnings),
     )
-    if dry_run:
-        return action
-    refuse_if_changed(action, expected)
-    outcome = []
-    for write in action.files:
-        if read_file_or_none(host, write.path) != write.before:
-            raise ApplyError(f"{write.path} changed since it was read; nothing written.")
-        host.transport.write_file_atomic(write.path, write.after, sudo=host.sudo, mode=write.mode)
-        outcome.append(f"wrote {write.path}")
-    for command in action.commands:
-        run_checked(host, command)
-    for key, value in values.items():
-        reads = host.transport.run(["sysctl", "-n", key]).out.strip()
-        if reads.split() != value.split():
-            raise ApplyError(f"{key} reads {reads} after sysctl -w {key}={value}.")
-        outcome.append(f"{key} is now {reads}")
-    return dataclasses.replace(action, dry_run=False, outcome=tuple(outcome))

@@ -1,5 +1,6 @@
 """Block-device queue settings in sysfs: ``/sys/block/<dev>/queue/<attr>``.
 
+Described here, written by the job on the target (it writes the file and reads it back).
 Live only; :mod:`app.appliers.udev` writes the rule that makes them survive a reboot.
 A file that is missing or read-only is "not supported on this host" and reported, never
 skipped silently (house style: missing is not silent).
@@ -10,15 +11,13 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from app.appliers.actions import Action, ApplyError, Command, Host, ValueChange, run_checked
+from app.appliers.actions import Action, ApplyError, Host, ValueChange
 from app.domain.plan import Change
+from app.targetjob.values import active_value
 
 _DEVICE = re.compile(r"^[A-Za-z0-9_.:!+-]+$")
 _ATTR = re.compile(r"^queue/[a-z0-9_]+$")
 _VALUE = re.compile(r"^[A-Za-z0-9_.-]+$")
-
-# Writes the value with a plain redirection (no tee, no shell interpolation of the value).
-WRITE_SCRIPT = 'printf "%s\\n" "$1" > "$2"'
 
 # F<mode>\0<content> for a file, M for a missing one.
 _PROBE = (
@@ -34,17 +33,6 @@ def sysfs_path(change: Change) -> str:
     return f"/sys/block/{device}/{change.key}"
 
 
-def active(text: str) -> str:
-    """The value as set: the bracketed entry of a list like ``none [mq-deadline] bfq``."""
-    match = re.search(r"\[([^\]]+)\]", text)
-    return match.group(1) if match else text.strip()
-
-
-def write_command(path: str, value: str) -> Command:
-    """The command that writes ``value`` to ``path``."""
-    return Command(("sh", "-c", WRITE_SCRIPT, "innotune-sysfs", value, path), f"set {path}")
-
-
 def _probe(host: Host, path: str) -> tuple[str | None, str | None]:
     """(content, mode) of a sysfs file, (None, None) when it does not exist."""
     assert host.transport is not None
@@ -57,8 +45,8 @@ def _probe(host: Host, path: str) -> tuple[str | None, str | None]:
     return body.decode("utf-8", "replace"), head.decode()
 
 
-def apply(change: Change, host: Host, *, dry_run: bool = False) -> Action:
-    """Write one queue attribute (current → new), or describe it.
+def describe(change: Change, host: Host) -> Action:
+    """The queue attribute the job writes (current → new).
 
     Returns an Action with ``unsupported`` set (and nothing to run) when the file is
     missing or read-only on this host, or the value is not one the device offers.
@@ -68,7 +56,6 @@ def apply(change: Change, host: Host, *, dry_run: bool = False) -> Action:
     path = sysfs_path(change)
     if not _VALUE.match(change.proposed):
         raise ApplyError(f"{change.id}: InnoTune does not write the value {change.proposed!r}.")
-    command = write_command(path, change.proposed)
     persistent = "udev rule (see the persistence files)"
     if not host.live:
         value = ValueChange(
@@ -85,7 +72,6 @@ def apply(change: Change, host: Host, *, dry_run: bool = False) -> Action:
             "sysfs",
             (change.id,),
             f"{path}: {change.current} → {change.proposed} (from facts)",
-            commands=(command,),
             values=(value,),
         )
     content, mode = _probe(host, path)
@@ -98,7 +84,7 @@ def apply(change: Change, host: Host, *, dry_run: bool = False) -> Action:
         return dataclasses.replace(
             base, unsupported=(f"{path} is read-only: not supported on this host.",)
         )
-    current = active(content)
+    current = active_value(content)
     if (
         "[" in content
         and change.proposed not in content.replace("[", " ").replace("]", " ").split()
@@ -113,18 +99,4 @@ def apply(change: Change, host: Host, *, dry_run: bool = False) -> Action:
     value = ValueChange(
         "sysfs", change.key, current, change.proposed, True, persistent, change.device, path
     )
-    action = Action(
-        "sysfs",
-        (change.id,),
-        f"{path}: {current} → {change.proposed}",
-        commands=(command,) if current != change.proposed else (),
-        values=(value,),
-    )
-    if dry_run or not action.commands:
-        return action
-    run_checked(host, command)
-    after, _ = _probe(host, path)
-    now = active(after or "")
-    if now != change.proposed:
-        raise ApplyError(f"{path} reads {now} after writing {change.proposed}.")
-    return dataclasses.replace(action, dry_run=False, outcome=(f"{path} is now {now}",))
+    return Action("sysfs", (change.id,), f"{path}: {current} → {change.proposed}", values=(value,))

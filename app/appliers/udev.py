@@ -9,7 +9,6 @@ attribute no rule is written and that is reported: the live value lasts until re
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import re
 from collections.abc import Sequence
@@ -21,11 +20,10 @@ from app.appliers.actions import (
     FileWrite,
     Host,
     read_file_or_none,
-    refuse_if_changed,
 )
 from app.domain.facts import BlockDevice
 from app.domain.hostfacts import HostFacts
-from app.domain.plan import Change, FileChecksum
+from app.domain.plan import Change
 
 RULES_DIR = "/etc/udev/rules.d"
 
@@ -122,16 +120,12 @@ def reload_commands(device_name: str) -> tuple[Command, ...]:
     )
 
 
-def apply(
-    changes: Sequence[Change],
-    host: Host,
-    *,
-    dry_run: bool = False,
-    expected: Sequence[FileChecksum] = (),
-) -> list[Action]:
-    """A rule file per device for the sysfs changes (and the reload), or describe it.
+def describe(changes: Sequence[Change], host: Host) -> list[Action]:
+    """The rule file per device for the sysfs changes (and the reload) the job writes.
 
-    ``expected`` holds the checksums the preview saw; a file changed since is not written.
+    The job runs the reload commands after it wrote the file; when they fail (no running
+    udevd: containers, some chroots) that is a warning: the rule applies at the next boot
+    and the live value was set through sysfs.
 
     Returns:
         One Action per device; a device without a stable identifier gets an Action with
@@ -173,30 +167,5 @@ def apply(
             files=(write,) if after != before else (),
             commands=reload_commands(name),
         )
-        if not dry_run:
-            refuse_if_changed(action, expected)
-            action = _write(host, action)
         actions.append(action)
     return actions
-
-
-def _write(host: Host, action: Action) -> Action:
-    assert host.transport is not None
-    outcome = []
-    for write in action.files:
-        if read_file_or_none(host, write.path) != write.before:
-            raise ApplyError(f"{write.path} changed since it was read; nothing written.")
-        host.transport.write_file_atomic(write.path, write.after, sudo=host.sudo, mode=write.mode)
-        outcome.append(f"wrote {write.path}")
-    for command in action.commands:
-        result = host.transport.run(list(command.argv), sudo=host.sudo)
-        if not result.ok:
-            # No running udevd (containers, some chroots): the rule still applies at boot,
-            # and the live value was set through sysfs.
-            outcome.append(
-                f"`{command.line()}` failed ({result.err.strip() or result.exit_status}): the "
-                "rule applies from the next boot; the live value was set through sysfs"
-            )
-            break
-        outcome.append(f"ran {command.line()}")
-    return dataclasses.replace(action, dry_run=False, outcome=tuple(outcome))

@@ -1,4 +1,4 @@
-"""The preview: every applier's dry run of a plan, over the connection when there is one."""
+"""The preview: every applier's description of a plan, over the connection when there is one."""
 
 from __future__ import annotations
 

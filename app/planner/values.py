@@ -1,68 +1,37 @@
-"""Values as servers and kernels print them, normalised so the planner can compare them."""
+"""Values as servers and kernels print them, normalised so the planner can compare them.
+
+Parsing and comparing live in :mod:`app.targetjob.values` (the job on the target runs the
+same code); this module adds the planner's units and the spellings for people.
+"""
 
 from __future__ import annotations
 
 import math
-import re
+
+from app.targetjob.values import normalise, parse_bool, parse_int, same_value
+
+__all__ = [
+    "GIB",
+    "KIB",
+    "MIB",
+    "duration_text",
+    "normalise",
+    "parse_bool",
+    "parse_int",
+    "round_down",
+    "round_up",
+    "same",
+    "same_value",
+    "size_text",
+    "two_digits",
+]
 
 KIB = 1024
 MIB = 1024 * KIB
 GIB = 1024 * MIB
 
-_SIZE = re.compile(r"^\s*(\d+)\s*([kmgtpe]?)b?\s*$", re.IGNORECASE)
-_TRUE = {"on", "1", "true", "yes"}
-_FALSE = {"off", "0", "false", "no"}
-
-
-def parse_int(text: str | None) -> int | None:
-    """An integer, with the option-file suffixes K, M, G, T, P, E; None if not one."""
-    if text is None:
-        return None
-    match = _SIZE.match(text)
-    if match is None:
-        return None
-    power = " kmgtpe".index(match.group(2).lower() or " ")
-    return int(match.group(1)) * int(1024**power)
-
-
-def parse_bool(text: str | None) -> bool | None:
-    """ON/OFF, 1/0, TRUE/FALSE, YES/NO (any case); None if not a boolean."""
-    if text is None:
-        return None
-    lowered = text.strip().lower()
-    if lowered in _TRUE:
-        return True
-    if lowered in _FALSE:
-        return False
-    return None
-
-
-def normalise(value: str | None, kind: str) -> str | None:
-    """The canonical spelling for comparisons: sizes in bytes, ON/OFF, enums case-folded.
-
-    Args:
-        value: as the server (SHOW VARIABLES), the kernel or the planner spells it.
-        kind: the catalogue type: bool, int, size, float, enum.
-    """
-    if value is None:
-        return None
-    if kind == "bool":
-        flag = parse_bool(value)
-        return value.strip().lower() if flag is None else ("ON" if flag else "OFF")
-    if kind in ("int", "size"):
-        number = parse_int(value)
-        return value.strip().lower() if number is None else str(number)
-    if kind == "float":
-        try:
-            return repr(float(value))
-        except ValueError:
-            return value.strip().lower()
-    return value.strip().casefold()
-
-
-def same(a: str | None, b: str | None, kind: str) -> bool:
-    """True when two spellings mean the same value (``1`` and ``ON``, ``128M`` and bytes)."""
-    return a is not None and b is not None and normalise(a, kind) == normalise(b, kind)
+# One spelling of values for the planner, the appliers and the job on the target.
+same = same_value  # the planner's name for it: same(current, proposed, knob.type)
 
 
 def size_text(n: float | None) -> str:

@@ -121,12 +121,12 @@ def main(argv: list[str] | None = None) -> int:
                 host = Host(facts, transport, session)
                 if kind == "restart":
                     changes = [_change("innodb_log_buffer_size", "option_file", "33554432")]
-                    actions = [optionfile.apply(changes, host, dry_run=True)]
+                    actions = [optionfile.describe(changes, host)]
                 else:
                     changes = [_change("innodb_io_capacity", "dynamic", "400")]
                     actions = [
-                        optionfile.apply(changes, host, dry_run=True),
-                        dynamic.apply(changes[0], host, dry_run=True),
+                        optionfile.describe(changes, host),
+                        dynamic.describe(changes[0], host),
                     ]
                 session.close()
                 assert facts.server is not None

@@ -27,7 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from app.appliers import history, targetjob
+from app.appliers import history
+from app.targetjob import records
 
 
 def make(root: Path, instances: int, per: int) -> None:
@@ -51,7 +52,7 @@ def make(root: Path, instances: int, per: int) -> None:
             }
             (snaps / ident / "manifest.json").write_text(json.dumps(manifest))
             state = "rolled-back" if n % 3 == 0 else "applied"
-            targetjob.write_snapshot_state(str(snaps / ident), state, by=ident)
+            records.write_snapshot_state(str(snaps / ident), state, by=ident)
             (jobs / ident).mkdir(parents=True)
             (jobs / ident / "bundle.json").write_text(json.dumps({"snapshot_id": ident}))
             if n % 3 == 0:
@@ -80,18 +81,18 @@ def main() -> int:
         make(root, args.instances, args.per)
         total = args.instances * args.per
         snaps, jobs = str(root / "snapshots"), str(root / "jobs")
-        listing = timed(lambda: targetjob.read_records(snaps, jobs), 5)
+        listing = timed(lambda: records.read_records(snaps, jobs), 5)
         print(f"read_records, {total} snapshots:            {listing:8.1f} ms")
-        targetjob.LOCK_DIR = str(root / "locks")  # each instance's lock, taken as the job does
+        records.LOCK_DIR = str(root / "locks")  # each instance's lock, taken as the job does
         began = time.perf_counter()
-        done = targetjob.prune(20, None, snaps, jobs)
+        done = records.prune(20, None, snaps, jobs)
         pruning = (time.perf_counter() - began) * 1000
         left = len(os.listdir(snaps))
         print(
             f"prune to 20 per instance:                 {pruning:8.1f} ms "
             f"({len(done['removed'])} removed, {left} left)"
         )
-        listing = timed(lambda: targetjob.read_records(snaps, jobs), 5)
+        listing = timed(lambda: records.read_records(snaps, jobs), 5)
         print(f"read_records, {left} snapshots:            {listing:8.1f} ms")
     if os.geteuid() == 0:
         from app.remote.local import LocalTransport

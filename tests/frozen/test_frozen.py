@@ -141,11 +141,13 @@ def test_inspect_over_ssh_from_the_frozen_program(
 
 
 def test_apply_job_source_travels_as_source(frozen: Path) -> None:
-    # The apply runner uploads targetjob.py's own source to the target host.
-    bundled = frozen.parent / "_internal" / "app" / "appliers" / "targetjob.py"
-    ast.parse(bundled.read_bytes())  # source, not bytecode
-    if frozen == ROOT / "dist" / "innotune" / "innotune":  # built from this checkout
-        assert bundled.read_bytes() == (ROOT / "app" / "appliers" / "targetjob.py").read_bytes()
+    # The apply runner zips the job package's own source files and ships them to the target.
+    package = ROOT / "app" / "targetjob"
+    for source in sorted(package.glob("*.py")):
+        bundled = frozen.parent / "_internal" / "app" / "targetjob" / source.name
+        ast.parse(bundled.read_bytes())  # source, not bytecode
+        if frozen == ROOT / "dist" / "innotune" / "innotune":  # built from this checkout
+            assert bundled.read_bytes() == source.read_bytes()
 
 
 def test_bundle_leaves_out_unused_qt(frozen: Path) -> None:

@@ -1,7 +1,10 @@
-"""The appliers against real servers, a real loop device and this machine's kernel.
+"""The appliers describe, the job does: against real servers, a loop device, this kernel.
 
-Every real change is put back: /etc/mysql by the ``debian_mariadb`` fixture, sysfs and
-sysctl values and the files InnoTune wrote by each test's ``finally``.
+Appliers only describe (``describe(...)``, nothing written); every real change here is
+made by the job on this machine (:mod:`app.targetjob`), from the very Actions described,
+the way apply makes it. Every real change is put back: /etc/mysql by the
+``debian_mariadb`` fixture, sysfs and sysctl values and the files the job wrote by each
+test's ``finally``; the jobs and snapshots by test_apply's cleanup fixture.
 """
 
 from __future__ import annotations
@@ -18,18 +21,25 @@ from pathlib import Path
 
 import pytest
 
-from app.appliers import dynamic, optionfile, sysctl, sysfs, udev
-from app.appliers.actions import ApplyError, Host
+from app.appliers import dynamic, optionfile, runner, sysctl, sysfs, udev
+from app.appliers import snapshot as snap
+from app.appliers.actions import Action, ApplyError, Host
 from app.domain.facts import BlockDevice
 from app.domain.hostfacts import HostFacts
 from app.domain.instance import ServerInstance
-from app.domain.plan import Change, FileChecksum
+from app.domain.plan import Change
 from app.mysql.session import PyMySQLSession
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
 from tests.hosts.debian_mariadb import DebianMariaDB
 from tests.hosts.loopdev import LoopFs
 from tests.hosts.util import need_root, sh
+from tests.integration.test_apply import (  # noqa: F401 - autouse cleanup of jobs
+    _remove_new_jobs_and_snapshots,
+    facts_for,
+    restart_argv,
+    run_job,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 FACTS = REPO / "tests" / "fixtures" / "hosts" / "practice-mariadb-10.11" / "facts.json"
@@ -97,6 +107,22 @@ def debian_instance() -> ServerInstance:
     )
 
 
+def job_does(actions: list[Action]) -> runner.JobStatus:
+    """The job on this machine does ``actions``, with no server involved (sysfs, udev, sysctl).
+
+    As :func:`app.appliers.runner.apply` does it: snapshot first, the bundle built from the
+    Actions, the zipapp uploaded and launched detached, its journal followed.
+    """
+    transport = LocalTransport()
+    how = {"restart_needed": False}
+    saved = snap.take(transport, actions, target="test", instance={}, how=how, sudo=False)
+    snap.store_on_target(transport, saved, sudo=False)
+    bundle = runner.build_bundle(saved.id, saved, actions, validate=None, expected={})
+    runner._upload(transport, saved.id, bundle)  # noqa: SLF001 - prepare() needs a server
+    runner.launch(transport, saved.id)
+    return runner.follow(transport, saved.id)
+
+
 class ArgvServer(PrivateServer):
     """A private server started with an extra command-line argument."""
 
@@ -109,10 +135,12 @@ class ArgvServer(PrivateServer):
 # -- option files: the real MariaDB binaries ---------------------------------------------------
 
 
-def test_drop_in_dry_run_equals_real_apply_and_wins(private_server: PrivateServer) -> None:
+def test_the_drop_in_described_is_the_one_the_job_writes_and_it_wins(
+    local: LocalTransport, private_server: PrivateServer, tmp_path: Path
+) -> None:
     host = host_for(private_instance(private_server))
     changes = [change("innodb_io_capacity", "1234"), change("max_connections", "77")]
-    dry = optionfile.apply(changes, host, dry_run=True)
+    dry = optionfile.describe(changes, host)
     (write,) = dry.files
     assert write.path == str(private_server.include_dir / "99-innotune.cnf") and write.creates
     assert write.after == b"[mysqld]\ninnodb_io_capacity = 1234\nmax_connections = 77\n"
@@ -121,74 +149,90 @@ def test_drop_in_dry_run_equals_real_apply_and_wins(private_server: PrivateServe
     assert dry.restart_needed and dry.restart is None
     (by_hand,) = dry.warnings  # started by hand: InnoTune says it cannot restart it
     assert by_hand.startswith("The server was started by hand")
-    assert not Path(write.path).exists()  # a dry run writes nothing
+    assert not Path(write.path).exists()  # describing writes nothing
 
-    real = optionfile.apply(changes, host, dry_run=False)
-    assert real.description() == dry  # the preview cannot drift from what apply did
-    assert Path(write.path).read_bytes() == write.after
-    assert "every value InnoTune wrote is the one the server will read" in real.outcome
-    private_server.restart()
+    facts = facts_for(local, str(private_server.socket_path))
+    steps: list[runner.JobStep] = []
+    done = run_job(
+        local,
+        facts,
+        [dry],
+        tmp_path,
+        on_step=steps.append,
+        restart_argv=restart_argv(private_server),
+        expected={"innodb_io_capacity": "1234", "max_connections": "77"},
+    )
+    assert done.state == "applied", (done.errors, [s.line() for s in steps])
+    assert Path(write.path).read_bytes() == write.after  # the bytes the preview showed
+    assert f"{write.path} ({len(write.after)} bytes" in " ".join(s.detail for s in steps)
+    assert optionfile.verify(host, write.path, {"innodb_io_capacity": "1234"}) == []
     assert private_server.query("SELECT @@innodb_io_capacity, @@max_connections").split() == [
         "@@innodb_io_capacity",
         "@@max_connections",
         "1234",
         "77",
     ]
-    again = optionfile.apply(changes, host, dry_run=True)
+    again = optionfile.describe(changes, host)
     assert again.files == ()  # already in place: nothing to write
 
-    # A dynamic change: SET GLOBAL through a real session; dry run and apply agree.
+    # A dynamic change: described through a real session, the job sends the same SQL.
     host.session = PyMySQLSession.direct(
         user=getpass.getuser(), socket_path=str(private_server.socket_path)
     )
     try:
         live = change("innodb_io_capacity", "1500", "dynamic")
-        dry_set = dynamic.apply(live, host, dry_run=True)
+        dry_set = dynamic.describe(live, host)
         assert dry_set.statements == ("SET GLOBAL innodb_io_capacity = 1500",)
         assert (dry_set.values[0].current, dry_set.values[0].new) == ("1234", "1500")
-        done = dynamic.apply(live, host, dry_run=False)
-        assert done.description() == dry_set
-        assert private_server.query("SELECT @@GLOBAL.innodb_io_capacity").split()[-1] == "1500"
     finally:
         host.session.close()
+    done = run_job(local, facts, [dry_set], tmp_path)
+    assert done.state == "applied", done.errors
+    sent = [s.detail for s in done.steps if s.step == "dynamic" and s.status == "ok"]
+    assert sent == list(dry_set.statements)
+    assert private_server.query("SELECT @@GLOBAL.innodb_io_capacity").split()[-1] == "1500"
 
 
 def test_command_line_argument_that_beats_the_files_is_reported(
-    tmp_path: Path, private_servers: list[PrivateServer]
+    local: LocalTransport, tmp_path: Path, private_servers: list[PrivateServer]
 ) -> None:
     server = ArgvServer(tmp_path / "argv")
     private_servers.append(server)
     server.start()
     host = host_for(private_instance(server))
     changes = [change("innodb_io_capacity", "1000")]
-    dry = optionfile.apply(changes, host, dry_run=True)
+    dry = optionfile.describe(changes, host)
     (warning,) = [w for w in dry.warnings if w.startswith("innodb_io_capacity:")]
     assert "command line sets 300, which wins" in warning
     assert "Remove --innodb-io-capacity=300 from the command that starts the server" in warning
-    real = optionfile.apply(changes, host, dry_run=False)
-    assert real.description() == dry
-    assert warning in real.outcome  # never silent, after the write too
-    server.restart()
+    # Written and restarted by the job, the warning still holds (nothing is expected in force).
+    facts = facts_for(local, str(server.socket_path))
+    done = run_job(local, facts, [dry], tmp_path, restart_argv=restart_argv(server))
+    assert done.state == "applied", done.errors
+    assert optionfile.verify(host, dry.files[0].path, {"innodb_io_capacity": "1000"}) == [warning]
+    server.restart()  # with its own command line again (the job's restart command lacks it)
     assert server.query("SELECT @@innodb_io_capacity").split()[-1] == "300"
 
 
 def test_debian_drop_in_takes_effect_and_a_later_file_is_reported(
-    debian_mariadb: DebianMariaDB,
+    local: LocalTransport, debian_mariadb: DebianMariaDB, tmp_path: Path
 ) -> None:
     host = host_for(debian_instance(), ("/etc/my.cnf", "/etc/mysql/my.cnf", "~/.my.cnf"))
     # Concurrent test sessions share this server: pick a value it does not have now.
     before = debian_mariadb.query("SELECT @@innodb_io_capacity").strip()
     value = "1717" if before != "1717" else "1718"
     changes = [change("innodb_io_capacity", value)]
-    dry = optionfile.apply(changes, host, dry_run=True)
+    dry = optionfile.describe(changes, host)
     path = "/etc/mysql/mariadb.conf.d/99-innotune.cnf"
     assert [f.path for f in dry.files] == [path]
     assert (dry.files[0].mode, dry.files[0].owner) == ("0644", "root:root")
     assert dry.restart is not None and dry.restart.argv == ("/etc/init.d/mariadb", "restart")
-    real = optionfile.apply(changes, host, dry_run=False)
-    assert real.description() == dry
-    sh("service", "mariadb", "restart")
-    debian_mariadb.wait_ready()
+    facts = facts_for(local, debian_mariadb.socket)
+    restart = list(dry.restart.argv)
+    done = run_job(
+        local, facts, [dry], tmp_path, restart_argv=restart, expected={"innodb_io_capacity": value}
+    )
+    assert done.state == "applied", done.errors
     assert debian_mariadb.query("SELECT @@innodb_io_capacity").strip() == value
 
     later = Path("/etc/mysql/mariadb.conf.d/zz-later.cnf")
@@ -197,7 +241,7 @@ def test_debian_drop_in_takes_effect_and_a_later_file_is_reported(
     assert f"{later}:2 sets 555, which wins" in warning
     assert f"Remove line 2 of {later}" in warning
     # Planned now, InnoTune's file is named to sort after the later one, and wins.
-    replan = optionfile.apply(changes, host, dry_run=True)
+    replan = optionfile.describe(changes, host)
     assert [f.path for f in replan.files] == ["/etc/mysql/mariadb.conf.d/zzz-innotune.cnf"]
     assert not [w for w in replan.warnings if w.startswith("innodb_io_capacity")]
 
@@ -222,7 +266,7 @@ def test_main_file_without_include_dir_is_edited_only_where_it_changes(
     )
     layout.main_cnf.write_bytes(main)
     host = host_for(private_instance(layout))
-    action = optionfile.apply([change("innodb_io_capacity", "900")], host, dry_run=True)
+    action = optionfile.describe([change("innodb_io_capacity", "900")], host)
     (write,) = action.files
     assert write.path == str(layout.main_cnf) and write.before == main
     assert write.after == main.replace(b"= 200 # old", b"= 900 # old")
@@ -233,7 +277,7 @@ def test_a_file_with_a_password_is_never_rewritten(layout: PrivateServer) -> Non
     layout.main_cnf.write_text("[client]\npassword = s3cret\n[mysqld]\ndatadir = /tmp/d\n")
     host = host_for(private_instance(layout))
     with pytest.raises(ApplyError, match="holds a password"):
-        optionfile.apply([change("innodb_io_capacity", "900")], host, dry_run=True)
+        optionfile.describe([change("innodb_io_capacity", "900")], host)
 
 
 def test_broken_files_are_reported_with_file_and_line(layout: PrivateServer) -> None:
@@ -242,16 +286,16 @@ def test_broken_files_are_reported_with_file_and_line(layout: PrivateServer) -> 
     main = layout.main_cnf.read_text()
     layout.main_cnf.write_text(main.replace("[mysqld]", "[mysqld"))
     with pytest.raises(ApplyError, match=f"{layout.main_cnf}:6"):
-        optionfile.apply(changes, host, dry_run=True)
+        optionfile.describe(changes, host)
     layout.main_cnf.write_text(main + f"!includedir {layout.base}/missing.d\n")
     with pytest.raises(ApplyError, match="missing.d: the directory does not exist"):
-        optionfile.apply(changes, host, dry_run=True)
+        optionfile.describe(changes, host)
     # In an included file the server reports the error and carries on: so does InnoTune.
     layout.main_cnf.write_text(main)
     (layout.include_dir / "40-bad.cnf").write_text("[mysqld\nmax_connections = 5\n")
     (layout.include_dir / "45-loop.cnf").write_text(f"!include {layout.include_dir}/45-loop.cnf\n")
     (layout.include_dir / "50-server.cnf").write_bytes(b"# " + b"x" * 200 + b"\n" * 20000)
-    action = optionfile.apply(changes, host, dry_run=True)
+    action = optionfile.describe(changes, host)
     assert [f.path for f in action.files] == [str(layout.include_dir / "99-innotune.cnf")]
     joined = "\n".join(action.warnings)
     assert f"{layout.include_dir}/40-bad.cnf:1" in joined
@@ -263,7 +307,7 @@ def test_unknown_variables_are_not_written_and_loose_without_a_binary(
 ) -> None:
     host = host_for(private_instance(layout))
     changes = [change("innodb_io_capacity", "900"), change("innodb_no_such_knob", "1")]
-    action = optionfile.apply(changes, host, dry_run=True)
+    action = optionfile.describe(changes, host)
     assert action.unsupported == (
         f"innodb_no_such_knob: {layout.binaries.server} does not know this variable; not written.",
     )
@@ -279,7 +323,7 @@ def test_unknown_variables_are_not_written_and_loose_without_a_binary(
         '{"Version": 2, "mysql_dynamic_parameters": {"innodb_io_capacity": '
         '{"Value": "4000", "Metadata": {"Timestamp": 1, "User": "root", "Host": "localhost"}}}}'
     )
-    action = optionfile.apply(changes[:1], host, dry_run=True)
+    action = optionfile.describe(changes[:1], host)
     assert action.files[0].after == b"[mysqld]\nloose-innodb_io_capacity = 900\n"
     assert "written with loose-" in action.files[0].note
     # The persisted value would win: undoing it is part of the change, not a warning.
@@ -288,7 +332,7 @@ def test_unknown_variables_are_not_written_and_loose_without_a_binary(
     assert action.server_files == (f"{layout.datadir}/mysqld-auto.cnf",)
     assert "holds innodb_io_capacity = 4000, which would beat this file" in action.files[0].note
     host.persisted = "persist"
-    action = optionfile.apply(changes[:1], host, dry_run=True)
+    action = optionfile.describe(changes[:1], host)
     assert action.persist_statements == ("SET PERSIST_ONLY innodb_io_capacity = 900",)
 
 
@@ -296,7 +340,7 @@ def test_a_value_the_server_rejects_is_reported_with_file_and_line(layout: Priva
     host = host_for(private_instance(layout))
     server_cnf = layout.include_dir / "50-server.cnf"
     server_cnf.write_text(server_cnf.read_text() + "innodb_io_capacity = abc\nbogus-knob = 1\n")
-    action = optionfile.apply([change("max_connections", "60")], host, dry_run=True)
+    action = optionfile.describe([change("max_connections", "60")], host)
     rejected = [w for w in action.warnings if w.startswith("The server binary rejects")]
     assert any(f"({server_cnf}:9)" in w and "'abc'" in w for w in rejected), rejected
     assert any(f"({server_cnf}:10)" in w and "unknown variable" in w for w in rejected), rejected
@@ -304,18 +348,20 @@ def test_a_value_the_server_rejects_is_reported_with_file_and_line(layout: Priva
     assert action.files[0].after == b"[mysqld]\nmax_connections = 60\n"
 
 
-def test_a_file_changed_since_the_preview_is_not_overwritten(layout: PrivateServer) -> None:
+def test_a_file_changed_since_the_preview_is_not_overwritten(
+    local: LocalTransport, layout: PrivateServer, tmp_path: Path
+) -> None:
     host = host_for(private_instance(layout))
     changes = [change("innodb_io_capacity", "900")]
-    seen = optionfile.apply(changes, host, dry_run=True)
-    checksums = [FileChecksum(w.path, w.sha256_before) for w in seen.files]
+    seen = optionfile.describe(changes, host)
     drop_in = layout.include_dir / "99-innotune.cnf"
     drop_in.write_text("[mysqld]\n# another admin's note\nmax_connections = 9\n")
-    with pytest.raises(ApplyError, match="changed since the preview \\(it was absent\\)"):
-        optionfile.apply(changes, host, dry_run=False, expected=checksums)
+    assert host.facts.server is not None
+    with pytest.raises(ApplyError, match=f"Changed since the plan was made: {drop_in}"):
+        run_job(local, host.facts, [seen], tmp_path, restart_argv=["true"])
     assert drop_in.read_text().endswith("max_connections = 9\n")
     # Previewed again, the admin's lines are kept and only InnoTune's is added.
-    again = optionfile.apply(changes, host, dry_run=True)
+    again = optionfile.describe(changes, host)
     assert again.files[0].after.endswith(b"max_connections = 9\ninnodb_io_capacity = 900\n")
 
 
@@ -340,9 +386,7 @@ def test_a_file_that_cannot_be_read_stops_the_write() -> None:
         host = host_for(private_instance(server))
         host.transport = _AsNobody()
         with pytest.raises(ApplyError, match=f"Cannot read the option file {hidden}"):
-            optionfile.apply([change("innodb_io_capacity", "900")], host, dry_run=True)
-        with pytest.raises(ApplyError):
-            optionfile.apply([change("innodb_io_capacity", "900")], host, dry_run=False)
+            optionfile.describe([change("innodb_io_capacity", "900")], host)
         assert not (server.include_dir / "99-innotune.cnf").exists()
 
 
@@ -395,25 +439,26 @@ def test_sysfs_on_a_loop_device(loopfs: LoopFs) -> None:
     new = "256" if original != "256" else "512"
     item = change("queue/read_ahead_kb", new, "sysfs", device=loopfs.name)
     try:
-        dry = sysfs.apply(item, host, dry_run=True)
+        dry = sysfs.describe(item, host)
         (value,) = dry.values
         assert (value.current, value.new) == (original, new)
-        assert dry.commands[0].argv[-2:] == (new, str(attr))
+        assert value.path == str(attr) and not dry.commands  # the job writes the file itself
         assert attr.read_text().strip() == original
-        real = sysfs.apply(item, host, dry_run=False)
-        assert real.description() == dry
+        done = job_does([dry])
+        assert done.state == "applied", done.errors
         assert attr.read_text().strip() == new
+        assert f"sysfs {attr} = {new}" in [s.detail for s in done.steps if s.status == "ok"]
     finally:
         attr.write_text(original)
     for key, why in (
         ("queue/hw_sector_size", "is read-only"),
         ("queue/innotune_missing", "does not exist"),
     ):
-        other = sysfs.apply(change(key, "1", "sysfs", device=loopfs.name), host, dry_run=True)
+        other = sysfs.describe(change(key, "1", "sysfs", device=loopfs.name), host)
         assert why in other.unsupported[0] and "not supported on this host" in other.unsupported[0]
         assert not other.commands
     scheduler = change("queue/scheduler", "cfq", "sysfs", device=loopfs.name)
-    assert "is not offered here" in sysfs.apply(scheduler, host, dry_run=True).unsupported[0]
+    assert "is not offered here" in sysfs.describe(scheduler, host).unsupported[0]
 
 
 def test_udev_rule_matches_a_loop_device_by_its_backing_file(tmp_path: Path) -> None:
@@ -434,14 +479,16 @@ def test_udev_rule_matches_a_loop_device_by_its_backing_file(tmp_path: Path) -> 
         facts = dataclasses.replace(facts, os=dataclasses.replace(facts.os, write_paths=(path,)))
         host = Host(facts, LocalTransport())
         item = change("queue/read_ahead_kb", new, "sysfs", device=name)
-        (dry,) = udev.apply([item], host, dry_run=True)
+        (dry,) = udev.describe([item], host)
         (write,) = dry.files
         rule = Path(write.path)
         assert f'ATTR{{loop/backing_file}}=="{backing}"' in write.after.decode()
         assert "KERNEL==" not in write.after.decode()
-        (real,) = udev.apply([item], host, dry_run=False)
-        assert real.description() == dry
+        done = job_does([dry])
+        assert done.state == "applied", done.errors
         assert rule.read_bytes() == write.after
+        ran = [s.detail for s in done.steps if s.step == "commands"]
+        assert " ".join(dry.commands[0].argv) in ran  # the reload, as the preview listed it
         # udevd is not running here; `udevadm test` runs the rules for the device instead.
         test = subprocess.run(
             ["udevadm", "test", "--action=change", f"/sys/block/{name}"],
@@ -460,7 +507,7 @@ def test_udev_rule_matches_a_loop_device_by_its_backing_file(tmp_path: Path) -> 
         subprocess.run(["losetup", "-d", device], capture_output=True)
 
 
-def test_sysctl_dry_run_and_a_harmless_real_apply() -> None:
+def test_sysctl_described_then_a_harmless_change_by_the_job() -> None:
     need_root()
     key = "vm.dirty_background_ratio"
     proc = Path("/proc/sys/vm/dirty_background_ratio")
@@ -470,16 +517,16 @@ def test_sysctl_dry_run_and_a_harmless_real_apply() -> None:
     item = change(key, new, "sysctl", current=original)
     written: list[Path] = []
     try:
-        dry = sysctl.apply([item], host, dry_run=True)
+        dry = sysctl.describe([item], host)
         (value,) = dry.values
         assert (value.current, value.new) == (original, new)
-        assert [c.argv for c in dry.commands] == [("sysctl", "-w", f"{key}={new}")]
+        assert not dry.commands  # the job writes /proc/sys itself, as the preview says
         (write,) = dry.files
         assert write.after.endswith(f"{key} = {new}\n".encode())
         written.append(Path(write.path))
         assert write.path.startswith("/etc/sysctl.d/") and write.path.endswith("innotune.conf")
-        real = sysctl.apply([item], host, dry_run=False)
-        assert real.description() == dry
+        done = job_does([dry])
+        assert done.state == "applied", done.errors
         assert proc.read_text().strip() == new
         assert Path(write.path).read_bytes() == write.after
     finally:

@@ -1,6 +1,6 @@
 """Apply with snapshots, validation, health checks and rollback, against real servers.
 
-Every test drives the real detached job on this host (``setsid -f python3 job.py``) through
+Every test drives the real detached job on this host (``setsid -f python3 job.pyz``) through
 a real transport; faults are real ones (a variable the server does not know, a page size
 the datadir was not made with, a file edited behind InnoTune's back, the SSH connection
 killed by PID).
@@ -36,6 +36,7 @@ from app.inspect.instances import choose_instance, find_instances
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
 from app.remote.ssh import SshTransport
+from app.targetjob.values import active_value
 from tests.hosts.debian_mariadb import DebianMariaDB, record_tree, tree_digest
 from tests.hosts.loopdev import LoopFs
 from tests.hosts.sshd import SshServer, SshUsers
@@ -196,7 +197,7 @@ def test_apply_with_restart_on_the_loop_device_then_rollback_from_another_proces
     """Drop-in + dynamic variable + the loop device's scheduler; roll back from the CLI."""
     server = loop_server
     sched = loopfs.queue / "scheduler"
-    old_sched = sysfs.active(sched.read_text())
+    old_sched = active_value(sched.read_text())
     new_sched = "none" if old_sched != "none" else "mq-deadline"
     etc_before = tree(server.base / "etc")
     socket = str(server.socket_path)
@@ -208,9 +209,9 @@ def test_apply_with_restart_on_the_loop_device_then_rollback_from_another_proces
         change("queue/scheduler", "sysfs", new_sched, device=loopfs.name),
     ]
     actions = [
-        optionfile.apply(changes, host, dry_run=True),
-        dynamic.apply(changes[1], host, dry_run=True),
-        sysfs.apply(changes[2], host, dry_run=True),
+        optionfile.describe(changes, host),
+        dynamic.describe(changes[1], host),
+        sysfs.describe(changes[2], host),
     ]
     host.session.close()
     assert actions[0].restart_needed and actions[2].values[0].path == str(sched)
@@ -230,7 +231,7 @@ def test_apply_with_restart_on_the_loop_device_then_rollback_from_another_proces
         # In force: the restart took the drop-in, the live value was kept in it too.
         assert variable(server, "innodb_log_buffer_size") == "33554432"
         assert variable(server, "innodb_io_capacity") == "345"
-        assert sysfs.active(sched.read_text()) == new_sched
+        assert active_value(sched.read_text()) == new_sched
         names = [s.step for s in steps]
         assert names.index("snapshot") < names.index("write") < names.index("validate")
         assert names.index("validate") < names.index("restart") < names.index("verify")
@@ -262,7 +263,7 @@ def test_apply_with_restart_on_the_loop_device_then_rollback_from_another_proces
     finally:
         sched.write_text(old_sched)
     assert tree(server.base / "etc") == etc_before
-    assert sysfs.active(sched.read_text()) == old_sched
+    assert active_value(sched.read_text()) == old_sched
     assert variable(server, "innodb_log_buffer_size") == "16777216"
     assert variable(server, "innodb_io_capacity") == "200"
 
@@ -276,9 +277,7 @@ def test_apply_and_rollback_on_debian_mariadb_through_its_init_script(
     facts = facts_for(local, socket)
     host = host_for(local, facts, socket)
     actions = [
-        optionfile.apply(
-            [change("innodb_log_buffer_size", "option_file", "20971520")], host, dry_run=True
-        )
+        optionfile.describe([change("innodb_log_buffer_size", "option_file", "20971520")], host)
     ]
     host.session.close()
     assert actions[0].files[0].path.startswith("/etc/mysql/")
@@ -354,8 +353,8 @@ def test_a_file_changed_behind_innotunes_back_is_refused(
     socket = str(server.socket_path)
     facts = facts_for(local, socket)
     host = host_for(local, facts, socket)
-    action = optionfile.apply(
-        [change("innodb_log_buffer_size", "option_file", "33554432")], host, dry_run=True
+    action = optionfile.describe(
+        [change("innodb_log_buffer_size", "option_file", "33554432")], host
     )
     host.session.close()
     assert action.files[0].path == str(mine)
@@ -391,7 +390,7 @@ def test_dynamic_only_no_restart_missing_and_read_only_sysfs_reported_rollback_t
     socket = str(server.socket_path)
     facts = facts_for(local, socket)
     host = host_for(local, facts, socket)
-    action = dynamic.apply(change("innodb_io_capacity", "dynamic", "321"), host, dry_run=True)
+    action = dynamic.describe(change("innodb_io_capacity", "dynamic", "321"), host)
     host.session.close()
     read_only = str(loopfs.queue / "hw_sector_size")
     odd = Action(

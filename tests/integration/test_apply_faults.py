@@ -22,6 +22,7 @@ from app.domain.target import ConnectOptions, parse_target
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
 from app.remote.ssh import SshTransport
+from app.targetjob.values import active_value
 from tests.hosts.loopdev import LoopFs
 from tests.hosts.sshd import SshServer, SshUsers
 from tests.hosts.util import need, wait_port
@@ -84,7 +85,7 @@ def test_persistence_replayed_by_udev_and_sysctl_then_rolled_back(
 ) -> None:
     """The job writes the udev rule and the sysctl.d file; the boot mechanisms replay them."""
     sched = loopfs.queue / "scheduler"
-    old_sched = sysfs.active(sched.read_text())
+    old_sched = active_value(sched.read_text())
     new_sched = "none" if old_sched != "none" else "mq-deadline"
     swappiness = Path("/proc/sys/vm/swappiness")
     old_swap = swappiness.read_text().strip()
@@ -95,9 +96,9 @@ def test_persistence_replayed_by_udev_and_sysctl_then_rolled_back(
     on_disk = change("queue/scheduler", "sysfs", new_sched, device=loopfs.name)
     kernel = change("vm.swappiness", "sysctl", new_swap)
     actions = [
-        sysfs.apply(on_disk, host, dry_run=True),
-        *udev.apply([on_disk], host, dry_run=True),
-        sysctl.apply([kernel], host, dry_run=True),
+        sysfs.describe(on_disk, host),
+        *udev.describe([on_disk], host),
+        sysctl.describe([kernel], host),
     ]
     host.session.close()
     rule = Path(actions[1].files[0].path)
@@ -115,16 +116,16 @@ def test_persistence_replayed_by_udev_and_sysctl_then_rolled_back(
         subprocess.run(["sysctl", "--system"], check=True, capture_output=True)
         assert swappiness.read_text().strip() == new_swap
         with udevd(tmp_path / "udevd.log"):
-            assert sysfs.active(sched.read_text()) == old_sched
+            assert active_value(sched.read_text()) == old_sched
             argv = ["udevadm", "trigger", "--action=add", f"/sys/block/{loopfs.name}"]
             subprocess.run(argv, check=True)
             subprocess.run(["udevadm", "settle", "--timeout=30"], check=True)
-            assert sysfs.active(sched.read_text()) == new_sched
+            assert active_value(sched.read_text()) == new_sched
 
             back = runner.rollback(local, status.snapshot_id or "")
             assert back.state == "rolled-back", back.errors
         assert not rule.exists() and not conf.exists()  # they did not exist before
-        assert sysfs.active(sched.read_text()) == old_sched
+        assert active_value(sched.read_text()) == old_sched
         assert swappiness.read_text().strip() == old_swap
     finally:
         rule.unlink(missing_ok=True)

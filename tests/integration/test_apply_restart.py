@@ -50,8 +50,8 @@ def _trx_actions(transport: LocalTransport, server: PrivateServer) -> tuple[Any,
     host = host_for(transport, facts, socket)
     wanted = change(TRX, "dynamic", "2")
     actions = [
-        optionfile.apply([wanted], host, dry_run=True),
-        dynamic.apply(wanted, host, dry_run=True),
+        optionfile.describe([wanted], host),
+        dynamic.describe(wanted, host),
     ]
     host.session.close()
     assert not any(a.restart_needed for a in actions)
@@ -164,7 +164,7 @@ def test_cancel_as_the_job_begins_to_wait_for_its_confirmation_rolls_back(
 
     def poll_then_cancel(*args: Any, **kw: Any) -> Any:
         found = poll(*args, **kw)
-        if found[2].get("state") == "awaiting-confirm":
+        if found[2] is not None and found[2].state == "awaiting-confirm":
             cancel.set()  # the exact moment: the state is read, the request not yet
         return found
 

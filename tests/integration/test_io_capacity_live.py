@@ -60,8 +60,8 @@ def test_a_raise_above_the_max_ends_as_planned(
         change(PAIR[0], "dynamic", str(planned[0])),
         change(PAIR[1], "dynamic", str(planned[1])),
     ]
-    actions = [optionfile.apply(wanted, host, dry_run=True)]
-    actions += [dynamic.apply(c, host, dry_run=True) for c in wanted]
+    actions = [optionfile.describe(wanted, host)]
+    actions += [dynamic.describe(c, host) for c in wanted]
     host.session.close()
     try:
         status = run_job(ssh, facts, actions, tmp_path)

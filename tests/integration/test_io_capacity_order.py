@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from app.appliers import dynamic, runner
-from app.appliers.targetjob import _set_key, _set_value, ordered_settings
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
+from app.targetjob.values import ordered_settings, set_key, set_value
 from tests.integration.test_apply import (  # noqa: F401 - autouse cleanup of jobs
     _remove_new_jobs_and_snapshots,
     change,
@@ -63,7 +63,7 @@ def test_the_order_draws_no_adjustment_from_the_live_server(
     if planned[0] < start[0]:
         naive.reverse()  # lowering: the max first is the naive mistake
     now = dict(zip(PAIR, map(str, start), strict=True))
-    ordered = ordered_settings(naive, _set_key, _set_value, now)
+    ordered = ordered_settings(naive, set_key, set_value, now)
     assert ordered != naive
     assert _set_all(server, ordered) == [], "the server adjusted a value InnoTune set"
     assert _pair(server) == planned
@@ -81,8 +81,8 @@ def test_the_apply_job_reorders_the_pair_and_rolls_back_in_order(
     facts = facts_for(local, socket)
     host = host_for(local, facts, socket)
     actions = [
-        dynamic.apply(change(PAIR[0], "dynamic", "20000"), host, dry_run=True),
-        dynamic.apply(change(PAIR[1], "dynamic", "40000"), host, dry_run=True),
+        dynamic.describe(change(PAIR[0], "dynamic", "20000"), host),
+        dynamic.describe(change(PAIR[1], "dynamic", "40000"), host),
     ]
     host.session.close()
     assert _pair(server) == (200, 2000)
@@ -90,7 +90,7 @@ def test_the_apply_job_reorders_the_pair_and_rolls_back_in_order(
     assert status.state == "applied", status.errors
     assert _pair(server) == (20000, 40000)
     sets = [s.detail for s in status.steps if s.step == "dynamic" and s.status == "ok"]
-    assert [_set_key(sql) for sql in sets] == [PAIR[1], PAIR[0]]  # the max made room first
+    assert [set_key(sql) for sql in sets] == [PAIR[1], PAIR[0]]  # the max made room first
     back = runner.rollback(local, status.snapshot_id or "")
     assert back.state == "rolled-back", back.errors
     assert _pair(server) == (200, 2000)

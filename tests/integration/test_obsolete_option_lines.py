@@ -78,8 +78,8 @@ def test_removed_options_are_taken_out_of_the_option_file_and_put_back(
 
     host = host_for(local, facts, str(server.socket_path))
     try:
-        action = optionfile.apply(removals, host, dry_run=True)
-        shown = preview.dry_run_actions(
+        action = optionfile.describe(removals, host)
+        shown = preview.describe_actions(
             dataclasses.replace(plan, changes=tuple(removals)), host, []
         )
     finally:
@@ -129,7 +129,7 @@ def test_a_removal_beside_a_setting_edits_both_files_in_one_action(
     )
     host = host_for(local, facts, str(server.socket_path))
     try:
-        action = optionfile.apply([setting, *removals], host, dry_run=True)
+        action = optionfile.describe([setting, *removals], host)
     finally:
         host.session.close()
     assert action.unsupported == ()

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from app.appliers import history, runner, targetjob
+from app.appliers import history, runner
 from app.appliers import snapshot as snap
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
+from app.targetjob import records as job_records
 from tests.hosts.debian_mariadb import DebianMariaDB, record_tree, tree_digest
 from tests.hosts.util import need_root
 from tests.integration.conftest import Cli
@@ -167,7 +168,7 @@ def test_two_instances_rollback_restores_the_chosen_one_and_older_snapshots_byte
     # Retention: pruned to 2 of A's, the oldest rolled-back one goes; B's is not touched.
     # Each job removed its free lock file when it ended.
     a_key = records[a_first].instance_key
-    assert not Path(targetjob.lock_path(a_key)).exists()
+    assert not Path(job_records.lock_path(a_key)).exists()
     pruned = innotune("snapshots", "local", *a, "--prune", "--keep", "2")
     assert pruned.returncode == 0, pruned.stderr
     assert f"removed 1 snapshot(s) on this computer ({a_first}) and 1 local" in pruned.stdout

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from app.appliers import runner, targetjob
+from app.appliers import runner
 from app.appliers import snapshot as snap
 from app.appliers.actions import Action, Host, ValueChange
 from app.appliers.preview import build_preview, with_requested_restart
+from app.targetjob.values import set_key
 from tests.unit.test_appliers_units import _practice_plan
 
 
@@ -42,13 +43,38 @@ def test_the_bundle_holds_back_only_values_the_option_files_carry() -> None:
     bundle = runner.build_bundle(
         "id", saved, actions, validate=None, expected={}, restart_anyway=True
     )
-    assert bundle["restart_needed"] and bundle["restart_requested"]
-    assert bundle["persisted_keys"] == ["innodb_io_capacity"]
+    assert bundle.restart_needed and bundle.restart_requested
+    assert bundle.persisted_keys == ["innodb_io_capacity"]
     plain = runner.build_bundle("id", saved, actions, validate=None, expected={})
-    assert not plain["restart_needed"] and not plain["restart_requested"]
+    assert not plain.restart_needed and not plain.restart_requested
 
 
 def test_the_job_reads_the_variable_of_a_set_statement() -> None:
-    assert targetjob._set_key("SET GLOBAL innodb_io_capacity = 345") == "innodb_io_capacity"
-    assert targetjob._set_key("set global Sync_Binlog='1'") == "sync_binlog"
-    assert targetjob._set_key("SELECT 1") is None
+    assert set_key("SET GLOBAL innodb_io_capacity = 345") == "innodb_io_capacity"
+    assert set_key("set global Sync_Binlog='1'") == "sync_binlog"
+    assert set_key("SELECT 1") is None
+
+
+def test_the_bundle_carries_exactly_what_the_preview_shows() -> None:
+    """Preview and job come from the same Actions: files, values, SQL and commands agree."""
+    import base64
+
+    from app.targetjob.values import live_write
+
+    facts, plan = _practice_plan()
+    preview = build_preview(plan, Host(facts))
+    writes = [w for a in preview.actions for w in a.files]
+    saved = snap.Snapshot(
+        "id", "now", "test", {}, tuple(snap.SavedFile(w.path, False, None) for w in writes), ()
+    )
+    bundle = runner.build_bundle("id", saved, preview.actions, validate=None, expected={})
+    assert [(f.path, base64.b64decode(f.content_b64)) for f in bundle.files] == [
+        (w.path, w.after) for w in writes
+    ]
+    shown = [line.split("    #")[0].strip() for line in preview.text().splitlines()]
+    for value in bundle.values:
+        assert live_write(value.kind, value.key, value.value or "", value.path)[1] in shown
+    assert len(bundle.values) == len(preview.live_writes) > 0
+    assert bundle.statements + bundle.persist_statements == list(preview.statements)
+    ran = [c.argv for c in preview.commands if c is not preview.restart]  # the restart: `how`
+    assert [tuple(c.argv) for c in bundle.commands] == ran and ran

@@ -1,16 +1,14 @@
-"""Snapshot manifests and the target job's pure helpers (no host needed)."""
+"""Snapshot manifests (no host needed); the job's own helpers: tests/unit/test_targetjob.py."""
 
 from __future__ import annotations
 
 import base64
 import dataclasses
-import json
 from pathlib import Path
 
 import pytest
 
 from app.appliers import snapshot as snap
-from app.appliers import targetjob
 
 
 def _saved(path: str, data: bytes, purpose: str = "option_file") -> snap.SavedFile:
@@ -73,53 +71,3 @@ def test_target_dir_rejects_path_tricks() -> None:
     for bad in ("../etc", "a/b", ".hidden"):
         with pytest.raises(snap.SnapshotError):
             snap.target_dir(bad)
-
-
-@pytest.mark.parametrize(
-    ("key", "actual", "wanted", "same"),
-    [
-        ("x", "ON", "1", True),
-        ("x", "OFF", "ON", False),
-        ("innodb_buffer_pool_size", "134217728", "134217728", True),
-        ("innodb_buffer_pool_size", "268435456", "200000000", True),  # up to a chunk multiple
-        ("innodb_buffer_pool_size", "134217728", "200000000", False),  # never rounded down
-        ("innodb_log_buffer_size", "16777216", "33554432", False),
-        ("innodb_log_file_size", "100663296", "100000000", True),  # to a block size
-        ("x", "O_DIRECT", "o_direct", True),
-        ("x", "2", "1", False),
-        ("x", None, "1", False),
-    ],
-)
-def test_settings_in_force_allow_the_servers_rounding(
-    key: str, actual: str | None, wanted: str, same: bool
-) -> None:
-    assert targetjob.same_setting(actual, wanted, key) is same
-
-
-def test_sql_literal_quotes_everything_but_plain_numbers() -> None:
-    assert targetjob.sql_literal("400") == "400"
-    assert targetjob.sql_literal("O_DIRECT") == "'O_DIRECT'"
-    assert targetjob.sql_literal("a'b\\") == "'a\\'b\\\\'"
-
-
-def test_the_job_source_stands_alone() -> None:
-    """It is shipped as text to the target: standard library only, no app.* import."""
-    import ast
-
-    source = Path(targetjob.__file__).read_text()
-    ast.parse(source, feature_version=(3, 7))  # Debian 10 / RHEL 8 era python3 on targets
-    tree = ast.parse(source)
-    names = {
-        alias.name.split(".")[0]
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Import)
-        for alias in node.names
-    } | {
-        (node.module or "").split(".")[0]
-        for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom)
-    }
-    import sys
-
-    assert names <= set(sys.stdlib_module_names) | {"__future__"}, names
-    json.dumps(targetjob.FINAL)

@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
-from app.appliers import history, targetjob
+from app.appliers import history
 from app.appliers import snapshot as snap
 from app.domain.instance import ServerInstance
+from app.targetjob import records as job_records
 
 A = history.identity_key("/srv/a/data", "/srv/a/my.cnf")
 B = history.identity_key("/var/lib/mysql", None)
@@ -48,27 +49,27 @@ def test_retention_removes_spent_ones_first_and_never_the_newest_in_force() -> N
         record("20260101T000004Z-000004", "kept"),
         record("20260101T000005Z-000005", "refused"),
     ]
-    assert targetjob.prune_choice(shaped(records), 5) == []
-    assert targetjob.prune_choice(shaped(records), 3) == [
+    assert job_records.prune_choice(shaped(records), 5) == []
+    assert job_records.prune_choice(shaped(records), 3) == [
         "20260101T000002Z-000002",
         "20260101T000003Z-000003",
     ]
     # Past the spent ones: the oldest in force goes, the newest in force (…04) never.
-    assert targetjob.prune_choice(shaped(records), 1) == [
+    assert job_records.prune_choice(shaped(records), 1) == [
         "20260101T000002Z-000002",
         "20260101T000003Z-000003",
         "20260101T000005Z-000005",
         "20260101T000001Z-000001",
     ]
     running = [record("20260101T000001Z-000001", "applying"), *records[1:3]]
-    assert "20260101T000001Z-000001" not in targetjob.prune_choice(shaped(running), 1)
+    assert "20260101T000001Z-000001" not in job_records.prune_choice(shaped(running), 1)
 
 
 def test_snapshots_of_the_same_second_are_ordered_by_the_time_taken() -> None:
     later = record("20260101T000001Z-000000", "applied", taken=2.0)  # sorts first by id
     first = record("20260101T000001Z-ffffff", "applied", taken=1.0)
-    assert targetjob.newer_in_force(shaped([later, first]), first.id) == [later.id]
-    assert targetjob.newer_in_force(shaped([later, first]), later.id) == []
+    assert job_records.newer_in_force(shaped([later, first]), first.id) == [later.id]
+    assert job_records.newer_in_force(shaped([later, first]), later.id) == []
 
 
 def test_older_restore_undoes_newer_ones_of_the_same_instance_only() -> None:
@@ -136,7 +137,7 @@ def test_merged_manifest_keeps_the_oldest_copy_of_each_file_and_value() -> None:
             {"kind": "dynamic", "key": "y", "value": "5", "path": None},
         ],
     }
-    merged = targetjob.merge_manifests(base, [newer])
+    merged = job_records.merge_manifests(base, [newer])
     assert {f["path"]: f["existed"] for f in merged["files"]} == {"/etc/a": False, "/etc/b": False}
     assert {v["key"]: v["value"] for v in merged["values"]} == {"x": "1", "y": "5"}
     assert merged["how"]["restart_needed"] is True and merged["id"] == "1"
@@ -150,7 +151,7 @@ def test_records_on_disk_with_states_legacy_ones_and_pruning(tmp_path: Path) -> 
         manifest = {"id": ident, "files": [], "values": [], "instance": {"key": A}}
         (snaps / ident / "manifest.json").write_text(json.dumps(manifest))
         if state:
-            targetjob.write_snapshot_state(str(snaps / ident), state, by="job")
+            job_records.write_snapshot_state(str(snaps / ident), state, by="job")
         (jobs / ident).mkdir(parents=True)
         (jobs / ident / "bundle.json").write_text(json.dumps({"snapshot_id": ident}))
     # The third one predates state.json: its apply job says applied, a restore rolled it back.
@@ -160,10 +161,10 @@ def test_records_on_disk_with_states_legacy_ones_and_pruning(tmp_path: Path) -> 
         json.dumps({"mode": "restore", "snapshot_id": "20260101T000003Z-000003"})
     )
     (jobs / "x-restore" / "state.json").write_text('{"state": "rolled-back"}')
-    found = targetjob.read_records(str(snaps), str(jobs))
+    found = job_records.read_records(str(snaps), str(jobs))
     assert [r["state"] for r in found] == ["rolled-back", "applied", "rolled-back", "applied"]
 
-    done = targetjob.prune(2, A, str(snaps), str(jobs))
+    done = job_records.prune(2, A, str(snaps), str(jobs))
     assert done["removed"] == ["20260101T000001Z-000001", "20260101T000003Z-000003"]
     assert sorted(os.listdir(snaps)) == ["20260101T000002Z-000002", "20260101T000004Z-000004"]
     assert sorted(os.listdir(jobs)) == ["20260101T000002Z-000002", "20260101T000004Z-000004"]
@@ -172,24 +173,24 @@ def test_records_on_disk_with_states_legacy_ones_and_pruning(tmp_path: Path) -> 
 def test_free_empty_lock_files_go_and_a_held_one_stays(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(targetjob, "LOCK_DIR", str(tmp_path))
-    held = targetjob.take_lock("instance a")
+    monkeypatch.setattr(job_records, "LOCK_DIR", str(tmp_path))
+    held = job_records.take_lock("instance a")
     assert held is not None
-    assert targetjob.take_lock("instance a") is None  # one job per instance
-    free = targetjob.lock_path("instance b")
+    assert job_records.take_lock("instance a") is None  # one job per instance
+    free = job_records.lock_path("instance b")
     Path(free).touch()
-    assert targetjob.remove_free_locks(str(tmp_path)) == [os.path.basename(free)]
-    assert os.path.exists(targetjob.lock_path("instance a"))
+    assert job_records.remove_free_locks(str(tmp_path)) == [os.path.basename(free)]
+    assert os.path.exists(job_records.lock_path("instance a"))
     held.close()
     # Once its file is gone, the next job creates a new one and holds it.
-    again = targetjob.take_lock("instance a")
+    again = job_records.take_lock("instance a")
     assert again is not None
-    with open(targetjob.lock_path("instance a")) as fh:
+    with open(job_records.lock_path("instance a")) as fh:
         with pytest.raises(OSError):
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     again.close()
-    assert targetjob.remove_free_locks(str(tmp_path)) == [
-        os.path.basename(targetjob.lock_path("instance a"))
+    assert job_records.remove_free_locks(str(tmp_path)) == [
+        os.path.basename(job_records.lock_path("instance a"))
     ]
     assert os.listdir(tmp_path) == []
 

@@ -1,8 +1,8 @@
-"""The Preview page: exactly what apply would do, from the appliers' dry runs.
+"""The Preview page: exactly what apply would do, from the appliers' Actions.
 
 Nothing here formats a change on its own: every diff, value, file, command and warning
-comes from :func:`app.appliers.preview.build_preview`, which only runs the appliers with
-``dry_run=True``. So the page cannot show anything apply would not do.
+comes from :func:`app.appliers.preview.build_preview`, whose Actions are the ones the job
+is built from. So the page cannot show anything apply would not do.
 """
 
 from __future__ import annotations
@@ -115,10 +115,10 @@ def _text_view(name: str, accessible: str) -> QPlainTextEdit:
 
 
 def make_preview(state: WizardState, plan: Plan, progress: Progress) -> Preview:
-    """Runs in a worker: every applier's dry run over the open connection (if any)."""
+    """Runs in a worker: every applier's description over the open connection (if any)."""
     assert state.facts is not None
     conn = state.connection
-    progress.say("Reading the option files and current values (dry runs, nothing is written)")
+    progress.say("Reading the option files and current values (nothing is written)")
     return preview_plan(plan, state.facts, conn, state.persisted)
 
 
@@ -145,8 +145,8 @@ class PreviewPage(QWizardPage):
         self.state = state
         self.setTitle("Preview")
         self.setSubTitle(
-            "The exact changes apply will make: built from dry runs of the same code, so "
-            "nothing here differs from what apply does."
+            "The exact changes apply will make: the job on the server is built from these "
+            "same descriptions, so nothing here differs from what apply does."
         )
         self.setObjectName("page_preview")
         self.job: Job | None = None
@@ -355,6 +355,7 @@ class PreviewPage(QWizardPage):
             files.append("")
         self.files.setPlainText("\n".join(files) or "No persistence files.")
         commands = [f"{s};" for s in preview.statements]
+        commands += [f"{w}    # set live" for w in preview.live_writes]
         commands += [f"{c.line()}    # {c.why}" for c in preview.commands]
         self.commands.setPlainText("\n".join(commands) or "Nothing to run.")
         warnings = [f"! {w}" for w in preview.warnings]

@@ -1,0 +1,261 @@
+"""Judging the server: is it running, does it answer, restarting it, watching it after.
+
+Standard library only, Python 3.7+: this module runs on the target.
+"""
+
+# ruff: noqa: UP031  (printf-style formatting reads well for the journal lines)
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import time
+
+from .errors import JobFailed
+from .journal import JobBase
+
+SERVER_NAMES = ("mariadbd", "mysqld")
+# Case matters: the --help output is full of option names like "log-error".
+ERROR_LINE = re.compile(r"\[ERROR\]|^ERROR\b|unknown (variable|option)|\bAborting\b|Fatal error")
+
+
+class Health(JobBase):
+    """The job's view of the server: its process, socket, log; restart and watch."""
+
+    def server_pid(self) -> int | None:
+        """The server's pid: from its pid file, else a server process with its markers."""
+        pid_file = self.how.get("pid_file")
+        if pid_file:
+            try:
+                with open(pid_file) as fh:
+                    pid = int(fh.read().strip())
+                if self._is_server(pid, require_marker=False):
+                    return pid
+            except (OSError, ValueError):
+                pass
+        for name in os.listdir("/proc"):
+            if name.isdigit() and self._is_server(int(name), require_marker=True):
+                return int(name)
+        return None
+
+    def _is_server(self, pid: int, require_marker: bool) -> bool:
+        try:
+            with open("/proc/%d/cmdline" % pid, "rb") as fh:
+                argv = [a.decode("utf-8", "replace") for a in fh.read().split(b"\0") if a]
+            with open("/proc/%d/stat" % pid) as fh:
+                if fh.read().rsplit(")", 1)[-1].split()[0] in ("Z", "X"):
+                    return False
+        except OSError:
+            return False
+        if not argv or os.path.basename(argv[0]) not in SERVER_NAMES:
+            return False
+        if not require_marker:
+            return True
+        markers = self.how.get("markers") or []
+        return any(m in argv for m in markers)
+
+    def greets(self) -> bool:
+        """True when the socket answers with a MySQL protocol greeting."""
+        path = self.how.get("socket")
+        if not path:
+            return True
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.settimeout(3)
+                sock.connect(path)
+                greeting = sock.recv(512)
+        except OSError:
+            return False
+        return len(greeting) > 5 and greeting[3] == 0 and greeting[4] in (10, 255)
+
+    def mark_log(self) -> None:
+        """Remember where the error log ends now, so only new lines are read later."""
+        log = self.how.get("log") or {}
+        if log.get("kind") in ("file", "syslog"):
+            try:
+                self.log_mark = os.path.getsize(log["path"])
+            except OSError:
+                self.log_mark = 0
+        else:
+            self.log_mark = time.time()
+
+    def new_log_lines(self) -> list[str] | None:
+        """Lines the server logged since :meth:`mark_log`; None when there is no log to read."""
+        log = self.how.get("log") or {}
+        kind = log.get("kind")
+        if kind in ("file", "syslog"):
+            try:
+                with open(log["path"], "rb") as fh:
+                    size = os.fstat(fh.fileno()).st_size
+                    fh.seek(
+                        self.log_mark if self.log_mark is not None and self.log_mark <= size else 0
+                    )
+                    text = fh.read().decode("utf-8", "replace")
+            except OSError:
+                return None
+            lines = text.splitlines()
+            if kind == "syslog":
+                names = log.get("match") or ["mariadbd", "mysqld"]
+                lines = [ln for ln in lines if any(n in ln for n in names)]
+            return lines
+        if kind == "journal" and log.get("unit"):
+            since = "@%d" % int(self.log_mark or time.time())
+            status, out = self.run(
+                ["journalctl", "-u", log["unit"], "--since", since, "-o", "cat", "--no-pager"],
+                timeout=30,
+            )
+            return out.splitlines() if status == 0 else None
+        return None
+
+    def explain(self) -> None:
+        """Keep the error-log lines that explain a failure (the last 25 error lines)."""
+        lines = self.new_log_lines() or []
+        bad = [ln for ln in lines if ERROR_LINE.search(ln)]
+        self.log_lines = (bad or lines)[-25:]
+        if self.log_lines:
+            self.step("error-log", "info", "\n".join(self.log_lines))
+
+    def wait_healthy(
+        self, old_pid: int | None, proc: subprocess.Popen[bytes] | None, timeout: float
+    ) -> int:
+        """Poll until the restarted server is healthy; its pid, or JobFailed.
+
+        Healthy: a server process other than ``old_pid``, its socket greets, a login works
+        (when the job can log in). While a server process lives (crash recovery in
+        progress) it waits up to ``timeout``; with no process for ``grace`` seconds after
+        the restart command returned, the start failed.
+        """
+        start = time.monotonic()
+        grace = float(self.how.get("gone_grace", 3))
+        gone_since: float | None = None
+        last_note = start
+        while True:
+            elapsed = time.monotonic() - start
+            pid = self.server_pid()
+            restart_done = proc is None or proc.poll() is not None
+            if pid is not None and (pid != old_pid or restart_done) and self.greets():
+                ok, out = self.client("SELECT 1") if self.how.get("client") else (True, "")
+                if ok:
+                    return pid
+                if self.client_ok is False:  # login never worked, even before: socket is enough
+                    return pid
+            if pid is None and restart_done:
+                gone_since = gone_since if gone_since is not None else time.monotonic()
+                if time.monotonic() - gone_since > grace:
+                    raise JobFailed(
+                        f"the server is not running {grace:.0f} s after the restart command ended"
+                    )
+            else:
+                gone_since = None
+            if elapsed > timeout:
+                raise JobFailed(f"the server was not healthy after {timeout:.0f} s")
+            if time.monotonic() - last_note >= 5:
+                last_note = time.monotonic()
+                lines = self.new_log_lines() or []
+                self.step(
+                    "health",
+                    "progress",
+                    "{:.0f} s: process {}, waiting (last log line: {})".format(
+                        elapsed, pid or "absent", lines[-1] if lines else "-"
+                    ),
+                )
+            time.sleep(0.2)
+
+    def restart(self, phase: str) -> None:
+        """Restart through the service manager (or the given command) and wait for health."""
+        argv = self.how.get("restart")
+        if not argv:
+            raise JobFailed("no way to restart the server is known (started by hand?)")
+        unit = self.how.get("unit")
+        if unit and phase == "restart-old":
+            # A unit that failed to start may have hit systemd's start rate limit.
+            self.run(["systemctl", "reset-failed", unit], timeout=30)
+        old_pid = self.server_pid()
+        self.mark_log()
+        self.restart_attempted = True
+        self.step(phase, "start", " ".join(argv))
+        began = time.monotonic()
+        out_path = os.path.join(self.dir, f"{phase}.out")
+        with open(out_path, "ab") as out:
+            # Output to a file, never a pipe: the daemon it starts inherits it and would keep
+            # a pipe open for ever.
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        timeout = float(self.how.get("health_timeout", 300))
+        try:
+            pid = self.wait_healthy(old_pid, proc, timeout)
+        finally:
+            if proc.poll() is None:
+                try:
+                    proc.wait(timeout=max(1.0, timeout - (time.monotonic() - began)))
+                except subprocess.TimeoutExpired:
+                    self.warnings.append(
+                        f"the restart command `{' '.join(argv)}` was still running when the "
+                        "server became healthy"
+                    )
+        self.downtime = time.monotonic() - began
+        if proc.returncode not in (0, None):
+            self.warnings.append(
+                f"`{' '.join(argv)}` exited {proc.returncode}, but the server is healthy "
+                "(judged by polling, not the exit code)"
+            )
+        lines = self.new_log_lines()
+        ready = None if lines is None else any("ready for connections" in ln for ln in lines)
+        if ready is False:
+            # The line can lag the socket by a moment.
+            time.sleep(1.0)
+            lines = self.new_log_lines() or []
+            ready = any("ready for connections" in ln for ln in lines)
+        detail = "pid %d healthy after %.1f s (socket greets%s; %s)" % (
+            pid,
+            self.downtime,
+            ", login works" if self.how.get("client") else "",
+            {
+                True: '"ready for connections" logged',
+                False: '"ready for connections" not found in the log',
+                None: "no log to read",
+            }[ready],
+        )
+        if ready is False:
+            self.warnings.append(
+                'the server answers but "ready for connections" was not found in its log'
+            )
+        self.step(phase, "ok", detail)
+        self.restarted = True
+        self.healthy_pid = pid
+
+    def watch(self) -> None:
+        """Watch a short window after start for the server dying (an OOM kill, a crash)."""
+        seconds = float(self.how.get("watch_seconds", 15))
+        pid = self.healthy_pid
+        self.step("watch", "start", f"watching the server for {seconds:.0f} s")
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.check_cancel("while watching the restarted server")
+            if pid is not None and not self._is_server(pid, require_marker=False):
+                status, out = self.run(["dmesg"], timeout=10)
+                oom = [
+                    ln
+                    for ln in out.splitlines()
+                    if "Killed process %d" % pid in ln or ("oom" in ln.lower() and str(pid) in ln)
+                ]
+                raise JobFailed(
+                    "the server (pid %d) died within %.0f s of starting%s"
+                    % (pid, seconds, ": " + oom[-1] if oom else "")
+                )
+            time.sleep(0.25)
+        lines = self.new_log_lines() or []
+        errors = [ln for ln in lines if "[ERROR]" in ln]
+        if errors:
+            self.warnings.append(
+                "new [ERROR] lines in the error log since the restart: " + " | ".join(errors[-5:])
+            )
+            self.step("watch", "warn", "\n".join(errors[-10:]))
+        self.step("watch", "ok", "the server kept running")
