@@ -209,12 +209,15 @@ class HostWorker:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._running: TaskHandle | None = None
+        self._submitted: list[TaskHandle] = []  # until over for the GUI thread
         self._closer: threading.Thread | None = None
 
     def submit(self, task: Task, parent: QObject | None = None) -> TaskHandle:
         """Queue ``task``; its handle (a child of ``parent``, e.g. the page) tells its story."""
         handle = TaskHandle(task, parent)
         with self._lock:
+            self._submitted = [h for h in self._submitted if h.is_running()]
+            self._submitted.append(handle)
             self._queue.append(handle)
             if self._thread is None:
                 self._thread = threading.Thread(
@@ -259,8 +262,11 @@ class HostWorker:
 
     def stop(self, msecs: int = 30000) -> bool:
         """Cancel everything and wait for the thread (and a closing connection) to end."""
-        self.cancel_all()
+        with self._lock:
+            handles = list(self._submitted)
         ended = True
+        for handle in handles:
+            ended = handle.stop(msecs) and ended  # over for the caller once it has returned
         for thread in (self.thread(), self._closer):
             if thread is not None:
                 thread.join(msecs / 1000)

@@ -112,6 +112,6 @@ def test_an_error_on_the_inspect_page_links_to_the_details(
     qtbot.waitUntil(lambda: LOG_LINK in inspect.status.text(), timeout=60_000)
     assert "Not connected" in inspect.status.text()
     inspect.status.linkActivated.emit(LOG_LINK)
-    assert "a background job failed" in _dialog(wizard).text.toPlainText()
+    assert "task inspect failed" in _dialog(wizard).text.toPlainText()
     qtbot.waitUntil(inspect.again.isEnabled)
     wizard.done(0)

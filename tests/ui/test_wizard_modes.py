@@ -12,9 +12,9 @@ from app.appliers import runner
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
 from app.ui.pages.apply import ApplyPage, _local_dir
-from app.ui.pages.preview import PreviewPage, make_preview
+from app.ui.pages.preview import PreviewInputs, PreviewPage, make_preview
 from app.ui.pages.tradeoffs import TradeoffsPage
-from app.ui.worker import Progress
+from app.ui.hostworker import Progress
 from tests.hosts.util import need_root
 from tests.integration.test_apply import _remove_new_jobs_and_snapshots  # noqa: F401 - autouse
 from tests.ui.test_preview_page import _state
@@ -32,7 +32,11 @@ def test_restore_a_snapshot_straight_from_connect(
     # An earlier apply, made without the wizard: trx_commit 1 → 2.
     state = _state(server)
     assert state.plan is not None and state.facts is not None and state.facts.server is not None
-    preview = make_preview(state, state.plan, Progress(lambda _t: None, lambda _o: None))
+    preview = make_preview(
+        state.connection,  # type: ignore[arg-type]
+        PreviewInputs(state.plan, state.facts),  # type: ignore[arg-type]
+        Progress(lambda _t: None, lambda _o: None),
+    )
     transport = LocalTransport()
     done = runner.apply(
         transport,
