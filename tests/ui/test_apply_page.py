@@ -9,9 +9,9 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from app.practice.server import PrivateServer
+from app.ui.hostworker import Progress
 from app.ui.pages.apply import ApplyPage
 from app.ui.pages.preview import PreviewInputs, make_preview
-from app.ui.hostworker import Progress
 from tests.hosts.util import need_root
 from tests.integration.test_apply import _remove_new_jobs_and_snapshots  # noqa: F401 - autouse
 from tests.ui.test_preview_page import _state

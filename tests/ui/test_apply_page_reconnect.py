@@ -13,9 +13,9 @@ from pytestqt.qtbot import QtBot
 from app.access.database import open_session
 from app.appliers import runner
 from app.practice.server import PrivateServer
+from app.ui.hostworker import Progress
 from app.ui.pages.apply import ApplyPage
 from app.ui.pages.preview import PreviewInputs, make_preview
-from app.ui.hostworker import Progress
 from tests.hosts.util import need_root
 from tests.integration.test_apply import (  # noqa: F401 - autouse cleanup of jobs
     WATCH,

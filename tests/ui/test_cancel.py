@@ -18,10 +18,10 @@ from pytestqt.qtbot import QtBot
 
 from app.access.doctor import Step
 from app.practice.server import PrivateServer
+from app.ui.hostworker import TaskHandle
 from app.ui.pages.connect import ConnectPage
 from app.ui.pages.inspect import InspectPage
 from app.ui.wizard import MainWizard
-from app.ui.hostworker import TaskHandle
 from tests.hosts.sshd import SshServer
 from tests.hosts.util import need_root
 from tests.ui.wizards import open_wizard

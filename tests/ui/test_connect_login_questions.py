@@ -83,7 +83,9 @@ def _question(qtbot: QtBot, page: ConnectPage) -> QInputDialog:
 
 def _wait_check(qtbot: QtBot, page: ConnectPage) -> None:
     qtbot.waitUntil(
-        lambda: page.task is not None and not page.task.is_running() and page.view.check.isEnabled(),
+        lambda: (
+            page.task is not None and not page.task.is_running() and page.view.check.isEnabled()
+        ),
         timeout=120_000,
     )
 

@@ -27,7 +27,9 @@ def _page(qtbot: QtBot, tmp_path: Path) -> ConnectPage:
 def _wait_job(qtbot: QtBot, page: ConnectPage) -> None:
     assert page.task is not None
     qtbot.waitUntil(
-        lambda: page.task is not None and not page.task.is_running() and page.view.check.isEnabled(),
+        lambda: (
+            page.task is not None and not page.task.is_running() and page.view.check.isEnabled()
+        ),
         timeout=120_000,
     )
 

@@ -16,8 +16,8 @@ from app.knobs import default_catalogue
 from app.planner import default_positions, make_plan
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
-from app.ui.pages.preview import PreviewPage
 from app.ui.hostworker import HostWorker
+from app.ui.pages.preview import PreviewPage
 from app.ui.state import WizardState
 
 FACTS = Path(__file__).parents[1] / "fixtures/hosts/practice-mariadb-10.11/facts.json"

@@ -20,8 +20,8 @@ from app.inspect.inspection import inspect
 from app.knobs import default_catalogue
 from app.planner import default_positions, make_plan
 from app.remote.connect import open_transport
-from app.ui.pages.preview import PreviewPage
 from app.ui.hostworker import HostWorker
+from app.ui.pages.preview import PreviewPage
 from app.ui.state import WizardState
 from tests.hosts.debian_hosts import DebianHost
 

@@ -19,8 +19,8 @@ from app.domain.target import ConnectOptions, Target
 from app.mysql.session import PyMySQLSession
 from app.practice.server import PrivateServer
 from app.remote.connect import open_transport
-from app.ui.pages.verify import VerifyPage
 from app.ui.hostworker import HostWorker
+from app.ui.pages.verify import VerifyPage
 from app.ui.state import WizardState
 
 

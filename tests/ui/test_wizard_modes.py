@@ -11,10 +11,10 @@ from pytestqt.qtbot import QtBot
 from app.appliers import runner
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
+from app.ui.hostworker import Progress
 from app.ui.pages.apply import ApplyPage, _local_dir
 from app.ui.pages.preview import PreviewInputs, PreviewPage, make_preview
 from app.ui.pages.tradeoffs import TradeoffsPage
-from app.ui.hostworker import Progress
 from tests.hosts.util import need_root
 from tests.integration.test_apply import _remove_new_jobs_and_snapshots  # noqa: F401 - autouse
 from tests.ui.test_preview_page import _state

@@ -293,7 +293,7 @@ class ConnectPage(QWizardPage):
         task.say.connect(self._while_current(task, "_on_check_say"))
         task.finished.connect(lambda result: self._on_check_finished(task, worker, result))
         task.failed.connect(self._while_current(task, "_on_check_failed"))
-        task.ended.connect(lambda: self._on_check_ended(task))
+        task.ended.connect(lambda: self._on_check_ended(task, worker))
         v.cancel_check.setEnabled(True)
 
     def _while_current(self, task: TaskHandle, slot: str) -> Callable[[object], None]:
@@ -333,7 +333,11 @@ class ConnectPage(QWizardPage):
             self.show_check_result(result)
         # else: cancelled just as it finished; cancel_check closes its connection
 
-    def _on_check_ended(self, task: TaskHandle) -> None:
+    def _on_check_ended(self, task: TaskHandle, worker: HostWorker) -> None:
+        if task is self.task and self.state.host is not worker:
+            # It failed outright (no result to show): close whatever it had opened.
+            worker.close_in_background()
+            self.state.retired.append(worker)
         if task is self.task:
             self._checking = None
             self._close_question()  # e.g. the SSH layer gave up waiting for the answer
