@@ -80,7 +80,7 @@ def test_facts_of_a_server_too_old_say_to_upgrade_with_details(
     saved.write_text(old.to_json())
 
     wizard, connect = open_wizard(qtbot, tmp_path)
-    connect.open_facts_file(saved)
+    connect.saved.open_facts_file(saved)
     wizard.next()
     page = wizard.currentPage()
     assert isinstance(page, TradeoffsPage)

@@ -55,7 +55,7 @@ def test_the_log_button_shows_this_session_with_the_secret_masked(
     # Reachable from every page a person can open: the same button, named, taken by Tab,
     # and Ctrl+L. Offline review walks Connect, Trade-offs, Preview and Done.
     button = wizard.button(QWizard.WizardButton.CustomButton3)
-    connect.open_facts_file(FACTS)
+    connect.saved.open_facts_file(FACTS)
     seen = []
     while True:
         assert button.isVisible() and button.isEnabled(), wizard.currentPage().title()

@@ -86,7 +86,7 @@ def test_restore_a_snapshot_straight_from_connect(
 def test_saved_facts_file_reviewed_offline(qtbot: QtBot, tmp_path: Path) -> None:
     wizard, connect = open_wizard(qtbot, tmp_path)
     assert not connect.isComplete()
-    connect.open_facts_file(FACTS)
+    connect.saved.open_facts_file(FACTS)
     assert wizard.state.mode == "offline" and wizard.state.connection is None
     assert connect.isComplete() and "10.11" in connect.view.message.text()
     wizard.next()
@@ -108,6 +108,6 @@ def test_a_file_that_is_not_facts_is_refused(qtbot: QtBot, tmp_path: Path) -> No
     wizard, connect = open_wizard(qtbot, tmp_path)
     bad = tmp_path / "plan.txt"
     bad.write_text("not json")
-    connect.open_facts_file(bad)
+    connect.saved.open_facts_file(bad)
     assert not connect.isComplete() and "could not be read" in connect.view.message.text()
     wizard.done(0)
