@@ -140,7 +140,7 @@ def inner(args: argparse.Namespace) -> int:
         connect.view.practice.setChecked(True)  # type: ignore[attr-defined]
         connect.view.check.click()  # type: ignore[attr-defined]
         wait_for("the connection check", lambda: wizard.state.connected, 240)
-        wait_for("the check to finish", lambda: not connect.job.is_running())  # type: ignore[attr-defined]
+        wait_for("the check to finish", lambda: not connect.task.is_running())  # type: ignore[attr-defined]
         shoot("1-connect")
 
         wizard.pages["Inspect"].sample.setValue(2)  # type: ignore[attr-defined]
@@ -174,7 +174,7 @@ def inner(args: argparse.Namespace) -> int:
         apply = wizard.pages["Apply"]
         apply.consent.setChecked(True)  # type: ignore[attr-defined]
         apply.apply_button.click()  # type: ignore[attr-defined]
-        wait_for("the apply", lambda: not apply.job.is_running(), 300)  # type: ignore[attr-defined]
+        wait_for("the apply", lambda: not apply.task.is_running(), 300)  # type: ignore[attr-defined]
         if apply.status is None:  # type: ignore[attr-defined]
             print("the apply failed: " + apply.state_label.text(), file=sys.stderr)  # type: ignore[attr-defined]
         shoot("5-apply")
@@ -212,27 +212,18 @@ def inner(args: argparse.Namespace) -> int:
     os._exit(0)
 
 
-def _quiet(_item: object) -> None:
-    pass
-
-
 def run_before_bench(wizard: object, wait_for: Callable[..., None]) -> BenchReport:
-    """The Verify page's "before" run, made in a worker thread before the changes are applied."""
+    """The Verify page's "before" run, a task on the host's worker before the changes."""
     from app.domain.bench import BenchReport
-    from app.ui.pages.verify import run_bench
-    from app.ui.worker import Progress
+    from app.ui.hostworker import Task
+    from app.ui.pages.verify import BenchInputs, run_bench
 
     state = wizard.state  # type: ignore[attr-defined]
     out: list[object] = []
-
-    def work() -> None:
-        try:
-            out.append(run_bench(state, "before", 2, 2, False, None, Progress(_quiet, _quiet)))
-        except BaseException as exc:  # noqa: BLE001 - reported on the main thread
-            out.append(exc)
-
-    worker = threading.Thread(target=work, name="before-bench")
-    worker.start()
+    inputs = BenchInputs(state.target, state.secrets, "before", 2, 2, False, None)
+    task = state.host.submit(Task("benchmark", run_bench, inputs))
+    task.finished.connect(out.append)
+    task.failed.connect(out.append)
     wait_for("the before benchmark", lambda: bool(out), 120)
     if isinstance(out[0], BaseException):
         raise SystemExit(f"the before benchmark failed: {out[0]}")
@@ -251,9 +242,7 @@ def stop_practice(wizard: object, wait_for: Callable[..., None]) -> None:
 
     def work() -> None:
         try:
-            if state.connection is not None:
-                state.connection.close()
-                state.connection = None
+            state.stop_hosts()  # every task ended, the connection closed
             if directory.exists():
                 PracticeServer(directory).stop()
         except BaseException as exc:  # noqa: BLE001 - reported below

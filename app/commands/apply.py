@@ -273,7 +273,7 @@ def run_apply(args: argparse.Namespace) -> int:
                 status = apply_preview(
                     transport,
                     preview,
-                    facts,
+                    facts.server,
                     plan,
                     options,
                     on_step=lambda step: say(step.line()),

@@ -9,12 +9,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from app.appliers import runner
 from app.appliers.actions import Action
 from app.appliers.preview import Preview, with_requested_restart
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
+from app.domain.serverfacts import ServerFacts
 from app.places import local_snapshot_dir
 from app.remote.transport import Transport
 
@@ -69,12 +71,13 @@ def stale_files(plan: Plan, actions: Sequence[Action]) -> list[str]:
 def apply_preview(
     transport: Transport,
     preview: Preview,
-    facts: HostFacts,
+    server: ServerFacts,
     plan: Plan | None,
     options: ApplyOptions,
     *,
     on_step: OnStep,
     cancel: threading.Event | None = None,
+    local_dir: Path | None = None,
 ) -> JobStatus:
     """Snapshot, then run the preview's actions as one detached job; its status at its end.
 
@@ -85,13 +88,12 @@ def apply_preview(
         ApplyCancelled: ``cancel`` was set before the launch; nothing was changed.
         JobInterrupted: the connection dropped after the launch.
     """
-    assert facts.server is not None
     return runner.apply(
         transport,
         preview.actions,
-        facts.server,
+        server,
         target_label=transport.label,
-        local_dir=local_snapshot_dir(transport.label),
+        local_dir=local_dir or local_snapshot_dir(transport.label),
         on_step=on_step,
         plan_json=plan.to_json() if plan is not None else None,
         expected=runner.expected_values(preview.actions, plan.changes if plan else ()),
@@ -113,6 +115,7 @@ def restore(
     restart_command: str | None = None,
     undo: Sequence[str] | None = None,
     keep: int | None = None,
+    local_dir: Path | None = None,
 ) -> JobStatus:
     """Restore a snapshot with the job (files, values, a restart when an option file changed).
 
@@ -125,7 +128,7 @@ def restore(
     return runner.rollback(
         transport,
         snapshot_id,
-        local_dir=local_snapshot_dir(transport.label),
+        local_dir=local_dir or local_snapshot_dir(transport.label),
         on_step=on_step,
         restart_argv=runner.restart_argv_from(restart_command),
         undo=undo,

@@ -1,9 +1,9 @@
 """Short blocking calls that might hang, run on a daemon thread with the result sent back.
 
-:class:`app.ui.worker.Job` runs a QThread the window waits for. A keyring call can wait on an
-unlock prompt for as long as the person leaves it open, or on a D-Bus peer that never
-answers, so it runs on a daemon Python thread instead: closing the window never waits for
-it, and no running QThread is ever destroyed. The result reaches the GUI thread through a
+:class:`app.ui.hostworker.HostWorker` runs a host's tasks on a thread the window waits
+for. A keyring call can wait on an unlock prompt for as long as the person leaves it open,
+or on a D-Bus peer that never answers, so it runs on a daemon thread of its own: closing
+the window never waits for it. The result reaches the GUI thread through a
 queued signal; a page closed meanwhile is simply not called (Qt drops a connection whose
 receiver is gone).
 """

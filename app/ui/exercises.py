@@ -9,6 +9,7 @@ themselves live in ``app.exercises`` (no Qt); their words in
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCharts import QBarCategoryAxis, QBarSeries, QBarSet, QChart, QChartView, QValueAxis
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.access.doctor import DoctorResult
 from app.exercises import run as run_exercise
 from app.exercises.model import (
     Chart,
@@ -40,10 +42,25 @@ from app.exercises.model import (
     Lab,
     load_texts,
 )
-from app.ui.worker import Job, Progress
+from app.ui.hostworker import HostWorker, Progress, Task, TaskHandle
 
-#: Builds the lab an exercise runs in (called in the worker: it may start the server).
+#: Builds the lab an exercise runs in (called in the task: it may start the server).
 LabFactory = Callable[[Progress], Lab]
+
+
+@dataclass(frozen=True)
+class ExerciseInputs:
+    """Which exercise, in which lab, at which scale (the tests shorten the runs)."""
+
+    exercise: str
+    lab_factory: LabFactory
+    scale: tuple[tuple[str, object], ...] = ()
+
+
+def exercise_task(_conn: DoctorResult, inputs: ExerciseInputs, progress: Progress) -> object:
+    """Build the lab (it may start the practice server), then run the exercise in it."""
+    lab = inputs.lab_factory(progress)
+    return run_exercise(inputs.exercise, lab, **dict(inputs.scale))
 
 
 def practice_lab(progress: Progress) -> Lab:
@@ -120,13 +137,16 @@ class ExercisePanel(QWidget):
         lab_factory: LabFactory,
         scale: dict[str, object] | None = None,
         parent: QWidget | None = None,
+        worker: HostWorker | None = None,
     ) -> None:
         super().__init__(parent)
         self.text = text
         self.setObjectName(f"exercise_{text.id}")
         self._lab_factory = lab_factory
         self._scale = dict(scale or {})
-        self.job: Job | None = None
+        # The practice server's worker (one for every exercise of the dialog).
+        self.worker = worker or HostWorker(name="exercises")
+        self.task: TaskHandle | None = None
         self.result: ExerciseResult | None = None
 
         outer = QVBoxLayout(self)
@@ -181,42 +201,36 @@ class ExercisePanel(QWidget):
         self.stop_button.clicked.connect(self._on_stop_clicked)
 
     def _on_start_clicked(self) -> None:
-        if self.job is not None and self.job.is_running():
+        if self.task is not None and self.task.is_running():
             return
         self.progress.clear()
         self.happened.clear()
         self.recorded.hide()
         self.result = None
-        factory, exercise, scale = self._lab_factory, self.text.id, self._scale
-
-        def work(progress: Progress) -> ExerciseResult:
-            lab = factory(progress)
-            return run_exercise(exercise, lab, **scale)
-
-        self.job = Job(work, self)
-        self.job.progress.connect(self._on_job_progress)
-        self.job.succeeded.connect(self._on_job_succeeded)
-        self.job.failed.connect(self._on_job_failed)
-        self.job.finished.connect(self._on_job_finished)
+        inputs = ExerciseInputs(self.text.id, self._lab_factory, tuple(self._scale.items()))
+        self.task = self.worker.submit(Task("exercise", exercise_task, inputs), self)
+        self.task.say.connect(self._on_task_say)
+        self.task.finished.connect(self._on_task_finished)
+        self.task.failed.connect(self._on_task_failed)
+        self.task.ended.connect(self._on_task_ended)
         self.start_button.setEnabled(False)
         self.stop_button.setEnabled(True)
-        self.job.start()
 
     def _on_stop_clicked(self) -> None:
-        if self.job is not None:
-            self.job.cancel()
+        if self.task is not None:
+            self.task.cancel()
             self.progress.appendPlainText("Stopping after the current step …")
 
-    def _on_job_progress(self, text: str) -> None:
+    def _on_task_say(self, text: str) -> None:
         self.progress.appendPlainText(text)
 
-    def _on_job_succeeded(self, result: object) -> None:
+    def _on_task_finished(self, result: object) -> None:
         assert isinstance(result, ExerciseResult)
         self.result = result
         self.show_result(result)
         self.finished.emit(result)
 
-    def _on_job_failed(self, exc: object) -> None:
+    def _on_task_failed(self, exc: object) -> None:
         if isinstance(exc, ExerciseCancelled):
             self.happened.setText("Stopped. Start again whenever you like.")
         else:
@@ -225,7 +239,7 @@ class ExercisePanel(QWidget):
             self.happened.setText(f"The exercise failed: {problem}" + (f"\n{fix}" if fix else ""))
         self.finished.emit(exc)
 
-    def _on_job_finished(self) -> None:
+    def _on_task_ended(self) -> None:
         self.start_button.setEnabled(True)
         self.stop_button.setEnabled(False)
 
@@ -258,8 +272,8 @@ class ExercisePanel(QWidget):
 
     def stop_and_wait(self) -> None:
         """Ask a running exercise to stop and wait for it (the window is closing)."""
-        if self.job is not None and self.job.is_running():
-            self.job.stop(300_000)  # cancel + wait would sit out the timeout (quit is queued)
+        if self.task is not None and self.task.is_running():
+            self.task.stop(300_000)
 
 
 class ExercisesDialog(QDialog):
@@ -283,9 +297,10 @@ class ExercisesDialog(QDialog):
             )
         )
         self.tabs = QTabWidget()
+        worker = HostWorker(name="exercises")  # the practice server's
         self.panels: dict[str, ExercisePanel] = {}
         for text in load_texts():
-            panel = ExercisePanel(text, lab_factory, (scale or {}).get(text.id))
+            panel = ExercisePanel(text, lab_factory, (scale or {}).get(text.id), worker=worker)
             self.panels[text.id] = panel
             self.tabs.addTab(panel, text.title)
         layout.addWidget(self.tabs, 1)

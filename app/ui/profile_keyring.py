@@ -24,7 +24,7 @@ from app.domain.errors import InnoTuneError
 from app.ui.detached import run_detached
 
 if TYPE_CHECKING:
-    from app.ui.pages.connect import ConnectView
+    from app.ui.pages.connect_view import ConnectView
 
 LOOKING = "Looking for a system keyring…"
 FLAG = "keyring"  # the profile's opt-in, the only keyring-related value in the settings file

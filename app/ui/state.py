@@ -1,4 +1,4 @@
-"""What the wizard's pages share: the connection and what was learned through it."""
+"""What the wizard's pages share: the connected host's worker and what was learned through it."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from app.domain.bench import BenchReport
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan, SliderPositions
 from app.domain.target import Target
+from app.ui.hostworker import HostWorker
 
 
 @dataclass
@@ -22,7 +23,8 @@ class WizardState:
     mode: str = "tune"
     target: Target | None = None
     secrets: Secrets = field(default_factory=Secrets)
-    connection: DoctorResult | None = None
+    # The connected host's worker: it owns the connection and runs the pages' tasks.
+    host: HostWorker | None = None
     facts: HostFacts | None = None
     # A plan opened from a file for offline review: its positions are shown on Trade-offs.
     saved_plan: Plan | None = None
@@ -38,6 +40,36 @@ class WizardState:
     # MySQL: a value SET PERSIST keeps in mysqld-auto.cnf beats InnoTune's option file;
     # "reset" removes it there (RESET PERSIST), "persist" writes InnoTune's value there too.
     persisted: str = "reset"
+    # Workers of hosts given up (a new check, a cut-off inspection) still ending their
+    # tasks: the window waits for them when it closes.
+    retired: list[HostWorker] = field(default_factory=list)
+    # Work on this computer alone: a preview without a connection, an export.
+    local: HostWorker = field(default_factory=lambda: HostWorker(name="local"))
+
+    @property
+    def connection(self) -> DoctorResult | None:
+        """The connected host's doctor result (its worker's; read it on the GUI thread)."""
+        return self.host.connection if self.host is not None else None
+
+    def worker(self) -> HostWorker:
+        """The connected host's worker, else the one for work on this computer."""
+        return self.host if self.host is not None else self.local
+
+    def drop_host(self) -> None:
+        """Give up the host: its connection closes in the background, its tasks end."""
+        if self.host is not None:
+            self.host.cancel_all()
+            self.host.close_in_background()
+            self.retired = [h for h in self.retired if not h.idle()]
+            self.retired.append(self.host)
+            self.host = None
+
+    def stop_hosts(self, msecs: int = 15000) -> None:
+        """Close every connection and wait for every worker's thread (the window closes)."""
+        self.drop_host()
+        for host in (*self.retired, self.local):
+            host.stop(msecs)
+        self.retired.clear()
 
     @property
     def connected(self) -> bool:

@@ -170,7 +170,7 @@ class MainWizard(QWizard):
             folder = jobrecords.records_dir()
             if isinstance(item, JobStep):
                 target = self.state.target.label if self.state.target is not None else "?"
-                profile = self.pages["Connect"].profile_values()  # type: ignore[attr-defined]
+                profile = self.pages["Connect"].profiles.values()  # type: ignore[attr-defined]
                 jobrecords.note_step(folder, item, target, profile)
             elif isinstance(item, JobStatus):
                 jobrecords.note_status(folder, item)
@@ -187,23 +187,14 @@ class MainWizard(QWizard):
             apply.show_job(job_id)  # type: ignore[attr-defined]
 
     def done(self, result: int) -> None:
-        """Remember the window's place; stop the checks and close the connection.
+        """Remember the window's place; stop every task and close the connection.
 
-        A check or an inspection still running is cancelled and waited for (its thread
-        must end before its window goes), and what it opened is closed.
+        A check or an inspection still running is cancelled and waited for (no worker's
+        thread may outlive its window), and what it opened is closed.
         """
         QSettings().setValue("window/geometry", self.saveGeometry())
-        connect, inspect = self.pages["Connect"], self.pages["Inspect"]
-        stopping = [connect.cancel_check(), *connect._winding_down]  # type: ignore[attr-defined]
-        if inspect.job is not None and inspect.job.is_running():  # type: ignore[attr-defined]
-            inspect.job.cancel()  # type: ignore[attr-defined]
-            stopping.append(inspect.job)  # type: ignore[attr-defined]
-        if self.state.connection is not None:
-            self.state.connection.close()
-            self.state.connection = None
-        for job in stopping:
-            if job is not None:
-                job.stop(15000)
+        self.pages["Connect"].cancel_check()  # type: ignore[attr-defined]
+        self.state.stop_hosts(15000)
         super().done(result)
 
     def about_text(self) -> str:

@@ -228,8 +228,8 @@ def run_wizard(tmp: Path) -> dict[str, float]:
             "connect (start practice + doctor)",
             connect.start_check,
             lambda: (
-                connect.job is not None
-                and not connect.job.is_running()
+                connect.task is not None
+                and not connect.task.is_running()
                 and connect.view.check.isEnabled()
             ),
         )
@@ -277,8 +277,8 @@ def run_wizard(tmp: Path) -> dict[str, float]:
             wizard.next,
             lambda: (
                 wizard.state.preview is not None
-                and preview.job is not None
-                and not preview.job.is_running()
+                and preview.task is not None
+                and not preview.task.is_running()
             ),
         )
         assert preview.isComplete(), preview.status.text()
@@ -292,15 +292,15 @@ def run_wizard(tmp: Path) -> dict[str, float]:
             apply.apply_button.click()
 
         def job_done(before: object) -> Callable[[], bool]:
-            return lambda: apply.job is not before and not apply._busy()
+            return lambda: apply.task is not before and not apply._busy()
 
-        measure("apply (snapshot, changes, restart)", start_apply, job_done(apply.job))
+        measure("apply (snapshot, changes, restart)", start_apply, job_done(apply.task))
         status = apply.status
         assert status is not None and status.state == "applied", apply.state_label.text()
         assert status.job_id and status.snapshot_id  # never an empty id: rmtree's the root
         made.append(Path(runner.job_dir(status.job_id)))
         made.append(Path(snap.target_dir(status.snapshot_id)))
-        measure("rollback", apply.rollback_button.click, job_done(apply.job))
+        measure("rollback", apply.rollback_button.click, job_done(apply.task))
         back = apply.status
         assert back is not None and back.state == "rolled-back", apply.state_label.text()
         if back.job_id:

@@ -9,9 +9,9 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from app.practice.server import PrivateServer
+from app.ui.hostworker import Progress
 from app.ui.pages.apply import ApplyPage
-from app.ui.pages.preview import make_preview
-from app.ui.worker import Progress
+from app.ui.pages.preview import PreviewInputs, make_preview
 from tests.hosts.util import need_root
 from tests.integration.test_apply import _remove_new_jobs_and_snapshots  # noqa: F401 - autouse
 from tests.ui.test_preview_page import _state
@@ -29,7 +29,11 @@ def open_apply_page(qtbot: QtBot, server: PrivateServer) -> ApplyPage:
     """The Apply page for a plan on ``server``, its preview built as the Preview page does."""
     state = _state(server)
     assert state.plan is not None
-    state.preview = make_preview(state, state.plan, Progress(lambda _t: None, lambda _o: None))
+    state.preview = make_preview(
+        state.connection,  # type: ignore[arg-type]
+        PreviewInputs(state.plan, state.facts),  # type: ignore[arg-type]
+        Progress(lambda _t: None, lambda _o: None),
+    )
     page = ApplyPage(state)
     qtbot.addWidget(page)
     page.show()

@@ -59,7 +59,7 @@ def test_cancel_after_the_snapshot_rolls_back_and_leaves_the_server_up(
     page.restart_box.setChecked(True)
     page.consent.setChecked(True)
     page.apply_button.click()
-    assert page.job is not None and page.cancel_button.isEnabled()
+    assert page.task is not None and page.cancel_button.isEnabled()
     assert page.cancel_button.text() == "&Cancel (nothing changed yet)"
     pressed: list[str] = []
 
@@ -69,8 +69,8 @@ def test_cancel_after_the_snapshot_rolls_back_and_leaves_the_server_up(
             pressed.append(page.cancel_button.text())
             page.cancel_button.click()
 
-    page.job.partial.connect(on_step)
-    qtbot.waitUntil(lambda: page.job is not None and not page.job.is_running(), timeout=180_000)
+    page.task.progress.connect(on_step)
+    qtbot.waitUntil(lambda: page.task is not None and not page.task.is_running(), timeout=180_000)
     assert pressed == ["&Cancel and roll back"]
     status = page.status
     assert status is not None and status.cancelled, page.state_label.text()
@@ -97,7 +97,7 @@ def test_cancel_while_waiting_for_a_confirmation_rolls_back_at_once(
     page.confirm_spin.setValue(600)  # a deadline far away: only the cancel can end the wait
     page.consent.setChecked(True)
     page.apply_button.click()
-    assert page.job is not None
+    assert page.task is not None
     at_result: list[bool] = []
 
     def click_as_the_result_arrives(result: object) -> None:
@@ -108,7 +108,7 @@ def test_cancel_while_waiting_for_a_confirmation_rolls_back_at_once(
             at_result.append(page.cancel_button.isEnabled())
             page.cancel_button.click()
 
-    page.job.succeeded.connect(click_as_the_result_arrives)
+    page.task.finished.connect(click_as_the_result_arrives)
     qtbot.waitUntil(
         lambda: page.status is not None and page.status.state == "awaiting-confirm",
         timeout=120_000,

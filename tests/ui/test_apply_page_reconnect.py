@@ -13,9 +13,9 @@ from pytestqt.qtbot import QtBot
 from app.access.database import open_session
 from app.appliers import runner
 from app.practice.server import PrivateServer
+from app.ui.hostworker import Progress
 from app.ui.pages.apply import ApplyPage
-from app.ui.pages.preview import make_preview
-from app.ui.worker import Progress
+from app.ui.pages.preview import PreviewInputs, make_preview
 from tests.hosts.util import need_root
 from tests.integration.test_apply import (  # noqa: F401 - autouse cleanup of jobs
     WATCH,
@@ -39,7 +39,11 @@ def test_the_page_reopens_its_database_session_after_a_restart(
     state = _state(server)
     conn = state.connection
     assert state.plan is not None and conn is not None and conn.transport and conn.instance
-    preview = make_preview(state, state.plan, Progress(lambda _t: None, lambda _o: None))
+    preview = make_preview(
+        state.connection,  # type: ignore[arg-type]
+        PreviewInputs(state.plan, state.facts),  # type: ignore[arg-type]
+        Progress(lambda _t: None, lambda _o: None),
+    )
     restart = drop_in(server, "[mysqld]\ninnodb_log_buffer_size = 33554432\n")
     state.preview = dataclasses.replace(preview, actions=(restart,), restart_needed=True)
     stale = conn.session = open_session(conn.transport, conn.instance)

@@ -18,10 +18,10 @@ from pytestqt.qtbot import QtBot
 
 from app.access.doctor import Step
 from app.practice.server import PrivateServer
+from app.ui.hostworker import TaskHandle
 from app.ui.pages.connect import ConnectPage
 from app.ui.pages.inspect import InspectPage
 from app.ui.wizard import MainWizard
-from app.ui.worker import Job
 from tests.hosts.sshd import SshServer
 from tests.hosts.util import need_root
 from tests.ui.wizards import open_wizard
@@ -71,14 +71,14 @@ def _connected_wizard(
     return wizard, connect
 
 
-def _recorder(job: Job) -> list[str]:
+def _recorder(job: TaskHandle) -> list[str]:
     """Every progress text ``job`` sends from now on (queued signals: none is missed)."""
     said: list[str] = []
-    job.progress.connect(said.append)
+    job.say.connect(said.append)
     return said
 
 
-def _ends(qtbot: QtBot, job: Job) -> float:
+def _ends(qtbot: QtBot, job: TaskHandle) -> float:
     started = time.monotonic()
     qtbot.waitUntil(lambda: not job.is_running(), timeout=ENDS_WITHIN_MS)
     return time.monotonic() - started
@@ -93,15 +93,15 @@ def test_cancel_a_check_after_the_login(
     assert relays_to(private_server.socket_path)  # the connection's own relay, while connected
 
     # Check again, and cancel the moment the login step is reported: the relay is running.
-    cancelled: list[Job | None] = []
-    shown = connect._on_job_partial
+    cancelled: list[TaskHandle | None] = []
+    shown = connect._on_check_progress
 
     def on_partial(step: object) -> None:
         shown(step)
         if isinstance(step, Step) and step.name == "login" and not cancelled:
             cancelled.append(connect.cancel_check())
 
-    connect._on_job_partial = on_partial  # type: ignore[method-assign]
+    connect._on_check_progress = on_partial  # type: ignore[method-assign]
     qtbot.mouseClick(v.check, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: bool(cancelled), timeout=120_000)
     job = cancelled[0]
@@ -114,7 +114,7 @@ def test_cancel_a_check_after_the_login(
     qtbot.waitUntil(lambda: not relays_to(private_server.socket_path), timeout=ENDS_WITHIN_MS)
 
     # And it can be tried again: the next check connects.
-    connect._on_job_partial = shown  # type: ignore[method-assign]
+    connect._on_check_progress = shown  # type: ignore[method-assign]
     qtbot.mouseClick(v.check, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(connect.isComplete, timeout=120_000)
     wizard.done(0)
@@ -134,7 +134,7 @@ def test_cancel_an_inspection_in_its_status_sample_and_in_the_disk_probe(
     inspect.sample.setValue(600)
     wizard.next()
     assert wizard.currentPage() is inspect
-    job = inspect.job
+    job = inspect.task
     assert job is not None and inspect.cancel.isEnabled()
     said = _recorder(job)  # the status line moves on quickly; the signals are all kept
     qtbot.waitUntil(lambda: any("Sampling write rates" in t for t in said), timeout=120_000)
@@ -151,7 +151,7 @@ def test_cancel_an_inspection_in_its_status_sample_and_in_the_disk_probe(
     inspect.sample.setValue(0)
     inspect.probe.setChecked(True)
     qtbot.mouseClick(inspect.again, Qt.MouseButton.LeftButton)
-    job = inspect.job
+    job = inspect.task
     assert job is not None
     said = _recorder(job)
     qtbot.waitUntil(lambda: any("Measuring synced writes" in t for t in said), timeout=120_000)
@@ -180,7 +180,7 @@ def test_closing_the_wizard_stops_a_running_inspection(
     assert isinstance(inspect, InspectPage)
     inspect.sample.setValue(600)
     wizard.next()
-    job = inspect.job
+    job = inspect.task
     assert job is not None
     said = _recorder(job)
     qtbot.waitUntil(lambda: any("Sampling write rates" in t for t in said), timeout=120_000)

@@ -49,12 +49,12 @@ def _page(qtbot: QtBot, tmp_path: Path) -> ConnectPage:
     page = ConnectPage(WizardState(), settings)
     qtbot.addWidget(page)
     page.show()
-    qtbot.waitUntil(lambda: page.keyring.status is not None, timeout=60_000)
+    qtbot.waitUntil(lambda: page.profiles.keyring.status is not None, timeout=60_000)
     return page
 
 
 def _settled(qtbot: QtBot, page: ConnectPage) -> None:
-    qtbot.waitUntil(lambda: page.keyring.pending == 0, timeout=60_000)
+    qtbot.waitUntil(lambda: page.profiles.keyring.pending == 0, timeout=60_000)
 
 
 def _in_worker(call: Callable[[], object]) -> object:
@@ -82,7 +82,7 @@ def test_disabled_with_the_reason_when_there_is_no_keyring(
     v.ssh.setChecked(True)
     v.host.setText("db1.example.com")
     v.login_password.setText(PASSWORDS["login_password"])
-    page.save_profile("db1")
+    page.profiles.save("db1")
     _settled(qtbot, page)
     text = (tmp_path / "settings.ini").read_text()
     assert "keyring=false" in text and "canary" not in text
@@ -114,8 +114,8 @@ def _remember_reload_forget(qtbot: QtBot, tmp_path: Path, service: SecretService
     v.sudo_password.setText(PASSWORDS["sudo_password"])
     v.mysql_password.setText(PASSWORDS["mysql_password"])
     v.remember.click()
-    assert page.keyring.save_prompt().endswith("(passwords go to the system keyring):")
-    page.save_profile("db1")
+    assert page.profiles.keyring.save_prompt().endswith("(passwords go to the system keyring):")
+    page.profiles.save("db1")
     _settled(qtbot, page)
     assert "its passwords are in the Secret Service" in v.message.text()
     settings_file = tmp_path / "settings.ini"
@@ -150,10 +150,10 @@ def _remember_reload_forget(qtbot: QtBot, tmp_path: Path, service: SecretService
 
     # A keyring gone away (the session ended) is a message, not a crash.
     v.remember.click()
-    page.save_profile("db1")
+    page.profiles.save("db1")
     _settled(qtbot, page)
     service.stop()
-    page.load_profile("db1")
+    page.profiles.load("db1")
     _settled(qtbot, page)
     assert "The system keyring failed while reading" in v.message.text()
     assert "canary" not in v.message.text()

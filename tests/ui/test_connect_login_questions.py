@@ -17,13 +17,8 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QDialogButtonBox, QInputDialog, QLineEdit
 from pytestqt.qtbot import QtBot
 
-from app.ui.pages.connect import (
-    CheckCancelled,
-    ConnectPage,
-    LoginQuestion,
-    QuestionRefused,
-    ask_in_window,
-)
+from app.ui.pages.connect import ConnectPage
+from app.ui.pages.login import CheckCancelled, LoginQuestion, QuestionRefused, ask_in_window
 from app.ui.state import WizardState
 from tests.hosts.pam_sshd import start_pam_sshd
 from tests.hosts.sshd import SshServer, SshUsers
@@ -69,9 +64,9 @@ def page(
     page.show()
     _fill(page, pam_sshd, ssh_users)
     yield page
-    if page.job is not None:
+    if page.task is not None:
         page.cancel_check()
-        page.job.stop(30_000)
+        page.task.stop(30_000)
     if page.state.connection is not None:
         page.state.connection.close()
 
@@ -88,7 +83,9 @@ def _question(qtbot: QtBot, page: ConnectPage) -> QInputDialog:
 
 def _wait_check(qtbot: QtBot, page: ConnectPage) -> None:
     qtbot.waitUntil(
-        lambda: page.job is not None and not page.job.is_running() and page.view.check.isEnabled(),
+        lambda: (
+            page.task is not None and not page.task.is_running() and page.view.check.isEnabled()
+        ),
         timeout=120_000,
     )
 
@@ -156,7 +153,7 @@ def test_closing_the_window_while_the_question_is_open_ends_the_worker(
     wizard, connect = open_wizard(qtbot, tmp_path)
     _fill(connect, pam_sshd, ssh_users)
     _question(qtbot, connect)
-    job = connect.job
+    job = connect.task
     assert job is not None
     started = time.monotonic()
     wizard.done(0)  # waits for the worker: the open question must not hold it

@@ -25,9 +25,11 @@ def _page(qtbot: QtBot, tmp_path: Path) -> ConnectPage:
 
 
 def _wait_job(qtbot: QtBot, page: ConnectPage) -> None:
-    assert page.job is not None
+    assert page.task is not None
     qtbot.waitUntil(
-        lambda: page.job is not None and not page.job.is_running() and page.view.check.isEnabled(),
+        lambda: (
+            page.task is not None and not page.task.is_running() and page.view.check.isEnabled()
+        ),
         timeout=120_000,
     )
 
@@ -86,13 +88,13 @@ def test_profiles_never_store_passwords(qtbot: QtBot, tmp_path: Path) -> None:
     v.login_password.setText("canary-login-PW")
     v.sudo_password.setText("canary-sudo-PW")
     v.mysql_password.setText("canary-db-PW")
-    page.save_profile("db1")
+    page.profiles.save("db1")
     page.settings.sync()
     text = (tmp_path / "settings.ini").read_text()
     assert "db1.example.com" in text
     assert "canary" not in text
     v.host.setText("")
-    page.load_profile("db1")
+    page.profiles.load("db1")
     assert v.host.text() == "db1.example.com" and v.ssh.isChecked()
 
 
@@ -102,4 +104,4 @@ def test_bad_host_gets_a_clear_message(qtbot: QtBot, tmp_path: Path) -> None:
     page.view.host.setText("db1; rm -rf /")
     qtbot.mouseClick(page.view.check, Qt.MouseButton.LeftButton)
     assert "not a valid host name" in page.view.message.text()
-    assert page.job is None
+    assert page.task is None

@@ -80,7 +80,7 @@ def test_facts_of_a_server_too_old_say_to_upgrade_with_details(
     saved.write_text(old.to_json())
 
     wizard, connect = open_wizard(qtbot, tmp_path)
-    connect.open_facts_file(saved)
+    connect.saved.open_facts_file(saved)
     wizard.next()
     page = wizard.currentPage()
     assert isinstance(page, TradeoffsPage)
@@ -159,7 +159,7 @@ def test_a_benchmark_of_a_stopped_server_says_to_check_it_runs(
         assert "Could not reach the server" in text
         assert "Check that the server runs" in text
         assert "could not be measured" in page.rate_label.text()
-        shown = _open_details(qtbot, page, "a background job failed")
+        shown = _open_details(qtbot, page, "task write rate failed")
         assert "Could not reach the server" in shown
         qtbot.waitUntil(page.run_before.isEnabled, timeout=30_000)
     finally:

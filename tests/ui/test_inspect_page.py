@@ -16,7 +16,9 @@ from tests.ui.wizards import open_wizard
 
 def _wait(qtbot: QtBot, page: ConnectPage) -> None:
     qtbot.waitUntil(
-        lambda: page.job is not None and not page.job.is_running() and page.view.check.isEnabled(),
+        lambda: (
+            page.task is not None and not page.task.is_running() and page.view.check.isEnabled()
+        ),
         timeout=120_000,
     )
 

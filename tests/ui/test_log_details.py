@@ -55,7 +55,7 @@ def test_the_log_button_shows_this_session_with_the_secret_masked(
     # Reachable from every page a person can open: the same button, named, taken by Tab,
     # and Ctrl+L. Offline review walks Connect, Trade-offs, Preview and Done.
     button = wizard.button(QWizard.WizardButton.CustomButton3)
-    connect.open_facts_file(FACTS)
+    connect.saved.open_facts_file(FACTS)
     seen = []
     while True:
         assert button.isVisible() and button.isEnabled(), wizard.currentPage().title()
@@ -112,6 +112,6 @@ def test_an_error_on_the_inspect_page_links_to_the_details(
     qtbot.waitUntil(lambda: LOG_LINK in inspect.status.text(), timeout=60_000)
     assert "Not connected" in inspect.status.text()
     inspect.status.linkActivated.emit(LOG_LINK)
-    assert "a background job failed" in _dialog(wizard).text.toPlainText()
+    assert "task inspect failed" in _dialog(wizard).text.toPlainText()
     qtbot.waitUntil(inspect.again.isEnabled)
     wizard.done(0)

@@ -37,8 +37,8 @@ def test_export_menu_writes_a_playbook_folder_and_a_script(
     folder.mkdir()
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(folder))
     actions["Ansible playbook (folder)…"].trigger()
-    assert page.export_job is not None
-    with qtbot.waitSignal(page.export_job.finished, timeout=30_000):
+    assert page.export_task is not None
+    with qtbot.waitSignal(page.export_task.ended, timeout=30_000):
         pass
     assert (folder / "site.yml").is_file()
     assert (folder / "roles/innotune/templates/pool.j2").is_file()
@@ -47,7 +47,7 @@ def test_export_menu_writes_a_playbook_folder_and_a_script(
     script = tmp_path / "plan.sh"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(script), ""))
     actions["Shell script (file)…"].trigger()
-    with qtbot.waitSignal(page.export_job.finished, timeout=30_000):
+    with qtbot.waitSignal(page.export_task.ended, timeout=30_000):
         pass
     assert f"Wrote {script}" in page.status.text()
     assert os.stat(script).st_mode & 0o777 == 0o700

@@ -16,6 +16,7 @@ from app.knobs import default_catalogue
 from app.planner import default_positions, make_plan
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
+from app.ui.hostworker import HostWorker
 from app.ui.pages.preview import PreviewPage
 from app.ui.state import WizardState
 
@@ -47,7 +48,7 @@ def _state(server: PrivateServer) -> WizardState:
     )
     plan = make_plan(facts, positions, default_catalogue())
     connection = DoctorResult(transport=LocalTransport(), instance=instance, sudo_mode="root")
-    return WizardState(facts=facts, plan=plan, connection=connection)
+    return WizardState(facts=facts, plan=plan, host=HostWorker(connection))
 
 
 def test_preview_page_shows_the_diff_in_colour_and_saves(

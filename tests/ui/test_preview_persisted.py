@@ -20,6 +20,7 @@ from app.inspect.inspection import inspect
 from app.knobs import default_catalogue
 from app.planner import default_positions, make_plan
 from app.remote.connect import open_transport
+from app.ui.hostworker import HostWorker
 from app.ui.pages.preview import PreviewPage
 from app.ui.state import WizardState
 from tests.hosts.debian_hosts import DebianHost
@@ -55,7 +56,7 @@ def _state(host: DebianHost, tmp_path: Path) -> WizardState:
         default_positions(facts), crash_loss="os", fit_os=False, fit_disks=False
     )
     plan = make_plan(facts, positions, default_catalogue())
-    return WizardState(target=target, facts=facts, plan=plan, connection=result)
+    return WizardState(target=target, facts=facts, plan=plan, host=HostWorker(result))
 
 
 def _built(qtbot: QtBot, page: PreviewPage) -> str:

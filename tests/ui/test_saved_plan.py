@@ -66,7 +66,7 @@ def test_a_saved_plan_with_its_facts_beside_it(qtbot: QtBot, tmp_path: Path) -> 
     path = _saved_plan(tmp_path / "saved")
     saved = Plan.from_json(path.read_text())
     wizard, connect = open_wizard(qtbot, tmp_path)
-    connect.open_saved_file(path)
+    connect.saved.open_saved_file(path)
     assert wizard.state.mode == "offline" and wizard.state.connection is None
     assert connect.isComplete()
     text = connect.view.message.text()
@@ -82,11 +82,11 @@ def test_a_plan_alone_asks_for_its_own_facts(qtbot: QtBot, tmp_path: Path) -> No
     path = Path(shutil.copy(made, alone / "plan.json"))
     saved = Plan.from_json(path.read_text())
     wizard, connect = open_wizard(qtbot, tmp_path)
-    connect.open_saved_file(path)
+    connect.saved.open_saved_file(path)
     assert not connect.isComplete() and "choose the facts file" in connect.view.message.text()
-    connect.open_facts_file(OTHER_FACTS)  # facts of another host: refused for this plan
+    connect.saved.open_facts_file(OTHER_FACTS)  # facts of another host: refused for this plan
     assert not connect.isComplete() and "other facts" in connect.view.message.text()
-    connect.open_facts_file(FACTS)  # the file the plan was made from (same checksum)
+    connect.saved.open_facts_file(FACTS)  # the file the plan was made from (same checksum)
     assert connect.isComplete() and "with its facts" in connect.view.message.text()
     _review(qtbot, wizard, saved)
     wizard.done(0)

@@ -176,7 +176,7 @@ def test_page_is_filled_before_it_opens(qtbot: QtBot, tmp_path: Path) -> None:
     wizard, connect = open_wizard(qtbot, tmp_path)
     page = wizard.pages["Trade-offs"]
     assert isinstance(page, TradeoffsPage)
-    connect.open_facts_file(FACTS)  # the Connect page says so with completeChanged
+    connect.saved.open_facts_file(FACTS)  # the Connect page says so with completeChanged
     assert wizard.state.plan is None
     qtbot.waitUntil(lambda: wizard.state.plan is not None and not page._steps, timeout=30_000)
     assert not page.isVisible()
@@ -192,7 +192,7 @@ def test_opening_the_page_at_once_still_fills_it(qtbot: QtBot, tmp_path: Path) -
     """Next pressed before the page could fill itself: initializePage finishes the job."""
 
     wizard, connect = open_wizard(qtbot, tmp_path)
-    connect.open_facts_file(FACTS)
+    connect.saved.open_facts_file(FACTS)
     wizard.next()  # no event-loop turn in between
     page = wizard.currentPage()
     assert isinstance(page, TradeoffsPage) and not page._steps

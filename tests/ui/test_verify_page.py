@@ -19,6 +19,7 @@ from app.domain.target import ConnectOptions, Target
 from app.mysql.session import PyMySQLSession
 from app.practice.server import PrivateServer
 from app.remote.connect import open_transport
+from app.ui.hostworker import HostWorker
 from app.ui.pages.verify import VerifyPage
 from app.ui.state import WizardState
 
@@ -46,7 +47,7 @@ def connected_state(server: PrivateServer) -> WizardState:
     worker.start()
     worker.join(120)
     assert result.ok, [s.line() for s in result.steps]
-    return WizardState(target=target, connection=result)
+    return WizardState(target=target, host=HostWorker(result))
 
 
 @pytest.fixture
@@ -144,7 +145,7 @@ def test_cancel_stops_the_run(qtbot: QtBot, page: VerifyPage, server: PrivateSer
     page.run_before.click()
     qtbot.waitUntil(lambda: page.cancel.isEnabled() and bool(scratch(server)), timeout=30_000)
     assert not page.isComplete()
-    with qtbot.waitSignal(page.job.finished, timeout=15_000):  # type: ignore[union-attr]
+    with qtbot.waitSignal(page.task.ended, timeout=15_000):  # type: ignore[union-attr]
         page.cancel.click()
     report = page.state.bench_before
     assert report is not None and report.cancelled

@@ -39,7 +39,7 @@ def _trx(db: DebianHost | LocalDebian) -> str:
 
 
 def _apply_job_done(qtbot: QtBot, page: ApplyPage) -> None:
-    qtbot.waitUntil(lambda: page.job is not None and not page.job.is_running(), timeout=240_000)
+    qtbot.waitUntil(lambda: page.task is not None and not page.task.is_running(), timeout=240_000)
     qtbot.waitUntil(page.list_button.isEnabled)  # the page has taken the result in
 
 

@@ -12,10 +12,10 @@ from app.appliers import runner
 from app.places import local_snapshot_dir
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
+from app.ui.hostworker import Progress
 from app.ui.pages.apply import ApplyPage
-from app.ui.pages.preview import PreviewPage, make_preview
+from app.ui.pages.preview import PreviewInputs, PreviewPage, make_preview
 from app.ui.pages.tradeoffs import TradeoffsPage
-from app.ui.worker import Progress
 from tests.hosts.util import need_root
 from tests.integration.test_apply import _remove_new_jobs_and_snapshots  # noqa: F401 - autouse
 from tests.ui.test_preview_page import _state
@@ -33,7 +33,11 @@ def test_restore_a_snapshot_straight_from_connect(
     # An earlier apply, made without the wizard: trx_commit 1 → 2.
     state = _state(server)
     assert state.plan is not None and state.facts is not None and state.facts.server is not None
-    preview = make_preview(state, state.plan, Progress(lambda _t: None, lambda _o: None))
+    preview = make_preview(
+        state.connection,  # type: ignore[arg-type]
+        PreviewInputs(state.plan, state.facts),  # type: ignore[arg-type]
+        Progress(lambda _t: None, lambda _o: None),
+    )
     transport = LocalTransport()
     done = runner.apply(
         transport,
@@ -83,7 +87,7 @@ def test_restore_a_snapshot_straight_from_connect(
 def test_saved_facts_file_reviewed_offline(qtbot: QtBot, tmp_path: Path) -> None:
     wizard, connect = open_wizard(qtbot, tmp_path)
     assert not connect.isComplete()
-    connect.open_facts_file(FACTS)
+    connect.saved.open_facts_file(FACTS)
     assert wizard.state.mode == "offline" and wizard.state.connection is None
     assert connect.isComplete() and "10.11" in connect.view.message.text()
     wizard.next()
@@ -105,6 +109,6 @@ def test_a_file_that_is_not_facts_is_refused(qtbot: QtBot, tmp_path: Path) -> No
     wizard, connect = open_wizard(qtbot, tmp_path)
     bad = tmp_path / "plan.txt"
     bad.write_text("not json")
-    connect.open_facts_file(bad)
+    connect.saved.open_facts_file(bad)
     assert not connect.isComplete() and "could not be read" in connect.view.message.text()
     wizard.done(0)

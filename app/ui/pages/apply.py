@@ -1,10 +1,11 @@
 """The Apply page: consent, then one detached job on the target; its journal, live.
 
-The page only drives :mod:`app.appliers.runner` from a worker: the snapshot is taken and
-stored (on the target and on this computer) before the first change, the job on the target
-does the rest and rolls back by itself on failure. The page shows each journal step as it
-arrives, lets the person keep a change made with a confirmation deadline, roll back, look
-at a job again after the connection dropped, and restore any earlier snapshot.
+The page only drives :mod:`app.appliers.runner` from tasks on the host's worker: the
+snapshot is taken and stored (on the target and on this computer) before the first change,
+the job on the target does the rest and rolls back by itself on failure. The page shows
+each journal step as it arrives, lets the person keep a change made with a confirmation
+deadline, roll back, look at a job again after the connection dropped, and restore any
+earlier snapshot.
 
 "Restart the server afterwards" asks for a restart even when every change is live (it
 proves the server starts with the new files). While an apply runs, Cancel does the safe
@@ -13,11 +14,10 @@ thing: before the job starts nothing is changed; after, the job rolls back to th
 
 from __future__ import annotations
 
-import contextlib
 import html
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -37,45 +37,35 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
-from app.access.database import Credentials, open_session
 from app.appliers import history, runner
 from app.appliers import snapshot as snap
-from app.appliers.actions import ApplyError
 from app.appliers.preview import Preview, with_requested_restart
 from app.domain.errors import InnoTuneError
-from app.flows.apply import ApplyOptions, apply_preview, restore
 from app.places import local_snapshot_dir
 from app.ui import jobrecords
+from app.ui.hostworker import Task, TaskHandle
 from app.ui.logview import DETAILS_LINK, error_parts, link_to_log, log_error
+from app.ui.pages.apply_tasks import (
+    ApplyInputs,
+    JobInputs,
+    ListInputs,
+    Relogin,
+    RestoreInputs,
+    SnapshotListing,
+    answer_job,
+    follow_job,
+    list_snapshots,
+    read_job,
+    run_apply,
+    run_restore,
+)
 from app.ui.state import WizardState
-from app.ui.worker import Job, Progress
 
 _CANCEL_TEXT = "&Cancel and roll back"
 _CANCEL_BEFORE_TEXT = "&Cancel (nothing changed yet)"
 # Journal steps that change the host: from the first one on, cancelling rolls back.
 _CHANGING_STEPS = ("write", "dynamic", "live", "commands", "restart")
 _log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class SnapshotListing:
-    """The snapshots on the server with their states, and which instance is connected."""
-
-    records: tuple[history.Record, ...]
-    current_key: str | None
-
-
-def _current(transport: Any, instance: Any) -> Any:
-    """The instance as it runs now (a restart gave it a new pid), else as it was found."""
-    from app.inspect.instances import choose_instance, find_instances
-
-    spec = instance.socket or (str(instance.port) if instance.port else None)
-    if spec is None:
-        return instance
-    try:
-        return choose_instance(find_instances(transport, sudo=not transport.is_root), spec)
-    except InnoTuneError:
-        return instance
 
 
 def keep_bench(state: WizardState, label: str, report: object) -> None:
@@ -105,7 +95,7 @@ class ApplyPage(QWizardPage):
             "finishes or rolls back by itself, even if the connection drops."
         )
         self.setObjectName("page_apply")
-        self.job: Job | None = None
+        self.task: TaskHandle | None = None
         self.status: runner.JobStatus | None = None
         layout = QVBoxLayout(self)
         self.summary = QLabel("")
@@ -322,7 +312,7 @@ class ApplyPage(QWizardPage):
         return self.state.target.label if self.state.target is not None else None
 
     def _busy(self) -> bool:
-        return self.job is not None and self.job.is_running()
+        return self.task is not None and self.task.is_running()
 
     def _sync_buttons(self) -> None:
         preview = self.state.preview
@@ -360,12 +350,6 @@ class ApplyPage(QWizardPage):
         busy = self._busy() and not self._refreshing
         return not busy and (self.status is None or self.status.final)
 
-    def _transport(self) -> Any:
-        conn = self.state.connection
-        if conn is None or conn.transport is None:
-            raise ApplyError("Not connected: go back to Connect.")
-        return conn.transport
-
     def _say(self, lines: list[str], error: bool = False) -> None:
         """Show the state; an error also gets a Details… link to this session's log."""
         if error:
@@ -376,82 +360,35 @@ class ApplyPage(QWizardPage):
             self.state_label.setTextFormat(Qt.TextFormat.PlainText)
             self.state_label.setText("\n".join(lines))
 
-    def _run(self, work: Any, started: str | None) -> None:
-        """Run ``work(progress)`` in a worker; JobSteps it posts go to the journal.
+    def _run(self, name: str, run: Any, inputs: Any, started: str | None) -> None:
+        """Run a task on the host's worker; JobSteps it posts go to the journal.
 
         ``started`` is shown while it runs (None: the state shown stays, a quiet refresh).
         """
         if started is not None:
             self._say([started])
-        self.job = Job(work, self)
-        self.job.partial.connect(self._on_job_partial)
-        self.job.succeeded.connect(self._on_job_succeeded)
-        self.job.failed.connect(self._on_job_failed)
-        self.job.finished.connect(self._on_job_finished)
-        self.job.start()
+        self.task = self.state.worker().submit(Task(name, run, inputs), self)
+        self.task.progress.connect(self._on_task_progress)
+        self.task.finished.connect(self._on_task_finished)
+        self.task.failed.connect(self._on_task_failed)
+        self.task.ended.connect(self._on_task_ended)
         self._sync_buttons()
         self.completeChanged.emit()
 
-    # -- work done in the worker --------------------------------------------------------------
-    def _reconnect_after(self, progress: Progress, result: runner.JobStatus) -> runner.JobStatus:
-        """Log in to the database again when the job restarted the server.
-
-        The Connect page's session still points at the old server process, so the pages
-        after this one (Verify) would fail on it; this opens a new one the same way.
-        """
-        conn = self.state.connection
-        if not result.restarted or conn is None or conn.transport is None or conn.instance is None:
-            return result
+    def _relogin(self) -> Relogin:
         target = self.state.target
-        creds = Credentials(
+        return Relogin(
             target.options.mysql_user if target is not None else None,
             self.state.secrets.mysql_password,
+            use_sudo=target is None or target.kind != "practice",
         )
-        old, conn.session = conn.session, None
-        if old is not None:
-            # The old server process is gone; closing its session may fail, and that is fine.
-            with contextlib.suppress(Exception):
-                old.close()
-        try:
-            conn.session = open_session(
-                conn.transport,
-                conn.instance,
-                creds,
-                use_sudo=target is None or target.kind != "practice",
-            )
-        except InnoTuneError as exc:
-            progress.post(
-                runner.JobStep(0, "", "reconnect", "warn", f"could not log in again: {exc.problem}")
-            )
-        else:
-            progress.post(
-                runner.JobStep(
-                    0, "", "reconnect", "ok", f"database session reopened via {conn.session.via}"
-                )
-            )
-        return result
 
-    def _apply_work(self, progress: Progress) -> Any:
-        preview, facts = self.state.preview, self.state.facts
-        assert preview is not None and facts is not None and facts.server is not None
-        transport = self._transport()
-        plan = self.state.plan
-        confirm = self.confirm_spin.value() or None
-        options = ApplyOptions(
-            restart_command=self.restart_edit.text().strip() or None,
-            restart_anyway=self._restart_anyway,
-            confirm_within=float(confirm) if confirm else None,
-        )
-        done = apply_preview(
-            transport,
-            preview,
-            facts,
-            plan,
-            options,
-            on_step=progress.post,
-            cancel=progress.cancelled,
-        )
-        return self._reconnect_after(progress, done)
+    def _local_copy(self) -> Path:
+        """Where this computer keeps its copy of the host's snapshots."""
+        return local_snapshot_dir(self._target_label() or "host")
+
+    def _restart_command(self) -> str | None:
+        return self.restart_edit.text().strip() or None
 
     # -- slots ------------------------------------------------------------------------------
     def _on_consent_toggled(self, _checked: bool) -> None:
@@ -470,7 +407,19 @@ class ApplyPage(QWizardPage):
             self.restart_box.isChecked() and preview is not None and not preview.restart_needed
         )
         self.cancel_button.setText(_CANCEL_BEFORE_TEXT)
-        self._run(self._apply_work, "Taking the snapshot, then applying on the server…")
+        facts, plan, confirm = self.state.facts, self.state.plan, self.confirm_spin.value()
+        assert preview is not None and facts is not None and facts.server is not None
+        inputs = ApplyInputs(
+            preview,
+            facts.server,
+            plan,
+            self._local_copy(),
+            self._restart_command(),
+            float(confirm) if confirm else None,
+            self._restart_anyway,
+            self._relogin(),
+        )
+        self._run("apply", run_apply, inputs, "Taking the snapshot, then applying on the server…")
 
     def _on_cancel_clicked(self) -> None:
         if (
@@ -484,10 +433,10 @@ class ApplyPage(QWizardPage):
             if not self._busy():
                 self._cancel_waiting(self.status.job_id)
             return
-        if self.job is None or not self._busy() or not self._applying:
+        if self.task is None or not self._busy() or not self._applying:
             return
         self._cancelling = True
-        self.job.cancel()
+        self.task.cancel()
         self._say(
             [
                 "Cancelling: the job on the server stops at its next step and rolls back "
@@ -512,15 +461,8 @@ class ApplyPage(QWizardPage):
         self, answer: Callable[[Any, str], None], job_id: str, doing: str
     ) -> None:
         """Give a job waiting for its confirmation its answer, then follow it to its end."""
-
-        def work(progress: Progress) -> Any:
-            transport = self._transport()
-            answer(transport, job_id)
-            done = runner.follow(transport, job_id, progress.post, stop_at_confirm=False)
-            return self._reconnect_after(progress, done)
-
         self.journal.clear()
-        self._run(work, doing)
+        self._run("answer", answer_job, JobInputs(job_id, self._relogin(), answer), doing)
 
     def _on_rollback_clicked(self) -> None:
         assert self.status is not None and self.status.snapshot_id is not None
@@ -568,57 +510,38 @@ class ApplyPage(QWizardPage):
         return answer == QMessageBox.StandardButton.Yes
 
     def _restore(self, snapshot_id: str, undo: list[str] | None = None) -> None:
-        def work(progress: Progress) -> Any:
-            transport = self._transport()
-            done = restore(
-                transport,
-                snapshot_id,
-                on_step=progress.post,
-                restart_command=self.restart_edit.text().strip() or None,
-                undo=undo,
-            )
-            return self._reconnect_after(progress, done)
-
+        inputs = RestoreInputs(
+            snapshot_id,
+            tuple(undo) if undo is not None else None,
+            self._local_copy(),
+            self._restart_command(),
+            self._relogin(),
+        )
         self.journal.clear()
-        self._run(work, f"Restoring snapshot {snapshot_id}…")
+        self._run("rollback", run_restore, inputs, f"Restoring snapshot {snapshot_id}…")
 
     def _on_refresh_clicked(self) -> None:
         assert self.status is not None
         job_id = self.status.job_id
-
-        def work(progress: Progress) -> Any:
-            found = runner.status(self._transport(), job_id)
-            for step in found.steps:
-                progress.post(step)
-            return found
-
         self.journal.clear()
-        self._run(work, f"Reading job {job_id} on the server…")
+        self._run("job status", read_job, JobInputs(job_id), f"Reading job {job_id} on the server…")
 
     def show_job(self, job_id: str) -> None:
         """Follow a job found on the target (a reconnect): its journal, then its state."""
         if self._busy():  # the snapshot list being read: show the job right after it
-            assert self.job is not None
-            self.job.finished.connect(
+            assert self.task is not None
+            self.task.ended.connect(
                 lambda: self.show_job(job_id), Qt.ConnectionType.SingleShotConnection
             )
             return
-
-        def work(progress: Progress) -> Any:
-            transport = self._transport()
-            # What the job does, for the summary; a job gone from the host is for follow
-            # to report (as missing), so a bundle that cannot be read is not an error here.
-            with contextlib.suppress(InnoTuneError):
-                progress.post(runner.describe(transport, job_id))
-            return runner.follow(transport, job_id, progress.post)
-
         self._followed = job_id
         self._followed_plan = None
         self._followed_started = None
         if self.state.preview is None:
             self._show_followed()
         self.journal.clear()
-        self._run(work, f"Reconnected: following job {job_id} on the server…")
+        started = f"Reconnected: following job {job_id} on the server…"
+        self._run("follow", follow_job, JobInputs(job_id), started)
 
     def _on_list_clicked(self) -> None:
         self._read_snapshots("Reading the snapshots on the server…")
@@ -626,17 +549,8 @@ class ApplyPage(QWizardPage):
     def _read_snapshots(self, started: str | None) -> None:
         """Read the snapshots per instance with their states (``started``: see ``_run``)."""
         conn = self.state.connection
-        instance = conn.instance if conn is not None else None
-
-        def work(_progress: Progress) -> Any:
-            transport = self._transport()
-            records = tuple(history.list_records(transport))
-            key = None
-            if instance is not None:
-                key = str(history.identity(transport, _current(transport, instance))["key"])
-            return SnapshotListing(records, key)
-
-        self._run(work, started)
+        inputs = ListInputs(conn.instance if conn is not None else None)
+        self._run("snapshots", list_snapshots, inputs, started)
 
     def _show_snapshots(self, listing: SnapshotListing) -> None:
         """The list: one heading per instance (this server's marked), its snapshots newest first."""
@@ -665,7 +579,7 @@ class ApplyPage(QWizardPage):
                 if record.id == keep:
                     self.snapshots.setCurrentItem(entry)
 
-    def _on_job_partial(self, item: object) -> None:
+    def _on_task_progress(self, item: object) -> None:
         if isinstance(item, runner.JobPlan) and item.job_id == self._followed:
             self._followed_plan = item
             if self.state.preview is None:
@@ -708,7 +622,7 @@ class ApplyPage(QWizardPage):
         self._cancelling = False
         self._sync_buttons()
 
-    def _on_job_succeeded(self, result: object) -> None:
+    def _on_task_finished(self, result: object) -> None:
         if isinstance(result, SnapshotListing):
             quiet = self._list_after
             self._list_after = False
@@ -757,7 +671,7 @@ class ApplyPage(QWizardPage):
                 _log.warning("job %s server log: %s", result.job_id, line)
         self._say(lines, error=failed)
 
-    def _on_job_failed(self, exc: object) -> None:
+    def _on_task_failed(self, exc: object) -> None:
         self._apply_work_returned()
         if self._list_after:  # the quiet refresh failed: the job's outcome stays shown
             self._list_after = False
@@ -772,7 +686,7 @@ class ApplyPage(QWizardPage):
         log_error(_log, "apply page", problem, fix)
         self._say([f"{problem} {fix}".strip()], error=True)
 
-    def _on_job_finished(self) -> None:
+    def _on_task_ended(self) -> None:
         self._applying = False
         self._cancelling = False
         self.cancel_button.setText(_CANCEL_TEXT)

@@ -1,8 +1,9 @@
-"""The Inspect page: gather the facts in a worker, then show them as a person reads them."""
+"""The Inspect page: gather the facts on the host's worker, then show them for a person."""
 
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
@@ -19,14 +20,15 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
+from app.access.doctor import DoctorResult
 from app.domain.errors import InnoTuneError
 from app.domain.hostfacts import HostFacts
 from app.inspect.report import machine_lines, path_lines, server_lines
+from app.ui.hostworker import Progress, Task, TaskHandle
 from app.ui.logview import DETAILS_LINK, open_log
 from app.ui.state import WizardState
 from app.ui.widgets.wraplabel import WrapLabel
 from app.ui.widgets.writepath import WritePathView
-from app.ui.worker import Job, Progress
 
 # How long a cancelled inspection may take to end by itself before its connection is
 # closed under it (a long remote command, such as the disk probe, returns only then).
@@ -40,15 +42,22 @@ class InspectionCancelled(InnoTuneError):
         super().__init__("Inspection cancelled.", "Press Inspect again when you are ready.")
 
 
-def run_inspection(state: WizardState, sample: float, probe: bool, progress: Progress) -> HostFacts:
-    """Runs in a worker: the whole inspection through the open connection.
+@dataclass(frozen=True)
+class InspectInputs:
+    """How to inspect: the status sample's length and whether to probe the disk."""
+
+    sample: float
+    probe: bool
+
+
+def run_inspection(conn: DoctorResult, inputs: InspectInputs, progress: Progress) -> HostFacts:
+    """The inspection task: the whole inspection through the host's connection.
 
     A cancel ends the status sample at once and stops before the next step.
     """
     from app.flows.inspecting import inspect_connected
 
-    conn = state.connection
-    if conn is None or conn.transport is None or conn.session is None or conn.instance is None:
+    if conn.transport is None or conn.session is None or conn.instance is None:
         raise InnoTuneError("Not connected.", "Go back to Connect and check the connection.")
 
     def wait(seconds: float) -> None:
@@ -61,7 +70,9 @@ def run_inspection(state: WizardState, sample: float, probe: bool, progress: Pro
         progress.say(text)
 
     try:
-        facts = inspect_connected(conn, sample_seconds=sample, disk_probe=probe, say=say, wait=wait)
+        facts = inspect_connected(
+            conn, sample_seconds=inputs.sample, disk_probe=inputs.probe, say=say, wait=wait
+        )
     except Exception:
         if progress.cancelled.is_set():  # the page closed the connection under it
             raise InspectionCancelled() from None
@@ -105,7 +116,7 @@ class InspectPage(QWizardPage):
         )
         self.setObjectName("page_inspect")
         self.state = state
-        self.job: Job | None = None
+        self.task: TaskHandle | None = None
         self._inspected_for: object = None
         self._boxes: dict[str, tuple[QGroupBox, WrapLabel]] = {}  # SECTIONS, made once
 
@@ -173,23 +184,22 @@ class InspectPage(QWizardPage):
             self.start()
 
     def start(self) -> None:
-        """Inspect in a worker."""
-        if self.job is not None and self.job.is_running():
+        """Inspect on the host's worker."""
+        if self.task is not None and self.task.is_running():
             return
         self.state.facts = None
         self.completeChanged.emit()
         self._inspected_for = self.state.connection
-        sample, probe = float(self.sample.value()), self.probe.isChecked()
-        self.job = Job(lambda p: run_inspection(self.state, sample, probe, p), self)
-        self.job.progress.connect(self._on_job_progress)
-        self.job.succeeded.connect(self._on_job_succeeded)
-        self.job.failed.connect(self._on_job_failed)
-        self.job.finished.connect(self._on_job_finished)
+        inputs = InspectInputs(float(self.sample.value()), self.probe.isChecked())
+        self.task = self.state.worker().submit(Task("inspect", run_inspection, inputs), self)
+        self.task.say.connect(self._on_task_say)
+        self.task.finished.connect(self._on_task_finished)
+        self.task.failed.connect(self._on_task_failed)
+        self.task.ended.connect(self._on_task_ended)
         self.busy.setVisible(True)
         self.again.setEnabled(False)
         self.cancel.setEnabled(True)
         self.status.setText("Inspecting…")
-        self.job.start()
 
     def cancel_inspection(self) -> None:
         """Stop the inspection: the sample ends at once; a long remote call is cut off.
@@ -197,37 +207,33 @@ class InspectPage(QWizardPage):
         The connection stays open for Inspect again, unless the work does not end within
         :data:`CANCEL_GRACE_MS`: then the connection is closed so the blocked call returns.
         """
-        if self.job is None or not self.job.is_running():
+        if self.task is None or not self.task.is_running():
             return
-        self.job.cancel()
+        self.task.cancel()
         self.cancel.setEnabled(False)
         self.status.setText("Cancelling…")
         self._grace.start(CANCEL_GRACE_MS)
 
     def _on_grace_timeout(self) -> None:
-        from app.ui.pages.connect import close_in_background
-
-        conn = self.state.connection
-        if self.job is None or not self.job.is_running() or conn is None:
+        if self.task is None or not self.task.is_running() or self.state.host is None:
             return
-        close_in_background(conn)
-        self.state.connection = None
+        self.state.drop_host()
         self.status.setText(
             "Cancelling: the connection was closed to stop a long command on the server."
         )
 
-    def _on_job_progress(self, text: str) -> None:
+    def _on_task_say(self, text: str) -> None:
         if self.cancel.isEnabled():  # "Cancelling…" stays until the work ends
             self.status.setText(f"{text}…")
 
-    def _on_job_succeeded(self, facts: object) -> None:
+    def _on_task_finished(self, facts: object) -> None:
         assert isinstance(facts, HostFacts)
         self.state.facts = facts
         self.show_facts(facts)
         self.status.setText("Done. Press Next to see the trade-offs.")
         self.completeChanged.emit()
 
-    def _on_job_failed(self, exc: object) -> None:
+    def _on_task_failed(self, exc: object) -> None:
         if isinstance(exc, InspectionCancelled) and self.state.connection is None:
             self.status.setText(
                 "<b>Inspection cancelled.</b> Its connection was closed to stop it: go Back "
@@ -242,7 +248,7 @@ class InspectPage(QWizardPage):
         else:
             self.status.setText(f"<b>Inspection failed:</b> {html.escape(str(exc))}{DETAILS_LINK}")
 
-    def _on_job_finished(self) -> None:
+    def _on_task_ended(self) -> None:
         self._grace.stop()
         self.busy.setVisible(False)
         self.again.setEnabled(True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QEvent
@@ -36,12 +37,14 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
+from app.access.doctor import DoctorResult
 from app.appliers.preview import Preview, with_checksums, with_requested_restart
+from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
 from app.flows.preview import preview_plan
+from app.ui.hostworker import Progress, Task, TaskHandle
 from app.ui.logview import DETAILS_LINK, error_html, error_parts, link_to_log, log_error
 from app.ui.state import WizardState
-from app.ui.worker import Job, Progress
 
 log = logging.getLogger(__name__)
 # What to do when an applier refuses: the refusal names the file or setting.
@@ -114,17 +117,36 @@ def _text_view(name: str, accessible: str) -> QPlainTextEdit:
     return view
 
 
-def make_preview(state: WizardState, plan: Plan, progress: Progress) -> Preview:
-    """Runs in a worker: every applier's description over the open connection (if any)."""
-    assert state.facts is not None
-    conn = state.connection
+@dataclass(frozen=True)
+class PreviewInputs:
+    """What a preview is built from: the plan, the facts, the persisted-value choice."""
+
+    plan: Plan
+    facts: HostFacts
+    persisted: str = "reset"
+
+
+def make_preview(conn: DoctorResult, inputs: PreviewInputs, progress: Progress) -> Preview:
+    """The preview task: every applier's description over the host's connection (if any)."""
     progress.say("Reading the option files and current values (nothing is written)")
-    return preview_plan(plan, state.facts, conn, state.persisted)
+    live = conn if conn.transport is not None else None
+    return preview_plan(inputs.plan, inputs.facts, live, inputs.persisted)
 
 
-def write_export(plan: Plan, kind: str, path: Path, progress: Progress) -> str:
-    """Runs in a worker: the export written to ``path``; what was written, in words."""
+@dataclass(frozen=True)
+class ExportInputs:
+    """What to export, as what (``ansible`` or ``script``), and where."""
+
+    plan: Plan
+    kind: str
+    path: Path
+
+
+def write_export(_conn: DoctorResult, inputs: ExportInputs, progress: Progress) -> str:
+    """The export task (on this computer): what was written, in words."""
     from app.flows.export import export_playbook, export_script
+
+    plan, kind, path = inputs.plan, inputs.kind, inputs.path
 
     progress.say(f"Writing the export to {path}")
     if kind == "ansible":
@@ -149,7 +171,7 @@ class PreviewPage(QWizardPage):
             "same descriptions, so nothing here differs from what apply does."
         )
         self.setObjectName("page_preview")
-        self.job: Job | None = None
+        self.task: TaskHandle | None = None
         self._built_for: Plan | None = None
         layout = QVBoxLayout(self)
         self.status = QLabel("")
@@ -246,7 +268,7 @@ class PreviewPage(QWizardPage):
         self.export_button.setMenu(menu)
         self.export_button.setEnabled(False)
         row.addWidget(self.export_button)
-        self.export_job: Job | None = None
+        self.export_task: TaskHandle | None = None
         layout.addLayout(row)
 
     # -- building ---------------------------------------------------------------------------
@@ -255,31 +277,31 @@ class PreviewPage(QWizardPage):
             self.start()
 
     def start(self) -> None:
-        """Build the preview in a worker from the current plan."""
-        plan = self.state.plan
-        if plan is None or self.state.facts is None:
+        """Build the preview on the host's worker from the current plan."""
+        plan, facts = self.state.plan, self.state.facts
+        if plan is None or facts is None:
             self.status.setText("No plan yet: go back to Trade-offs.")
             return
-        if self.job is not None and self.job.is_running():
+        if self.task is not None and self.task.is_running():
             return
         self._built_for = plan
         self.state.preview = None
         self.save_button.setEnabled(False)
         self.refresh_button.setEnabled(False)
         self.status.setText("Building the preview…")
-        self.job = Job(lambda p: make_preview(self.state, plan, p), self)
-        self.job.progress.connect(self._on_job_progress)
-        self.job.succeeded.connect(self._on_job_succeeded)
-        self.job.failed.connect(self._on_job_failed)
-        # Once the thread has ended: start() does nothing while the last job still runs.
-        self.job.finished.connect(lambda: self.refresh_button.setEnabled(True))
-        self.job.start()
+        inputs = PreviewInputs(plan, facts, self.state.persisted)
+        self.task = self.state.worker().submit(Task("preview", make_preview, inputs), self)
+        self.task.say.connect(self._on_task_say)
+        self.task.finished.connect(self._on_task_finished)
+        self.task.failed.connect(self._on_task_failed)
+        # Once it has ended: start() does nothing while the last task still runs.
+        self.task.ended.connect(lambda: self.refresh_button.setEnabled(True))
         self.completeChanged.emit()
 
-    def _on_job_progress(self, text: str) -> None:
+    def _on_task_say(self, text: str) -> None:
         self.status.setText(html.escape(text))
 
-    def _on_job_succeeded(self, preview: object) -> None:
+    def _on_task_finished(self, preview: object) -> None:
         assert isinstance(preview, Preview)
         self.state.preview = preview
         if self.state.plan is not None:
@@ -288,7 +310,7 @@ class PreviewPage(QWizardPage):
         self.show_preview(preview)
         self.completeChanged.emit()
 
-    def _on_job_failed(self, exc: object) -> None:
+    def _on_task_failed(self, exc: object) -> None:
         # The worker has logged it, with its traceback, for the Details… link.
         problem, fix = error_parts(exc)
         self.status.setText(error_html(problem, fix, "The preview could not be built."))
@@ -445,17 +467,17 @@ class PreviewPage(QWizardPage):
 
     # -- exporting --------------------------------------------------------------------------
     def export_to(self, kind: str, path: str | Path) -> None:
-        """Write the plan as ``ansible`` (a folder) or ``script`` (a file), in a worker."""
+        """Write the plan as ``ansible`` (a folder) or ``script`` (a file), off the GUI thread."""
         plan = self.state.plan
-        if plan is None or (self.export_job is not None and self.export_job.is_running()):
+        if plan is None or (self.export_task is not None and self.export_task.is_running()):
             return
         self.status.setText(html.escape(f"Exporting to {path}…"))
-        self.export_job = Job(lambda p: write_export(plan, kind, Path(path), p), self)
-        self.export_job.succeeded.connect(self._on_export_succeeded)
-        self.export_job.failed.connect(self._on_export_failed)
-        self.export_job.start()
+        inputs = ExportInputs(plan, kind, Path(path))
+        self.export_task = self.state.local.submit(Task("export", write_export, inputs), self)
+        self.export_task.finished.connect(self._on_export_finished)
+        self.export_task.failed.connect(self._on_export_failed)
 
-    def _on_export_succeeded(self, text: object) -> None:
+    def _on_export_finished(self, text: object) -> None:
         self.status.setText(html.escape(str(text)))
 
     def _on_export_failed(self, exc: object) -> None:

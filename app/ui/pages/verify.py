@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import logging
-import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
@@ -32,42 +32,56 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
+from app.access.doctor import DoctorResult, Secrets
 from app.bench.report import rate_text
 from app.domain.bench import BenchReport, WorkloadResult, WriteRate
 from app.domain.errors import InnoTuneError
+from app.domain.target import Target
+from app.ui.hostworker import Progress, Task, TaskHandle
 from app.ui.logview import error_html, error_parts, link_to_log, log_error
 from app.ui.state import WizardState
 from app.ui.widgets.benchchart import BenchChart
-from app.ui.worker import Job, Progress
 
 log = logging.getLogger(__name__)
 LABELS = ("before", "after")
 
 
-def sample_rate(state: WizardState, seconds: float, cancel: threading.Event) -> WriteRate:
-    """The current write rate, through a session of its own (runs in a worker)."""
+@dataclass(frozen=True)
+class SampleInputs:
+    """A write-rate sample: how to log in, and for how long."""
+
+    target: Target
+    secrets: Secrets
+    seconds: float
+
+
+@dataclass(frozen=True)
+class BenchInputs:
+    """One labelled benchmark, as asked for when Run was pressed."""
+
+    target: Target
+    secrets: Secrets
+    label: str
+    seconds: float
+    threads: int
+    use_sysbench: bool
+    rate: WriteRate | None
+
+
+def sample_rate(conn: DoctorResult, inputs: SampleInputs, progress: Progress) -> WriteRate:
+    """The current write rate, through a session of its own (a task)."""
     from app.bench.route import session_factory
     from app.bench.runner import write_rate
 
-    if state.connection is None or state.target is None:
-        raise InnoTuneError("Not connected.", "Go back to the Connect page.")
-    session = session_factory(state.connection, state.target, state.secrets)()
+    session = session_factory(conn, inputs.target, inputs.secrets)()
     try:
-        return write_rate(session, seconds, cancel)
+        return write_rate(session, inputs.seconds, progress.cancelled)
     finally:
         session.close()
 
 
-def run_bench(
-    state: WizardState,
-    label: str,
-    seconds: float,
-    threads: int,
-    use_sysbench: bool,
-    rate: WriteRate | None,
-    progress: Progress,
-) -> BenchReport:
-    """One labelled benchmark (runs in a worker); progress goes out as (fraction, text)."""
+def run_bench(conn: DoctorResult, inputs: BenchInputs, progress: Progress) -> BenchReport:
+    """One labelled benchmark (a task); progress goes out as fractions, text as ``say``."""
     from app.bench.route import (
         client_route,
         cpu_probe,
@@ -77,33 +91,32 @@ def run_bench(
     )
     from app.bench.runner import Benchmark, BenchOptions
 
-    if state.connection is None or state.target is None:
-        raise InnoTuneError("Not connected.", "Go back to the Connect page.")
-    opener = session_factory(state.connection, state.target, state.secrets)
+    target, secrets = inputs.target, inputs.secrets
+    opener = session_factory(conn, target, secrets)
     # The clients run on the target, next to the server: sysbench (when allowed and there),
     # else InnoTune's load generator on its python3, else its mysqlslap; else InnoTune's own
     # client here.
     session = opener()
     try:
-        if use_sysbench:
-            route = client_route(state.connection, state.target, state.secrets, session)
+        if inputs.use_sysbench:
+            route = client_route(conn, target, secrets, session)
         else:
-            route = loadgen_route(
-                state.connection, state.target, state.secrets, session
-            ) or slap_route(state.connection, state.target, state.secrets, session)
+            route = loadgen_route(conn, target, secrets, session) or slap_route(
+                conn, target, secrets, session
+            )
     finally:
         session.close()
     bench = Benchmark(
         opener,
-        BenchOptions(seconds=seconds, threads=(1, threads), label=label),
+        BenchOptions(seconds=inputs.seconds, threads=(1, inputs.threads), label=inputs.label),
         cancel=progress.cancelled,
         say=progress.say,
         progress=progress.post,
         route=route,
-        cpu_probe=cpu_probe(state.connection),
-        target=state.target.label,
+        cpu_probe=cpu_probe(conn),
+        target=target.label,
     )
-    return dataclasses.replace(bench.run(), rate_before=rate)
+    return dataclasses.replace(bench.run(), rate_before=inputs.rate)
 
 
 def cpu_text(result: WorkloadResult | None) -> str:
@@ -144,7 +157,7 @@ class VerifyPage(QWizardPage):
         self.setTitle("Verify")
         self.setSubTitle("A short before/after write benchmark shows what the changes did.")
         self.setObjectName("page_verify")
-        self.job: Job | None = None
+        self.task: TaskHandle | None = None
         self.rate: WriteRate | None = None
         self.sample_seconds = 3.0
         self._pending: str | None = None  # the label to run once the rate is known
@@ -265,28 +278,26 @@ class VerifyPage(QWizardPage):
             self.stop()
 
     def running(self) -> bool:
-        return self.job is not None and self.job.is_running()
+        return self.task is not None and self.task.is_running()
 
     def stop(self, wait_ms: int = 30000) -> None:
-        """Cancel any running work and wait for it (the schema is dropped on the way out)."""
-        # Every job of the page, not only the last: a sample whose result started the
-        # benchmark may still be winding down, and a thread outliving its page crashes.
-        for job in self.findChildren(Job):
-            if job.is_running():
-                # Job.stop, not cancel + wait: the thread's usual quit is queued to this
-                # very (GUI) thread, so a plain wait sat out its whole timeout.
-                job.stop(wait_ms)
+        """Cancel the page's tasks and wait for them (the schema is dropped on the way out)."""
+        # Every task of the page, not only the last: a sample whose result queued the
+        # benchmark may still be ending, and a task outliving its page crashed the suite.
+        for task in self.findChildren(TaskHandle):
+            if task.is_running():
+                task.stop(wait_ms)
 
     # -- the write rate, and consent -------------------------------------------------------
     def _sample(self, then: str | None) -> None:
         self._pending = then
         seconds = self.sample_seconds
         self.rate_label.setText(f"Measuring the server's current write rate ({seconds:g} s)…")
-        self._start(Job(lambda p: sample_rate(self.state, seconds, p.cancelled), self))
-        assert self.job is not None
-        self.job.succeeded.connect(self._on_rate_succeeded)
+        inputs = SampleInputs(*self._login(), seconds)
+        task = self._start(Task("write rate", sample_rate, inputs))
+        task.finished.connect(self._on_rate_finished)
 
-    def _on_rate_succeeded(self, rate: object) -> None:
+    def _on_rate_finished(self, rate: object) -> None:
         assert isinstance(rate, WriteRate)
         self.rate = rate
         self.rate_label.setText(html.escape(rate_text(rate)))
@@ -341,44 +352,49 @@ class VerifyPage(QWizardPage):
         self._sample(then=label)
 
     def _queue_bench(self, label: str) -> None:
-        # The rate job is still finishing its thread; start once it has.
+        # The rate task has not ended yet (its result comes first): start once it has.
         if self.running():
-            assert self.job is not None
-            self.job.finished.connect(lambda: self._bench(label))
+            assert self.task is not None
+            self.task.ended.connect(lambda: self._bench(label))
         else:
             self._bench(label)
 
+    def _login(self) -> tuple[Target, Secrets]:
+        if self.state.target is None:
+            raise InnoTuneError("Not connected.", "Go back to the Connect page.")
+        return self.state.target, self.state.secrets
+
     def _bench(self, label: str) -> None:
         seconds, threads = float(self.seconds.value()), self.threads.value()
-        use_sysbench, rate = self.use_sysbench.isChecked(), self.rate
+        target, secrets = self._login()
+        inputs = BenchInputs(
+            target, secrets, label, seconds, threads, self.use_sysbench.isChecked(), self.rate
+        )
         self.bar.setValue(0)
         self.status.setText(f"Running “{label}” ({seconds:.0f} s)…")
-        job = Job(
-            lambda p: run_bench(self.state, label, seconds, threads, use_sysbench, rate, p), self
-        )
-        self._start(job)
-        job.succeeded.connect(self._on_bench_succeeded)
-        job.partial.connect(self._on_bench_partial)
+        task = self._start(Task("benchmark", run_bench, inputs))
+        task.finished.connect(self._on_bench_finished)
+        task.progress.connect(self._on_bench_progress)
         self.cancel.setEnabled(True)
 
-    def _start(self, job: Job) -> None:
-        self.job = job
-        job.progress.connect(self._on_job_progress)
-        job.failed.connect(self._on_job_failed)
-        job.finished.connect(self._on_job_finished)
+    def _start(self, task: Task) -> TaskHandle:
+        handle = self.task = self.state.worker().submit(task, self)
+        handle.say.connect(self._on_task_say)
+        handle.failed.connect(self._on_task_failed)
+        handle.ended.connect(self._on_task_ended)
         self.run_before.setEnabled(False)
         self.run_after.setEnabled(False)
-        job.start()
         self.completeChanged.emit()
+        return handle
 
-    def _on_job_progress(self, text: str) -> None:
+    def _on_task_say(self, text: str) -> None:
         self.status.setText(html.escape(text) + "…")
 
-    def _on_bench_partial(self, fraction: object) -> None:
+    def _on_bench_progress(self, fraction: object) -> None:
         if isinstance(fraction, float):
             self.bar.setValue(round(fraction * 1000))
 
-    def _on_bench_succeeded(self, report: object) -> None:
+    def _on_bench_finished(self, report: object) -> None:
         assert isinstance(report, BenchReport)
         if report.label == "before":
             self.state.bench_before = report
@@ -392,7 +408,7 @@ class VerifyPage(QWizardPage):
         self.status.setText(html.escape(f"“{report.label}” {word}."))
         self.show_results()
 
-    def _on_job_failed(self, exc: object) -> None:
+    def _on_task_failed(self, exc: object) -> None:
         # The worker has logged it, with its traceback, for the Details… link.
         self._pending = None
         if self.rate_label.text().startswith("Measuring"):
@@ -400,15 +416,15 @@ class VerifyPage(QWizardPage):
         problem, fix = error_parts(exc)
         self.status.setText(error_html(problem, fix))
 
-    def _on_job_finished(self) -> None:
+    def _on_task_ended(self) -> None:
         self.cancel.setEnabled(False)
         self.completeChanged.emit()
         self.run_before.setEnabled(True)
         self.run_after.setEnabled(True)
 
     def _on_cancel_clicked(self) -> None:
-        if self.job is not None:
-            self.job.cancel()
+        if self.task is not None:
+            self.task.cancel()
             self.status.setText("Cancelling: finishing the current transaction…")
 
     # -- results ---------------------------------------------------------------------------

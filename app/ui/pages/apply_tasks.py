@@ -1,0 +1,207 @@
+"""The Apply page's tasks: they run on the host's worker, from inputs frozen at the click.
+
+Each drives the job on the target (through :mod:`app.flows.apply`, as the command line does)
+over the worker's connection: an apply, a rollback,
+an answer to a job waiting for its confirmation, a job followed or read after a reconnect,
+and the snapshot listing. After a job restarted the server, the worker's database session
+is opened again (:func:`_reconnect_after`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.access.database import Credentials, open_session
+from app.access.doctor import DoctorResult
+from app.appliers import history, runner
+from app.appliers.actions import ApplyError
+from app.appliers.preview import Preview
+from app.domain.errors import InnoTuneError
+from app.domain.instance import ServerInstance
+from app.domain.plan import Plan
+from app.domain.serverfacts import ServerFacts
+from app.flows.apply import ApplyOptions, apply_preview, restore
+from app.ui.hostworker import Progress
+
+
+@dataclass(frozen=True)
+class SnapshotListing:
+    """The snapshots on the server with their states, and which instance is connected."""
+
+    records: tuple[history.Record, ...]
+    current_key: str | None
+
+
+def _current(transport: Any, instance: Any) -> Any:
+    """The instance as it runs now (a restart gave it a new pid), else as it was found."""
+    from app.inspect.instances import choose_instance, find_instances
+
+    spec = instance.socket or (str(instance.port) if instance.port else None)
+    if spec is None:
+        return instance
+    try:
+        return choose_instance(find_instances(transport, sudo=not transport.is_root), spec)
+    except InnoTuneError:
+        return instance
+
+
+@dataclass(frozen=True)
+class Relogin:
+    """How to log in to the database again after a job restarted the server."""
+
+    mysql_user: str | None
+    mysql_password: str | None
+    use_sudo: bool
+
+
+@dataclass(frozen=True)
+class ApplyInputs:
+    """An apply, as it was asked for when Apply was pressed."""
+
+    preview: Preview
+    server: ServerFacts
+    plan: Plan | None
+    local_dir: Path  # this computer's copy of the snapshot
+    restart_command: str | None
+    confirm_within: float | None
+    restart_anyway: bool
+    relogin: Relogin
+
+
+@dataclass(frozen=True)
+class RestoreInputs:
+    """A rollback to ``snapshot_id`` (``undo``: the newer snapshots it undoes too)."""
+
+    snapshot_id: str
+    undo: tuple[str, ...] | None
+    local_dir: Path
+    restart_command: str | None
+    relogin: Relogin
+
+
+@dataclass(frozen=True)
+class JobInputs:
+    """A job on the target to answer (``answer``: confirm or cancel), follow or read."""
+
+    job_id: str
+    relogin: Relogin | None = None
+    answer: Callable[[Any, str], None] | None = None
+
+
+@dataclass(frozen=True)
+class ListInputs:
+    """Which instance is connected, to mark its snapshots."""
+
+    instance: ServerInstance | None
+
+
+def _transport(conn: DoctorResult) -> Any:
+    if conn.transport is None:
+        raise ApplyError("Not connected: go back to Connect.")
+    return conn.transport
+
+
+def _reconnect_after(
+    conn: DoctorResult, relogin: Relogin, progress: Progress, result: runner.JobStatus
+) -> runner.JobStatus:
+    """Log in to the database again when the job restarted the server.
+
+    The worker's session still points at the old server process, so the pages after this
+    one (Verify) would fail on it; this opens a new one the same way.
+    """
+    if not result.restarted or conn.transport is None or conn.instance is None:
+        return result
+    old, conn.session = conn.session, None
+    if old is not None:
+        # The old server process is gone; closing its session may fail, and that is fine.
+        with contextlib.suppress(Exception):
+            old.close()
+    creds = Credentials(relogin.mysql_user, relogin.mysql_password)
+    try:
+        conn.session = open_session(conn.transport, conn.instance, creds, use_sudo=relogin.use_sudo)
+    except InnoTuneError as exc:
+        progress.post(
+            runner.JobStep(0, "", "reconnect", "warn", f"could not log in again: {exc.problem}")
+        )
+    else:
+        progress.post(
+            runner.JobStep(
+                0, "", "reconnect", "ok", f"database session reopened via {conn.session.via}"
+            )
+        )
+    return result
+
+
+def run_apply(conn: DoctorResult, inputs: ApplyInputs, progress: Progress) -> runner.JobStatus:
+    """The apply task: snapshot, bundle and job on the target, followed to its end."""
+    options = ApplyOptions(
+        restart_command=inputs.restart_command,
+        restart_anyway=inputs.restart_anyway,
+        confirm_within=inputs.confirm_within,
+    )
+    done = apply_preview(
+        _transport(conn),
+        inputs.preview,
+        inputs.server,
+        inputs.plan,
+        options,
+        on_step=progress.post,
+        cancel=progress.cancelled,
+        local_dir=inputs.local_dir,
+    )
+    return _reconnect_after(conn, inputs.relogin, progress, done)
+
+
+def run_restore(conn: DoctorResult, inputs: RestoreInputs, progress: Progress) -> runner.JobStatus:
+    """The rollback task: the snapshot's job on the target, followed to its end."""
+    done = restore(
+        _transport(conn),
+        inputs.snapshot_id,
+        on_step=progress.post,
+        restart_command=inputs.restart_command,
+        undo=list(inputs.undo) if inputs.undo is not None else None,
+        local_dir=inputs.local_dir,
+    )
+    return _reconnect_after(conn, inputs.relogin, progress, done)
+
+
+def answer_job(conn: DoctorResult, inputs: JobInputs, progress: Progress) -> runner.JobStatus:
+    """Give a job waiting for its confirmation its answer, then follow it to its end."""
+    assert inputs.answer is not None and inputs.relogin is not None
+    transport = _transport(conn)
+    inputs.answer(transport, inputs.job_id)
+    done = runner.follow(transport, inputs.job_id, progress.post, stop_at_confirm=False)
+    return _reconnect_after(conn, inputs.relogin, progress, done)
+
+
+def read_job(conn: DoctorResult, inputs: JobInputs, progress: Progress) -> runner.JobStatus:
+    """A job's whole journal and state as it is now (its steps posted)."""
+    found = runner.status(_transport(conn), inputs.job_id)
+    for step in found.steps:
+        progress.post(step)
+    return found
+
+
+def follow_job(conn: DoctorResult, inputs: JobInputs, progress: Progress) -> runner.JobStatus:
+    """Follow a job found on the target (a reconnect): what it does, its journal, its state."""
+    transport = _transport(conn)
+    # A job gone from the host is for follow to report (as missing), so a bundle that
+    # cannot be read is not an error here.
+    with contextlib.suppress(InnoTuneError):
+        progress.post(runner.describe(transport, inputs.job_id))
+    return runner.follow(transport, inputs.job_id, progress.post)
+
+
+def list_snapshots(conn: DoctorResult, inputs: ListInputs, _progress: Progress) -> SnapshotListing:
+    """The snapshots on the server per instance with their states."""
+    transport = _transport(conn)
+    records = tuple(history.list_records(transport))
+    key = None
+    if inputs.instance is not None:
+        current = _current(transport, inputs.instance)
+        key = str(history.identity(transport, current)["key"])
+    return SnapshotListing(records, key)

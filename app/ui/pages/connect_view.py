@@ -1,0 +1,194 @@
+"""The Connect page's widgets (layout only; behaviour lives in the page)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QRadioButton,
+    QSpinBox,
+    QTreeWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+
+class ConnectView(QWidget):
+    """The Connect page's widgets (layout only; behaviour lives in the page)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        layout = QVBoxLayout(self)
+
+        # A job started from this computer and not seen to end: offered at start-up.
+        banner_row = QHBoxLayout()
+        self.banner = QLabel()
+        self.banner.setObjectName("unfinished_job_banner")
+        self.banner.setWordWrap(True)
+        self.reconnect = QPushButton("Reconnect and see the &job")
+        self.reconnect.setObjectName("reconnect_job")
+        banner_row.addWidget(self.banner, 1)
+        banner_row.addWidget(self.reconnect)
+        layout.addLayout(banner_row)
+        self.banner.setVisible(False)
+        self.reconnect.setVisible(False)
+
+        # Rolling back is a task of its own: someone who only wants the old settings back
+        # goes from here straight to the snapshot list.
+        task_row = QHBoxLayout()
+        task_row.addWidget(QLabel("What do you want to do?"))
+        self.tune = QRadioButton("T&une this server")
+        self.restore = QRadioButton("&Restore an earlier snapshot")
+        self.tasks = QButtonGroup(self)
+        for i, button in enumerate((self.tune, self.restore)):
+            self.tasks.addButton(button, i)
+            task_row.addWidget(button)
+        self.tune.setChecked(True)
+        for button in (self.tune, self.restore):
+            button.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        task_row.addStretch(1)
+        self.open_facts = QPushButton("Open a saved &facts file or plan…")
+        self.open_facts.setToolTip(
+            "Review facts saved with `innotune inspect --out`, or a plan saved with "
+            "`innotune plan --out` (with its facts), without connecting"
+        )
+        task_row.addWidget(self.open_facts)
+        layout.addLayout(task_row)
+
+        self.practice = QRadioButton("&Practice server on this computer (safe to experiment)")
+        self.local = QRadioButton("&This computer")
+        self.ssh = QRadioButton("Another computer over &SSH")
+        self.kinds = QButtonGroup(self)
+        for i, button in enumerate((self.practice, self.local, self.ssh)):
+            self.kinds.addButton(button, i)
+            layout.addWidget(button)
+        self.practice.setChecked(True)
+        self.practice_note = QLabel()
+        self.practice_note.setWordWrap(True)
+        self.practice_note.setIndent(24)
+        layout.addWidget(self.practice_note)
+
+        self.ssh_box = QGroupBox("SSH")
+        form = QFormLayout(self.ssh_box)
+        self.host = QLineEdit()
+        self.host.setPlaceholderText(
+            "db1.example.com, 192.0.2.7, [2001:db8::7] or an ~/.ssh/config alias"
+        )
+        self.user = QLineEdit()
+        self.user.setPlaceholderText("as in ~/.ssh/config, or your login name")
+        self.port = QSpinBox()
+        self.port.setRange(0, 65535)
+        self.port.setSpecialValueText("default")
+        key_row = QHBoxLayout()
+        self.identity = QLineEdit()
+        self.identity.setPlaceholderText("the agent and ~/.ssh keys are tried when empty")
+        self.browse = QPushButton("Bro&wse…")
+        key_row.addWidget(self.identity)
+        key_row.addWidget(self.browse)
+        self.login_password = QLineEdit()
+        self.login_password.setEchoMode(QLineEdit.EchoMode.Password)
+        self.login_password.setPlaceholderText("only if the host takes passwords")
+        form.addRow("&Host:", self.host)
+        form.addRow("User:", self.user)
+        form.addRow("P&ort:", self.port)
+        key_label = QLabel("&Key file:")
+        key_label.setBuddy(self.identity)
+        form.addRow(key_label, key_row)
+        form.addRow("Login password:", self.login_password)
+        layout.addWidget(self.ssh_box)
+
+        self.access_box = QGroupBox("Access to the server")
+        access = QFormLayout(self.access_box)
+        self.sudo_password = QLineEdit()
+        self.sudo_password.setEchoMode(QLineEdit.EchoMode.Password)
+        self.sudo_password.setPlaceholderText("only if sudo asks for one")
+        self.mysql_user = QLineEdit()
+        self.mysql_user.setPlaceholderText("empty: log in as root through the socket, with sudo")
+        self.mysql_password = QLineEdit()
+        self.mysql_password.setEchoMode(QLineEdit.EchoMode.Password)
+        self.instance = QLineEdit()
+        self.instance.setPlaceholderText("socket, port or pid — only when several servers run")
+        access.addRow("sudo password:", self.sudo_password)
+        access.addRow("&Database user:", self.mysql_user)
+        access.addRow("Database password:", self.mysql_password)
+        access.addRow("Server &instance:", self.instance)
+        layout.addWidget(self.access_box)
+
+        profile_row = QHBoxLayout()
+        self.profiles = QComboBox()
+        self.profiles.setMinimumContentsLength(18)
+        self.save_profile = QPushButton("Sa&ve profile…")
+        self.delete_profile = QPushButton("Re&move profile")
+        profile_label = QLabel("Profile:")
+        profile_label.setBuddy(self.profiles)
+        self.profiles.setAccessibleName("saved profile")
+        profile_row.addWidget(profile_label)
+        profile_row.addWidget(self.profiles, 1)
+        profile_row.addWidget(self.save_profile)
+        profile_row.addWidget(self.delete_profile)
+        layout.addLayout(profile_row)
+        self.remember = QCheckBox("Remember passwords in the s&ystem keyring")
+        layout.addWidget(self.remember)
+
+        self.check = QPushButton("&Check connection")
+        self.check.setDefault(True)
+        self.cancel_check = QPushButton("Cance&l check")
+        self.cancel_check.setToolTip("Stop the check and close what it opened on the server")
+        self.cancel_check.setEnabled(False)
+        check_row = QHBoxLayout()
+        check_row.addWidget(self.check)
+        check_row.addWidget(self.cancel_check)
+        check_row.addStretch(1)
+        layout.addLayout(check_row)
+        self.steps = QTreeWidget()
+        self.steps.setHeaderLabels(["Step", "Result", "Details"])
+        self.steps.setRootIsDecorated(False)
+        self.steps.setColumnWidth(0, 190)
+        self.steps.setColumnWidth(1, 90)
+        layout.addWidget(self.steps, 1)
+        chooser_row = QHBoxLayout()
+        self.chooser_label = QLabel("This host runs several servers. Which one?")
+        self.chooser = QComboBox()
+        self.chooser.setAccessibleName("server instance chooser")
+        self.chooser_label.setBuddy(self.chooser)
+        chooser_row.addWidget(self.chooser_label)
+        chooser_row.addWidget(self.chooser, 1)
+        layout.addLayout(chooser_row)
+        for w in (self.chooser_label, self.chooser):
+            w.setVisible(False)
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setObjectName("connect_message")
+        # An error's "Details…" link opens the log: reachable by mouse and by keyboard.
+        self.message.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+            | Qt.TextInteractionFlag.LinksAccessibleByMouse
+            | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
+        )
+        layout.addWidget(self.message)
+
+        for widget, name in (
+            (self.host, "SSH host"),
+            (self.user, "SSH user"),
+            (self.port, "SSH port"),
+            (self.identity, "SSH key file"),
+            (self.login_password, "SSH login password"),
+            (self.sudo_password, "sudo password"),
+            (self.mysql_user, "database user"),
+            (self.mysql_password, "database password"),
+            (self.instance, "server instance"),
+            (self.steps, "connection check steps"),
+        ):
+            widget.setAccessibleName(name)
+
+    def kind(self) -> str:
+        """The chosen kind of target: practice, local or ssh."""
+        return ("practice", "local", "ssh")[max(self.kinds.checkedId(), 0)]
