@@ -66,6 +66,12 @@ def program() -> bytes:
 class LoadgenRoute(TargetRoute):
     """How to start the load generator on the target and log in from it."""
 
+    def run(
+        self, bench: Benchmark, control: Session, workload: str, threads: int
+    ) -> WorkloadResult:
+        """One workload at one client count, as these clients on the target."""
+        return run_loadgen(bench, control, workload, threads)
+
 
 def find_loadgen(
     transport: Transport,
@@ -153,7 +159,7 @@ def run_loadgen(bench: Benchmark, control: Session, workload: str, threads: int)
     Raises:
         InnoTuneError: the load generator could not start or log in, or failed.
     """
-    route = bench.sysbench
+    route = bench.route
     assert isinstance(route, LoadgenRoute)
     text = program()
     per_tx = ROWS_PER_TX[workload]

@@ -6,8 +6,8 @@ failure or a cancel; each run stops at its time budget, or earlier at a row or b
 a cancel stops it within one transaction.
 
 Clients are separate sessions from ``open_session`` (the caller decides the route: a local
-socket, a relay, TCP through SSH). With a :class:`~app.bench.sysbench.SysbenchRoute`, the
-clients are sysbench on the target running the same statements, and the figures are the same.
+socket, a relay, TCP through SSH). With a :class:`ClientRoute` (sysbench, InnoTune's load
+generator or mysqlslap), the clients run on the target, with the same statements and figures.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Protocol
 
 from app.bench.cpu import CpuProbe, cpu_between
 from app.bench.figures import STATUS_NAMES, CounterTrack, latency_of, rate
@@ -33,6 +34,22 @@ from app.domain.errors import InnoTuneError
 from app.mysql.session import ClientBatchSession, Session
 
 SessionFactory = Callable[[], Session]
+
+
+class ClientRoute(Protocol):
+    """Clients that run elsewhere (on the target): sysbench, the load generator, mysqlslap."""
+
+    @property
+    def engine(self) -> str:
+        """What the report names as the clients."""
+        ...
+
+    def run(
+        self, bench: Benchmark, control: Session, workload: str, threads: int
+    ) -> WorkloadResult:
+        """One workload at one client count."""
+        ...
+
 
 #: Server settings recorded with each report, so before and after can be told apart.
 SETTINGS = (
@@ -256,9 +273,8 @@ class Benchmark:
         say: Callable[[str], None] = _quiet,
         progress: Callable[[float], None] = _ignore,
         on_result: Callable[[WorkloadResult], None] = _ignore,
-        sysbench: object | None = None,
         target: str = "",
-        route: object | None = None,
+        route: ClientRoute | None = None,
         cpu_probe: CpuProbe | None = None,
     ) -> None:
         self.open_session = open_session
@@ -267,9 +283,9 @@ class Benchmark:
         self.say = say
         self.progress = progress
         self.on_result = on_result
-        # Where the clients run: a SysbenchRoute or LoadgenRoute (on the target), or None for
-        # InnoTune's own driver in this process.
-        self.sysbench = route if route is not None else sysbench
+        # Where the clients run: a ClientRoute (on the target), or None for InnoTune's own
+        # driver in this process.
+        self.route = route
         # Reads the server's and the host's CPU around runs whose clients do not report it.
         self.cpu_probe = cpu_probe
         self.target = target
@@ -285,7 +301,7 @@ class Benchmark:
         """
         started_at = datetime.now(UTC).isoformat(timespec="seconds")
         control = self.open_session()
-        if isinstance(control, ClientBatchSession) and self.sysbench is None:
+        if isinstance(control, ClientBatchSession) and self.route is None:
             # Each statement would be its own client process: no transaction could span two
             # statements, and the figures would time process start-up, not commits.
             control.close()
@@ -299,8 +315,8 @@ class Benchmark:
         try:
             settings = server_settings(control)
             engine = "innotune"
-            if self.sysbench is not None:
-                engine = getattr(self.sysbench, "engine", "sysbench")
+            if self.route is not None:
+                engine = self.route.engine
             self.say(f"Creating the scratch schema {self.schema}")
             control.query(f"CREATE DATABASE `{self.schema}`")
             runs = self.options.runs
@@ -358,18 +374,8 @@ class Benchmark:
     ) -> WorkloadResult:
         self._prepare(control, workload)
         try:
-            from app.bench.loadgen import LoadgenRoute, run_loadgen
-
-            if isinstance(self.sysbench, LoadgenRoute):
-                return run_loadgen(self, control, workload, threads)
-            from app.bench.slap import SlapRoute, run_slap
-
-            if isinstance(self.sysbench, SlapRoute):
-                return run_slap(self, control, workload, threads)
-            if self.sysbench is not None:
-                from app.bench.sysbench import run_sysbench
-
-                return run_sysbench(self, control, workload, threads)
+            if self.route is not None:
+                return self.route.run(self, control, workload, threads)
             return self._driver_run(control, workload, threads, index, count)
         finally:
             control.query(f"DROP TABLE IF EXISTS `{self.schema}`.bench_{workload}")

@@ -47,6 +47,12 @@ class SlapRoute(TargetRoute):
 
     program: str = "mysqlslap"
 
+    def run(
+        self, bench: Benchmark, control: Session, workload: str, threads: int
+    ) -> WorkloadResult:
+        """One workload at one client count, as mysqlslap on the target."""
+        return run_slap(bench, control, workload, threads)
+
 
 def find_slap(
     transport: Transport,
@@ -139,7 +145,7 @@ def run_slap(bench: Benchmark, control: Session, workload: str, threads: int) ->
     Raises:
         InnoTuneError: mysqlslap failed (not when the run was cancelled or timed out).
     """
-    route = bench.sysbench
+    route = bench.route
     assert isinstance(route, SlapRoute)
     per_tx = ROWS_PER_TX[workload]
     listed = statements(workload)

@@ -93,6 +93,12 @@ _BUCKET = re.compile(r"^\s*([\d.]+)\s+\|\**\s+(\d+)\s*$")
 class SysbenchRoute(TargetRoute):
     """How to run sysbench on the target and log in from it."""
 
+    def run(
+        self, bench: Benchmark, control: Session, workload: str, threads: int
+    ) -> WorkloadResult:
+        """One workload at one client count, as these clients on the target."""
+        return run_sysbench(bench, control, workload, threads)
+
 
 @dataclass(frozen=True)
 class SysbenchOutput:
@@ -186,7 +192,7 @@ def run_sysbench(bench: Benchmark, control: Session, workload: str, threads: int
     Raises:
         InnoTuneError: sysbench failed (not when the run was cancelled).
     """
-    route = bench.sysbench
+    route = bench.route
     assert isinstance(route, SysbenchRoute)
     per_tx = ROWS_PER_TX[workload]
     events = max(1, bench.options.row_cap // per_tx)

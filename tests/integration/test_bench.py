@@ -186,7 +186,7 @@ def local_sysbench(server: PrivateServer) -> SysbenchRoute:
 def test_sysbench_path_reports_the_same_figures(server: PrivateServer) -> None:
     route = local_sysbench(server)
     report = Benchmark(
-        lambda: opener(server), BenchOptions(seconds=5, threads=(1, 2)), sysbench=route
+        lambda: opener(server), BenchOptions(seconds=5, threads=(1, 2)), route=route
     ).run()
     assert report.engine.startswith("sysbench 1.")
     check_report(report, (1, 2))
@@ -198,7 +198,7 @@ def test_sysbench_cancel_kills_its_clients(server: PrivateServer) -> None:
     bench = Benchmark(
         lambda: opener(server),
         BenchOptions(seconds=120, threads=(2,), workloads=("autocommit",)),
-        sysbench=route,
+        route=route,
     )
     out: list[BenchReport] = []
     worker = threading.Thread(target=lambda: out.append(bench.run()))
@@ -265,7 +265,7 @@ def test_over_ssh_through_the_sudo_relay(
         report = Benchmark(
             session_factory(result, target, Secrets()),
             BenchOptions(seconds=3, threads=(2,)),
-            sysbench=route,
+            route=route,
             target=target.label,
         ).run()
     finally:

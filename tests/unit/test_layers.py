@@ -141,17 +141,9 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _type_only(tree: ast.Module) -> set[int]:
-    """The ids of the nodes under ``if TYPE_CHECKING:``: never run, so they import nothing."""
-    skipped = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            skipped |= {id(inner) for stmt in node.body for inner in ast.walk(stmt)}
-    return skipped
-
-
 def _import_graph() -> dict[str, set[str]]:
-    """Each app module and the app modules it runs an import of, at any depth of the file.
+    """Each app module and the app modules it imports, at any depth of the file (those under
+    ``if TYPE_CHECKING:`` too: a cycle through type hints is still a knot to untie).
 
     ``from X import name`` counts as importing ``X.name`` when that is a module, else ``X``.
     A relative import is resolved against the importing module's package.
@@ -160,11 +152,7 @@ def _import_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {name: set() for name in files}
     for name, path in files.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        tree = _tree(path)
-        skipped = _type_only(tree)
-        for node in ast.walk(tree):
-            if id(node) in skipped:
-                continue
+        for node in ast.walk(_tree(path)):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
