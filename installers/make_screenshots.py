@@ -233,8 +233,8 @@ def run_before_bench(wizard: object, wait_for: Callable[..., None]) -> BenchRepo
 
 def stop_practice(wizard: object, wait_for: Callable[..., None]) -> None:
     """Close the connection and stop the practice server, in a worker thread."""
+    from app.places import default_practice_dir
     from app.practice.practice import PracticeServer
-    from app.ui.paths import default_practice_dir
 
     state = wizard.state  # type: ignore[attr-defined]
     directory = default_practice_dir()

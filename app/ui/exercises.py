@@ -65,8 +65,8 @@ def exercise_task(_conn: DoctorResult, inputs: ExerciseInputs, progress: Progres
 
 def practice_lab(progress: Progress) -> Lab:
     """The user's practice server, started if needed; scratch space next to it."""
+    from app.places import default_practice_dir
     from app.practice.practice import PracticeServer
-    from app.ui.paths import default_practice_dir
 
     base = default_practice_dir()
     progress.say("Starting the practice server (the first start takes a few seconds) …")

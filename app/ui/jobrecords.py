@@ -43,7 +43,7 @@ class JobRecord:
 
 def records_dir() -> Path:
     """``<data directory>/jobs``."""
-    from app.ui.paths import app_data_dir
+    from app.places import app_data_dir
 
     return app_data_dir() / "jobs"
 

@@ -161,7 +161,7 @@ def launch_wizard(argv: list[str] | None = None) -> int:
     app.setWindowIcon(window_icon())
     register_gui_thread()
     from app.logsetup import setup_logging
-    from app.ui.paths import app_data_dir
+    from app.places import app_data_dir
 
     setup_logging(app_data_dir() / "logs")
     wizard = MainWizard()

@@ -43,7 +43,7 @@ def current_log_file() -> Path:
             "innotune.log"
         ):
             return Path(handler.baseFilename)
-    from app.ui.paths import app_data_dir
+    from app.places import app_data_dir
 
     return app_data_dir() / "logs" / "innotune.log"
 

@@ -31,7 +31,7 @@ def practice_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     # Short: the socket path under it must fit the 107 bytes of a Unix socket address.
     home = Path(tempfile.mkdtemp(prefix="itx-"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home))
-    from app.ui.paths import default_practice_dir
+    from app.places import default_practice_dir
 
     base = default_practice_dir()
     try:

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QApplication
 
-from app.ui.paths import default_practice_dir
+from app.places import default_practice_dir
 
 
 def test_default_practice_dir_follows_xdg_and_keeps_the_app_names(

@@ -8,8 +8,8 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 from app.main import _use_platform_places
+from app.places import app_data_dir, known_hosts_file
 from app.remote import hostkeys
-from app.ui.paths import app_data_dir, known_hosts_file
 
 
 def test_known_hosts_in_the_data_directory_with_the_old_file_carried_over(

@@ -83,8 +83,8 @@ def check_connection(conn: DoctorResult, inputs: CheckInputs, progress: Progress
     target = inputs.target
     instance_spec = target.options.instance
     if target.kind == "practice":
+        from app.places import default_practice_dir
         from app.practice.practice import PracticeServer
-        from app.ui.paths import default_practice_dir
 
         progress.say("Starting the practice server (the first start takes a few seconds)…")
         practice = PracticeServer(inputs.practice_dir or default_practice_dir())

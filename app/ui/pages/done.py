@@ -83,6 +83,6 @@ class DonePage(QWizardPage):
         layout.addStretch(1)
 
     def initializePage(self) -> None:  # noqa: N802 - Qt's name
-        from app.ui.paths import app_data_dir
+        from app.places import app_data_dir
 
         self.text.setText(summary_html(self.state, str(app_data_dir() / "logs" / "innotune.log")))
