@@ -87,3 +87,25 @@ def test_preview_page_shows_the_diff_in_colour_and_saves(
     assert target.read_text() == state.preview.text()
     assert "+innodb_flush_log_at_trx_commit = 2" in target.read_text()
     state.connection.close()  # type: ignore[union-attr]
+
+
+def test_a_change_while_the_preview_builds_is_not_lost(
+    qtbot: QtBot, private_server: PrivateServer
+) -> None:
+    """A new plan (or persisted choice) while a preview builds: the preview shown is the
+    newest one's, built once the running task has ended; the stale result is set aside."""
+    state = _state(private_server)
+    page = PreviewPage(state)
+    qtbot.addWidget(page)
+    page.show()
+    page.initializePage()
+    assert page.task is not None and page.task.is_running()
+    assert state.facts is not None and state.plan is not None
+    positions = dataclasses.replace(state.plan.positions, crash_loss="any")
+    state.plan = make_plan(state.facts, positions, default_catalogue())
+    page.start()  # while the first one still builds
+    qtbot.waitUntil(lambda: state.preview is not None, timeout=60_000)
+    text = page.diffs.toPlainText()
+    assert "+innodb_flush_log_at_trx_commit = 0" in text, text
+    assert "+innodb_flush_log_at_trx_commit = 2" not in text
+    qtbot.waitUntil(page.refresh_button.isEnabled)

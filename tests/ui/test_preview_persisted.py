@@ -76,6 +76,7 @@ def test_the_choice_shows_only_for_persisted_values_and_rebuilds_the_preview(
     assert page.persisted_box.isHidden()  # nothing persisted yet
 
     sid.sql(f"SET PERSIST {TRX} = 1")
+    qtbot.waitUntil(page.refresh_button.isEnabled)  # as a person sees it: enabled once done
     page.refresh_button.click()
     commands = _built(qtbot, page)
     assert f"RESET PERSIST IF EXISTS {TRX}" in commands, commands

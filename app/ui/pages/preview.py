@@ -172,6 +172,7 @@ class PreviewPage(QWizardPage):
         )
         self.setObjectName("page_preview")
         self.task: TaskHandle | None = None
+        self._again = False  # build again once the running task has ended
         self._built_for: Plan | None = None
         layout = QVBoxLayout(self)
         self.status = QLabel("")
@@ -283,7 +284,13 @@ class PreviewPage(QWizardPage):
             self.status.setText("No plan yet: go back to Trade-offs.")
             return
         if self.task is not None and self.task.is_running():
+            # A choice made while the last preview builds is not lost: that one is set aside
+            # and the preview is built again from the newest inputs once it has ended.
+            self._again = True
+            self.state.preview = None
+            self.completeChanged.emit()
             return
+        self._again = False
         self._built_for = plan
         self.state.preview = None
         self.save_button.setEnabled(False)
@@ -294,15 +301,21 @@ class PreviewPage(QWizardPage):
         self.task.say.connect(self._on_task_say)
         self.task.finished.connect(self._on_task_finished)
         self.task.failed.connect(self._on_task_failed)
-        # Once it has ended: start() does nothing while the last task still runs.
-        self.task.ended.connect(lambda: self.refresh_button.setEnabled(True))
+        self.task.ended.connect(self._on_task_ended)
         self.completeChanged.emit()
 
     def _on_task_say(self, text: str) -> None:
         self.status.setText(html.escape(text))
 
+    def _on_task_ended(self) -> None:
+        self.refresh_button.setEnabled(True)
+        if self._again:
+            self.start()
+
     def _on_task_finished(self, preview: object) -> None:
         assert isinstance(preview, Preview)
+        if self._again:
+            return  # built from inputs that have changed since; the next one follows
         self.state.preview = preview
         if self.state.plan is not None:
             self.state.plan = with_checksums(self.state.plan, preview)
