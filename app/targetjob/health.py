@@ -21,6 +21,19 @@ SERVER_NAMES = ("mariadbd", "mysqld")
 ERROR_LINE = re.compile(r"\[ERROR\]|^ERROR\b|unknown (variable|option)|\bAborting\b|Fatal error")
 
 
+def live_argv(pid: int) -> list[str] | None:
+    """The command line of ``pid``; None when it is gone or a zombie."""
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as fh:
+            argv = [a.decode("utf-8", "replace") for a in fh.read().split(b"\0") if a]
+        with open("/proc/%d/stat" % pid) as fh:
+            if fh.read().rsplit(")", 1)[-1].split()[0] in ("Z", "X"):
+                return None
+    except OSError:
+        return None
+    return argv
+
+
 class Health(JobBase):
     """The job's view of the server: its process, socket, log; restart and watch."""
 
@@ -41,14 +54,7 @@ class Health(JobBase):
         return None
 
     def _is_server(self, pid: int, require_marker: bool) -> bool:
-        try:
-            with open("/proc/%d/cmdline" % pid, "rb") as fh:
-                argv = [a.decode("utf-8", "replace") for a in fh.read().split(b"\0") if a]
-            with open("/proc/%d/stat" % pid) as fh:
-                if fh.read().rsplit(")", 1)[-1].split()[0] in ("Z", "X"):
-                    return False
-        except OSError:
-            return False
+        argv = live_argv(pid)
         if not argv or os.path.basename(argv[0]) not in SERVER_NAMES:
             return False
         if not require_marker:

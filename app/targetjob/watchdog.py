@@ -15,20 +15,14 @@ import time
 
 from .files import atomic_write, read_or_none
 from .formats import FINAL, Bundle, JobState, JournalLine
+from .health import live_argv
 from .job import Job
 
 
 def _job_alive(pid: int, directory: str) -> bool:
     """True while ``pid`` is this job's process (not a zombie, not a reused pid)."""
-    try:
-        with open("/proc/%d/cmdline" % pid, "rb") as fh:
-            argv = [a.decode("utf-8", "replace") for a in fh.read().split(b"\0") if a]
-        with open("/proc/%d/stat" % pid) as fh:
-            if fh.read().rsplit(")", 1)[-1].split()[0] in ("Z", "X"):
-                return False
-    except OSError:
-        return False
-    return directory in argv and "--watchdog" not in argv
+    argv = live_argv(pid)
+    return argv is not None and directory in argv and "--watchdog" not in argv
 
 
 def _read_state(directory: str) -> JobState:
