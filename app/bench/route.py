@@ -121,7 +121,13 @@ def slap_route(
 
 
 def client_route(
-    result: DoctorResult, target: Target, secrets: Secrets, session: Session, engine: str = "auto"
+    result: DoctorResult,
+    target: Target,
+    secrets: Secrets,
+    session: Session,
+    engine: str = "auto",
+    *,
+    allow_sysbench: bool = True,
 ) -> SysbenchRoute | LoadgenRoute | SlapRoute | None:
     """Where the benchmark's clients run (None: InnoTune's own client, in this process).
 
@@ -129,7 +135,8 @@ def client_route(
     the target's python3, else mariadb-slap / mysqlslap from the target's client package, else
     InnoTune's own client here (over the link: it measures the link as much as the server).
 
-    ``engine`` picks one of :data:`ENGINES` or ``auto``.
+    ``engine`` picks one of :data:`ENGINES` or ``auto``; ``allow_sysbench=False`` leaves
+    sysbench out of ``auto`` (the Verify page's choice).
 
     Raises:
         InnoTuneError: the engine asked for cannot run on this target.
@@ -139,6 +146,8 @@ def client_route(
     if engine == "innotune":
         return None
     finders = {"sysbench": sysbench_route, "loadgen": loadgen_route, "slap": slap_route}
+    if not allow_sysbench and engine == "auto":
+        del finders["sysbench"]
     for name in finders if engine == "auto" else (engine,):
         route = finders[name](result, target, secrets, session)
         if route is not None:

@@ -93,9 +93,9 @@ def statements(workload: str) -> list[str]:
     Every client runs the same list from its start, so the small transaction's UPDATE picks
     its row on the server (a user variable), else the clients would queue on the same rows.
     """
-    if workload == "autocommit":
-        return Statements(workload, seed=1).singles
     source = Statements(workload, seed=1)
+    if workload == "autocommit":
+        return source.singles
     if workload == "bulk":
         return ["BEGIN", *([source.bulk] * BULK_INSERTS_PER_TX), "COMMIT"]
     out = []

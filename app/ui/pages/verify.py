@@ -82,13 +82,7 @@ def sample_rate(conn: DoctorResult, inputs: SampleInputs, progress: Progress) ->
 
 def run_bench(conn: DoctorResult, inputs: BenchInputs, progress: Progress) -> BenchReport:
     """One labelled benchmark (a task); progress goes out as fractions, text as ``say``."""
-    from app.bench.route import (
-        client_route,
-        cpu_probe,
-        loadgen_route,
-        session_factory,
-        slap_route,
-    )
+    from app.bench.route import client_route, cpu_probe, session_factory
     from app.bench.runner import Benchmark, BenchOptions
 
     target, secrets = inputs.target, inputs.secrets
@@ -98,12 +92,7 @@ def run_bench(conn: DoctorResult, inputs: BenchInputs, progress: Progress) -> Be
     # client here.
     session = opener()
     try:
-        if inputs.use_sysbench:
-            route = client_route(conn, target, secrets, session)
-        else:
-            route = loadgen_route(conn, target, secrets, session) or slap_route(
-                conn, target, secrets, session
-            )
+        route = client_route(conn, target, secrets, session, allow_sysbench=inputs.use_sysbench)
     finally:
         session.close()
     bench = Benchmark(
