@@ -42,7 +42,7 @@ from tests.hosts.util import sh, wait_port
 CACHE = Path(os.environ.get("INNOTUNE_TEST_HOSTS_CACHE", "/var/cache/innotune-tests/hosts"))
 MIRROR = os.environ.get("INNOTUNE_TEST_MIRROR", "http://deb.debian.org/debian")
 # Bump when the recipe below changes: cached images of an older recipe are rebuilt.
-RECIPE = "3"
+RECIPE = "4"
 
 COMMON = (
     "systemd",
@@ -201,6 +201,10 @@ def _customise(root: Path, spec: HostSpec) -> None:
     shutil.rmtree(root / "var/cache/apt/archives", ignore_errors=True)
     (root / "var/cache/apt/archives/partial").mkdir(parents=True)
     (root / "etc/hostname").write_text(f"{spec.name}\n")
+    # sid's mysql-server postinst writes this when port 3306 is taken on the machine building
+    # the image (this machine's MariaDB, often): it would move every boot's server to 3307,
+    # over the port the boot chose.
+    (root / "etc/mysql/mysql.conf.d/99-port-backoff.cnf").unlink(missing_ok=True)
 
 
 def cgroup2_root() -> Path:
@@ -384,9 +388,17 @@ class DebianHost:
             state = self.run("systemctl", "is-active", self.spec.service, check=False).strip()
             if state == "active":
                 probe = subprocess.run(
-                    self.command("mysql", "-NBe", "SELECT 1"), capture_output=True, text=True
+                    self.command("mysql", "-NBe", "SELECT @@port"), capture_output=True, text=True
                 )
                 if probe.returncode == 0:
+                    port = probe.stdout.strip()
+                    if port != str(self.db_port):
+                        # Two boots (or this machine's server) would share a port.
+                        raise RuntimeError(
+                            f"{self.spec.name}: the server listens on port {port}, not this "
+                            f"boot's {self.db_port}: an option file of the image overrides "
+                            f"{self.spec.etc_drop_in}"
+                        )
                     return
                 last = probe.stderr.strip()
             else:
