@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from app.bench.figures import CounterTrack, latency_from_histogram, rate
-from app.bench.program import TargetRoute
+from app.bench.program import TargetLogin, TargetRoute
 from app.bench.workloads import (
     BULK_INSERTS_PER_TX,
     BULK_ROWS_PER_INSERT,
@@ -74,14 +74,7 @@ class LoadgenRoute(TargetRoute):
 
 
 def find_loadgen(
-    transport: Transport,
-    *,
-    socket: str | None,
-    port: int | None,
-    user: str,
-    password: str | None = None,
-    sudo: bool = False,
-    server_pid: int | None = None,
+    transport: Transport, login: TargetLogin, server_pid: int | None = None
 ) -> LoadgenRoute | None:
     """A route to run the load generator on the target, or None without python3 ≥ 3.6."""
     probe = 'command -v python3 >/dev/null && python3 -I -c "import sys;print(sys.version)"'
@@ -90,16 +83,8 @@ def find_loadgen(
     m = re.match(r"(\d+)\.(\d+)", version)
     if m is None or (int(m.group(1)), int(m.group(2))) < MIN_PYTHON:
         return None
-    return LoadgenRoute(
-        transport,
-        socket,
-        port,
-        user,
-        password,
-        sudo,
-        engine=f"innotune-loadgen (python {version} on the target)",
-        server_pid=server_pid,
-    )
+    engine = f"innotune-loadgen (python {version} on the target)"
+    return LoadgenRoute.found(transport, login, engine, server_pid)
 
 
 class _Lines:

@@ -12,7 +12,7 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Self
 
 from app.bench.cpu import CpuProbe, CpuSample
 from app.bench.figures import CounterTrack
@@ -29,6 +29,17 @@ TIMED = 'date +%s.%N >&2; "$0" "$@"; s=$?; date +%s.%N >&2; times >&2; exit $s'
 _CLOCK = re.compile(r"^(\d+\.\d+)$", re.M)
 # The shell's `times`: its own user/system time, then its children's.
 _TIMES = re.compile(r"^(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s\s*$", re.M)
+
+
+@dataclass(frozen=True)
+class TargetLogin:
+    """How a client started on the target logs in, as InnoTune's own sessions do."""
+
+    socket: str | None
+    port: int | None
+    user: str
+    password: str | None = None
+    sudo: bool = False
 
 
 @dataclass(frozen=True)
@@ -49,6 +60,28 @@ class TargetRoute:
     sudo: bool = False
     engine: str = ""
     server_pid: int | None = None
+
+    @classmethod
+    def found(
+        cls,
+        transport: Transport,
+        login: TargetLogin,
+        engine: str,
+        server_pid: int | None = None,
+        **more: Any,
+    ) -> Self:
+        """The route to a program found on the target, logging in as ``login`` says."""
+        return cls(
+            transport,
+            login.socket,
+            login.port,
+            login.user,
+            login.password,
+            login.sudo,
+            engine=engine,
+            server_pid=server_pid,
+            **more,
+        )
 
 
 @dataclass(frozen=True)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import getpass
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TypeVar
 
 from app.access.database import Credentials, open_session
 from app.access.doctor import DoctorResult, Secrets
 from app.bench.cpu import CpuProbe
 from app.bench.loadgen import LoadgenRoute, find_loadgen
+from app.bench.program import TargetLogin
 from app.bench.runner import SessionFactory
 from app.bench.slap import SlapRoute, find_slap
 from app.bench.sysbench import SysbenchRoute, find_sysbench
@@ -38,17 +38,6 @@ def session_factory(result: DoctorResult, target: Target, secrets: Secrets) -> S
     return opener
 
 
-@dataclass(frozen=True)
-class TargetLogin:
-    """How a client started on the target logs in, as InnoTune's own sessions do."""
-
-    socket: str | None
-    port: int | None
-    user: str
-    password: str | None = None
-    sudo: bool = False
-
-
 def target_login(
     result: DoctorResult, target: Target, secrets: Secrets, session: Session
 ) -> TargetLogin | None:
@@ -64,7 +53,9 @@ def target_login(
     user = target.options.mysql_user
     password = secrets.mysql_password
     if password is not None and user:
-        return TargetLogin(instance.socket, instance.port, user, password)
+        # By socket where the server has one (the port only without it).
+        port = None if instance.socket else instance.port
+        return TargetLogin(instance.socket, port, user, password)
     if instance.socket is None:
         return None
     current = session.query("SELECT CURRENT_USER()")[0][0] or ""
@@ -88,15 +79,7 @@ def _on_target(
     login = target_login(result, target, secrets, session)
     if login is None or result.transport is None or result.instance is None:
         return None
-    return find(
-        result.transport,
-        socket=login.socket,
-        port=None if login.socket else login.port,
-        user=login.user,
-        password=login.password,
-        sudo=login.sudo,
-        server_pid=result.instance.pid,
-    )
+    return find(result.transport, login, result.instance.pid)
 
 
 def sysbench_route(

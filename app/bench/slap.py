@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from app.bench.cpu import cpu_between
 from app.bench.figures import rate
-from app.bench.program import TargetRoute, run_program
+from app.bench.program import TargetLogin, TargetRoute, run_program
 from app.bench.workloads import BULK_INSERTS_PER_TX, PREFILL_ROWS, ROWS_PER_TX, Statements
 from app.domain.bench import Latency, WorkloadResult
 from app.domain.errors import InnoTuneError
@@ -55,14 +55,7 @@ class SlapRoute(TargetRoute):
 
 
 def find_slap(
-    transport: Transport,
-    *,
-    socket: str | None,
-    port: int | None,
-    user: str,
-    password: str | None = None,
-    sudo: bool = False,
-    server_pid: int | None = None,
+    transport: Transport, login: TargetLogin, server_pid: int | None = None
 ) -> SlapRoute | None:
     """A route to run mariadb-slap (or mysqlslap) on the target; None when it has neither."""
     probe = 'p=$(command -v mariadb-slap || command -v mysqlslap) && echo "$p" && "$p" --version'
@@ -74,17 +67,8 @@ def find_slap(
     # "Ver 1.0 Distrib 10.11.19-MariaDB", "from 11.8.9-MariaDB", "Ver 9.7.4-2": the server's.
     release = re.search(r"\d+\.\d+\.\d+", lines[1])
     version = f" {release.group(0)}" if release else ""
-    return SlapRoute(
-        transport,
-        socket,
-        port,
-        user,
-        password,
-        sudo,
-        program=program,
-        engine=f"{program.rsplit('/', 1)[-1]}{version} on the target",
-        server_pid=server_pid,
-    )
+    engine = f"{program.rsplit('/', 1)[-1]}{version} on the target"
+    return SlapRoute.found(transport, login, engine, server_pid, program=program)
 
 
 def statements(workload: str) -> list[str]:

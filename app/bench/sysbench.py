@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from app.bench.cpu import cpu_between
 from app.bench.figures import latency_from_histogram, rate
-from app.bench.program import TargetRoute, run_program
+from app.bench.program import TargetLogin, TargetRoute, run_program
 from app.bench.workloads import (
     BULK_INSERTS_PER_TX,
     BULK_ROWS_PER_INSERT,
@@ -142,23 +142,14 @@ def parse_output(text: str) -> SysbenchOutput:
 
 
 def find_sysbench(
-    transport: Transport,
-    *,
-    socket: str | None,
-    port: int | None,
-    user: str,
-    password: str | None = None,
-    sudo: bool = False,
-    server_pid: int | None = None,
+    transport: Transport, login: TargetLogin, server_pid: int | None = None
 ) -> SysbenchRoute | None:
     """A route to run sysbench on the target, or None when it has no sysbench 1.x."""
     found = transport.run(["sh", "-c", "command -v sysbench && sysbench --version"], timeout=20)
     version = found.out.strip().splitlines()[-1] if found.ok and found.out.strip() else ""
     if not re.match(r"sysbench 1\.", version):
         return None
-    return SysbenchRoute(
-        transport, socket, port, user, password, sudo, engine=version, server_pid=server_pid
-    )
+    return SysbenchRoute.found(transport, login, version, server_pid)
 
 
 def _argv(

@@ -50,6 +50,7 @@ from typing import Any
 
 from app.bench.figures import geometric_mean, median, spread
 from app.bench.loadgen import LoadgenRoute, find_loadgen
+from app.bench.program import TargetLogin
 from app.bench.runner import Benchmark, BenchOptions
 from app.domain.bench import WORKLOADS
 from app.domain.facts import to_jsonable
@@ -137,12 +138,8 @@ class Rig:
         self.route: LoadgenRoute | None = None
         if engine == "loadgen":
             # No server pid: it changes with every restart; the clients ask the socket.
-            self.route = find_loadgen(
-                LocalTransport(),
-                socket=str(server.socket_path),
-                port=None,
-                user=getpass.getuser(),
-            )
+            login = TargetLogin(str(server.socket_path), None, getpass.getuser())
+            self.route = find_loadgen(LocalTransport(), login)
             if self.route is None:
                 raise SystemExit("the load generator needs python3 >= 3.6")
 

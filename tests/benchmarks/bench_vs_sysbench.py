@@ -41,6 +41,7 @@ import tempfile
 from pathlib import Path
 
 from app.bench.figures import median
+from app.bench.program import TargetLogin
 from app.bench.runner import Benchmark, BenchOptions
 from app.bench.sysbench import find_sysbench
 from app.cli import run_cli
@@ -70,13 +71,8 @@ def run_sysbench(
     server: PrivateServer, workloads: tuple[str, ...], seconds: float, threads: int
 ) -> BenchReport:
     """The reference: sysbench on this machine over the socket, the benchmark's statements."""
-    route = find_sysbench(
-        LocalTransport(),
-        socket=str(server.socket_path),
-        port=None,
-        user=getpass.getuser(),
-        server_pid=server.running_pid(),
-    )
+    login = TargetLogin(str(server.socket_path), None, getpass.getuser())
+    route = find_sysbench(LocalTransport(), login, server.running_pid())
     if route is None:
         raise SystemExit("sysbench 1.x is not installed (make sysdeps-test)")
     options = BenchOptions(

@@ -14,6 +14,7 @@ import pytest
 
 from app.access.doctor import DoctorResult, Secrets, run_doctor
 from app.bench.figures import STATUS_NAMES, CounterTrack
+from app.bench.program import TargetLogin
 from app.bench.report import report_text
 from app.bench.route import session_factory, sysbench_route
 from app.bench.runner import Benchmark, BenchOptions, status_values, write_rate
@@ -176,9 +177,8 @@ def test_write_rate_sees_another_writer(server: PrivateServer) -> None:
 
 def local_sysbench(server: PrivateServer) -> SysbenchRoute:
     need(shutil.which("sysbench") is not None, "sysbench is not installed (make sysdeps-test)")
-    route = find_sysbench(
-        LocalTransport(), socket=str(server.socket_path), port=None, user=getpass.getuser()
-    )
+    login = TargetLogin(str(server.socket_path), None, getpass.getuser())
+    route = find_sysbench(LocalTransport(), login)
     assert route is not None and route.engine.startswith("sysbench 1.")
     return route
 

@@ -13,11 +13,13 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from app.access.doctor import DoctorResult, Secrets, run_doctor
 from app.bench.loadgen import LoadgenRoute, find_loadgen
+from app.bench.program import TargetLogin
 from app.bench.report import report_text
 from app.bench.route import client_route, cpu_probe, session_factory
 from app.bench.runner import Benchmark, BenchOptions, status_values
@@ -62,15 +64,14 @@ def wait_for(check: object, timeout: float = 30.0) -> None:
         time.sleep(0.05)
 
 
-def local_route(server: PrivateServer, **kw: object) -> LoadgenRoute:
-    args: dict[str, object] = dict(
-        socket=str(server.socket_path),
-        port=None,
-        user=getpass.getuser(),
-        server_pid=server.running_pid(),
-    )
-    args.update(kw)
-    route = find_loadgen(LocalTransport(), **args)  # type: ignore[arg-type]
+def socket_login(server: PrivateServer, **kw: Any) -> TargetLogin:
+    """This computer's account by the server's socket, unless ``kw`` says otherwise."""
+    args = {"socket": str(server.socket_path), "port": None, "user": getpass.getuser()}
+    return TargetLogin(**{**args, **kw})
+
+
+def local_route(server: PrivateServer, **kw: Any) -> LoadgenRoute:
+    route = find_loadgen(LocalTransport(), socket_login(server, **kw), server.running_pid())
     assert route is not None and route.engine.startswith("innotune-loadgen (python 3.")
     return route
 
@@ -252,6 +253,30 @@ def _cmdlines_and_environs() -> bytes:
     return blob
 
 
+def run_watching_for(secret: str, bench: Benchmark) -> BenchReport:
+    """``bench``'s report; fails if ``secret`` shows in a command line or environment meanwhile."""
+    out: list[BenchReport] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            out.append(bench.run())
+        except BaseException as exc:  # noqa: BLE001 - raised again below, in the test
+            errors.append(exc)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    leaked = False
+    while worker.is_alive():
+        leaked = leaked or secret.encode() in _cmdlines_and_environs()
+        time.sleep(0.2)
+    worker.join()
+    assert not leaked, "the password showed in a process's command line or environment"
+    if errors:
+        raise errors[0]
+    return out[0]
+
+
 @pytest.mark.parametrize("via", ["socket", "tcp"])
 def test_a_password_login_never_on_a_command_line(server: PrivateServer, via: str) -> None:
     password = "lg-" + secrets.token_hex(10)
@@ -271,16 +296,7 @@ def test_a_password_login_never_on_a_command_line(server: PrivateServer, via: st
         BenchOptions(seconds=4, threads=(2,), workloads=("autocommit", "small_tx")),
         route=route,
     )
-    out: list[BenchReport] = []
-    worker = threading.Thread(target=lambda: out.append(bench.run()))
-    worker.start()
-    leaked = False
-    while worker.is_alive():
-        leaked = leaked or password.encode() in _cmdlines_and_environs()
-        time.sleep(0.2)
-    worker.join()
-    assert not leaked
-    report = out[0]
+    report = run_watching_for(password, bench)
     assert all(r.commits > 0 and r.cpu is not None for r in report.results)
     users = server.query("SELECT USER FROM information_schema.PROCESSLIST")
     assert user not in users  # every client logged out

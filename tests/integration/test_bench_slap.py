@@ -5,13 +5,13 @@ reaches a command line."""
 
 from __future__ import annotations
 
-import getpass
 import os
 import secrets
 import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,10 +29,11 @@ from app.remote.connect import open_transport
 from app.remote.local import LocalTransport
 from tests.integration.test_bench import opener, scratch_schemas
 from tests.integration.test_bench_loadgen import (
-    _cmdlines_and_environs,
     bench_connections,
     over_ssh,  # noqa: F401 - a fixture
+    run_watching_for,
     server,  # noqa: F401 - a fixture
+    socket_login,
     wait_for,
 )
 
@@ -44,15 +45,8 @@ def slap_pids() -> list[int]:
     return [int(p) for p in found.stdout.split()]
 
 
-def local_route(server: PrivateServer, **kw: object) -> SlapRoute:  # noqa: F811
-    args: dict[str, object] = dict(
-        socket=str(server.socket_path),
-        port=None,
-        user=getpass.getuser(),
-        server_pid=server.running_pid(),
-    )
-    args.update(kw)
-    route = find_slap(LocalTransport(), **args)  # type: ignore[arg-type]
+def local_route(server: PrivateServer, **kw: Any) -> SlapRoute:  # noqa: F811
+    route = find_slap(LocalTransport(), socket_login(server, **kw), server.running_pid())
     assert route is not None and route.engine.startswith("mariadb-slap 1")
     return route
 
@@ -207,16 +201,7 @@ def test_a_password_login_never_on_a_command_line(server: PrivateServer) -> None
             BenchOptions(seconds=3, threads=(2,), workloads=("autocommit",)),
             route=route,
         )
-        out: list[BenchReport] = []
-        worker = threading.Thread(target=lambda: out.append(bench.run()))
-        worker.start()
-        leaked = False
-        while worker.is_alive():
-            leaked = leaked or password.encode() in _cmdlines_and_environs()
-            time.sleep(0.2)
-        worker.join()
-        assert not leaked
-        assert out[0].results[0].commits > 0
+        assert run_watching_for(password, bench).results[0].commits > 0
         # A wrong password: the run fails with the server's answer, the schema is dropped.
         wrong = local_route(server, user=user, password="wrong-" + password)
         with pytest.raises(InnoTuneError, match="Access denied"):
