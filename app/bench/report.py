@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from app.domain.bench import WORKLOAD_TITLES, BenchReport, WorkloadResult, WriteRate
+from app.domain.bench import (
+    WORKLOAD_TITLES,
+    BenchReport,
+    WorkloadResult,
+    WriteRate,
+    any_client_bound,
+    change_percent,
+)
 
 MIB = 1024 * 1024
 
@@ -121,10 +128,11 @@ def comparison_text(before: BenchReport, after: BenchReport) -> str:
         a = after.result(b.workload, b.threads)
         if a is None:
             continue
-        change = (a.commits_per_s / b.commits_per_s - 1) * 100 if b.commits_per_s else 0.0
-        bound = any(r.cpu is not None and r.cpu.client_bound for r in (a, b))
+        change = change_percent(b, a)
+        shown = "—" if change is None else f"{change:+.0f}%"
         lines.append(
             f"{b.workload:<11} {b.threads:>7} {b.commits_per_s:>11,.1f} {a.commits_per_s:>11,.1f} "
-            f"{change:>+7.0f}% {_p99(b):>11} {_p99(a):>10}" + ("  client-bound" if bound else "")
+            f"{shown:>8} {_p99(b):>11} {_p99(a):>10}"
+            + ("  client-bound" if any_client_bound(a, b) else "")
         )
     return "\n".join(lines)

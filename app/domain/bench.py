@@ -125,6 +125,26 @@ class WorkloadResult:
     cpu: CpuUse | None = None
 
 
+def change_percent(before: WorkloadResult | None, after: WorkloadResult | None) -> float | None:
+    """The change of commits/s from ``before`` to ``after`` in percent; None unless both ran."""
+    if before is None or after is None or before.commits_per_s <= 0:
+        return None
+    return (after.commits_per_s / before.commits_per_s - 1) * 100
+
+
+def any_client_bound(*runs: WorkloadResult | None) -> bool:
+    """Whether the clients set the pace in any of ``runs`` (a change between them is theirs too)."""
+    return any(r is not None and r.cpu is not None and r.cpu.client_bound for r in runs)
+
+
+def change_text(before: WorkloadResult | None, after: WorkloadResult | None) -> str:
+    """The change of commits/s ("+534%", "+76% (client-bound)"); "" unless both ran."""
+    change = change_percent(before, after)
+    if change is None:
+        return ""
+    return f"{change:+.0f}%" + (" (client-bound)" if any_client_bound(before, after) else "")
+
+
 @dataclass(frozen=True)
 class WriteRate:
     """The server's own write activity over a short sample, and whether it looks busy.
@@ -167,7 +187,7 @@ class BenchReport:
     @property
     def client_bound(self) -> tuple[WorkloadResult, ...]:
         """The runs whose clients, not the server, were the limit."""
-        return tuple(r for r in self.results if r.cpu is not None and r.cpu.client_bound)
+        return tuple(r for r in self.results if any_client_bound(r))
 
     def to_json(self) -> str:
         """JSON text; :meth:`from_json` gives back an equal value."""

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtCharts import QChart
+from PySide6.QtCharts import QBarCategoryAxis, QChart
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
 from pytestqt.qtbot import QtBot
 
@@ -31,3 +32,17 @@ def test_a_dark_palette_redraws_in_the_dark_theme(qtbot: QtBot) -> None:
     assert chart.throughput.theme() == QChart.ChartTheme.ChartThemeDark
     assert chart.latency.theme() == QChart.ChartTheme.ChartThemeDark
     assert chart.series_names() == ["before", "after"]  # the same results, drawn again
+
+
+def test_each_run_names_its_change_under_its_bars(qtbot: QtBot) -> None:
+    chart = BenchChart()
+    qtbot.addWidget(chart)
+    chart.show_reports([_report("before", 100.0)])
+    axis = chart.throughput.axes(Qt.Orientation.Horizontal)[0]
+    assert isinstance(axis, QBarCategoryAxis)
+    assert axis.categories() == ["1-row ×1"]  # one report: nothing to compare
+    chart.show_reports([_report("before", 100.0), _report("after", 634.0)])
+    axis = chart.throughput.axes(Qt.Orientation.Horizontal)[0]
+    assert isinstance(axis, QBarCategoryAxis)
+    assert axis.categories() == ["1-row ×1<br>+534%"]
+    assert chart.run_box.itemText(0) == "1-row ×1"  # the box has no room for it

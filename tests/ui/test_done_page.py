@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pytestqt.qtbot import QtBot
 
-from app.domain.bench import BenchReport
+from app.domain.bench import BenchReport, CpuUse
 from app.domain.hostfacts import HostFacts
 from app.domain.target import parse_target
 from app.knobs import default_catalogue
@@ -46,3 +46,11 @@ def test_gains_compare_the_same_workloads() -> None:
         "autocommit × 1 client(s): 100 → 150 commits/s (+50%)"
     ]
     assert gains(None, report("after", 1.0)) == []
+    # A run whose clients set the pace says so: its change is not all the server's.
+    after = report("after", 150.0)
+    bound = CpuUse(1.0, 0.5, 0.95, 2, "target", True, "the host's CPUs were 95% busy")
+    after = dataclasses.replace(after, results=(dataclasses.replace(after.results[0], cpu=bound),))
+    assert gains(report("before", 100.0), after) == [
+        "autocommit × 1 client(s): 100 → 150 commits/s (+50%)"
+        " — client-bound: partly the clients' change"
+    ]

@@ -11,7 +11,15 @@ from app.bench.figures import judge_cpu, parse_host_cpu, parse_proc_cpu
 from app.bench.loadgen import BOOTSTRAP, program, settings_line
 from app.bench.program import TIMED, children_cpu
 from app.bench.report import comparison_text, report_text
-from app.domain.bench import BenchReport, Counters, CpuUse, Latency, WorkloadResult
+from app.domain.bench import (
+    BenchReport,
+    Counters,
+    CpuUse,
+    Latency,
+    WorkloadResult,
+    change_percent,
+    change_text,
+)
 
 
 def judge(**kw: object) -> CpuUse:
@@ -123,6 +131,21 @@ def test_reports_say_which_runs_were_client_bound() -> None:
     for r in data["results"]:
         del r["cpu"]
     assert BenchReport.from_json(json.dumps(data)).results[0].cpu is None
+
+
+def test_every_face_words_a_client_bound_change_the_same() -> None:
+    before, after = result(False, 100.0), result(False, 250.0)
+    assert change_text(before, after) == "+150%" and change_percent(before, after) == 150.0
+    assert change_text(result(True, 100.0), after) == "+150% (client-bound)"
+    assert change_text(before, result(True, 40.0)) == "-60% (client-bound)"
+    assert change_text(None, after) == change_text(before, None) == ""
+    assert change_percent(result(False, 0.0), after) is None  # no rate to compare with
+    reports = [
+        BenchReport("t", "now", "innotune", 10.0, (r,), label=label)
+        for r, label in ((result(False, 100.0), "before"), (result(True, 250.0), "after"))
+    ]
+    line = comparison_text(*reports).splitlines()[1]
+    assert "+150%" in line and line.endswith("client-bound")
 
 
 def test_the_load_generator_is_stdlib_python_that_compiles() -> None:

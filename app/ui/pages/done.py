@@ -7,7 +7,7 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWizardPage
 
-from app.domain.bench import BenchReport
+from app.domain.bench import BenchReport, any_client_bound, change_percent
 from app.ui.state import WizardState
 
 
@@ -18,12 +18,13 @@ def gains(before: BenchReport | None, after: BenchReport | None) -> list[str]:
     lines = []
     for b in before.results:
         a = after.result(b.workload, b.threads)
-        if a is None or b.commits_per_s <= 0:
+        change = change_percent(b, a)
+        if a is None or change is None:
             continue
-        change = (a.commits_per_s / b.commits_per_s - 1) * 100
+        bound = " — client-bound: partly the clients' change" if any_client_bound(a, b) else ""
         lines.append(
             f"{b.workload} × {b.threads} client(s): {b.commits_per_s:,.0f} → "
-            f"{a.commits_per_s:,.0f} commits/s ({change:+.0f}%)"
+            f"{a.commits_per_s:,.0f} commits/s ({change:+.0f}%){bound}"
         )
     return lines
 

@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 
 from app.access.doctor import DoctorResult, Secrets
 from app.bench.report import rate_text
-from app.domain.bench import BenchReport, WorkloadResult, WriteRate
+from app.domain.bench import BenchReport, WorkloadResult, WriteRate, change_text
 from app.domain.errors import InnoTuneError
 from app.domain.target import Target
 from app.ui.hostworker import Progress, Task, TaskHandle
@@ -440,11 +440,6 @@ class VerifyPage(QWizardPage):
         for row, (workload, threads) in enumerate(keys):
             b = before.result(workload, threads) if before else None
             a = after.result(workload, threads) if after else None
-            change = ""
-            if a and b and b.commits_per_s:
-                change = f"{(a.commits_per_s / b.commits_per_s - 1) * 100:+.0f}%"
-                if any(r.cpu is not None and r.cpu.client_bound for r in (a, b)):
-                    change += " (client-bound)"
 
             def lat(r: WorkloadResult | None) -> str:
                 return "" if r is None else r.latency.text()
@@ -458,7 +453,7 @@ class VerifyPage(QWizardPage):
                 str(threads),
                 f"{b.commits_per_s:,.1f}" if b else "",
                 f"{a.commits_per_s:,.1f}" if a else "",
-                change,
+                change_text(b, a),
                 lat(b),
                 lat(a),
                 f"{b.rows_per_s:,.0f}" if b else "",

@@ -21,7 +21,7 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from app.domain.bench import BenchReport
+from app.domain.bench import BenchReport, change_text
 
 #: Short names that fit under a bar.
 SHORT = {"autocommit": "1-row", "small_tx": "txn", "bulk": "bulk"}
@@ -36,6 +36,20 @@ def chart_theme(palette: QPalette) -> QChart.ChartTheme:
 def run_key(workload: str, threads: int) -> str:
     """The category name of one run, short enough to show under its bars."""
     return f"{SHORT.get(workload, workload)} ×{threads}"
+
+
+def category_label(workload: str, threads: int, reports: list[BenchReport]) -> str:
+    """A run's name under its bars, and the change from the first report to the last.
+
+    The change is written out because a bulk run's bars are too short to read it from.
+    """
+    first = reports[0].result(workload, threads) if reports else None
+    last = reports[-1].result(workload, threads) if len(reports) > 1 else None
+    change = change_text(first, last)
+    name = run_key(workload, threads)
+    # "+76% (client-bound)" on three lines: a category is only as wide as its bars.
+    change = change.replace(" (client-bound)", "<br>client-<br>bound")
+    return f"{name}<br>{change}" if change else name
 
 
 def _runs(reports: list[BenchReport]) -> list[tuple[str, int]]:
@@ -79,8 +93,8 @@ class BenchChart(QWidget):
         right.addWidget(self.latency_view, 1)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.throughput_view, 3)
-        layout.addLayout(right, 2)
+        layout.addWidget(self.throughput_view, 2)
+        layout.addLayout(right, 1)
 
     def show_reports(self, reports: list[BenchReport]) -> None:
         """Draw ``reports`` (each labelled: before, after, …) side by side."""
@@ -124,11 +138,15 @@ class BenchChart(QWidget):
             series.append(bars)
         self.throughput.addSeries(series)
         x = QBarCategoryAxis()
-        x.append([run_key(w, t) for w, t in runs])
+        x.append([category_label(w, t, self.reports) for w, t in runs])
+        small = x.labelsFont()
+        small.setPointSizeF(small.pointSizeF() * 0.9)  # six runs side by side, names whole
+        x.setLabelsFont(small)
         self.throughput.addAxis(x, Qt.AlignmentFlag.AlignBottom)
         series.attachAxis(x)
         y = QValueAxis()
         y.setRange(0, top * 1.1 if top > 0 else 1)
+        y.applyNiceNumbers()  # ticks at round figures
         y.setLabelFormat("%.0f")
         self.throughput.addAxis(y, Qt.AlignmentFlag.AlignLeft)
         series.attachAxis(y)
