@@ -12,6 +12,7 @@ from app.domain.hostfacts import HostFacts
 from app.domain.target import parse_target
 from app.knobs import default_catalogue
 from app.planner import default_positions, make_plan
+from app.planner.values import size_text
 from app.ui.pages.done import DonePage, gains
 from app.ui.state import WizardState
 
@@ -20,7 +21,7 @@ FACTS = Path(__file__).parents[1] / "fixtures/hosts/practice-debian12/facts.json
 
 def test_summary_names_changes_snapshot_and_log(qtbot: QtBot) -> None:
     facts = HostFacts.from_json(FACTS.read_text())
-    pos = dataclasses.replace(default_positions(facts), crash_loss="os")
+    pos = dataclasses.replace(default_positions(facts), crash_loss="os", memory_share=50)
     state = WizardState(target=parse_target("practice"), facts=facts)
     state.plan = make_plan(facts, pos, default_catalogue())
     state.snapshot_id = "20261122-120000-abcd"
@@ -29,6 +30,8 @@ def test_summary_names_changes_snapshot_and_log(qtbot: QtBot) -> None:
     page.initializePage()
     text = page.text.text()
     assert "innodb_flush_log_at_trx_commit: 1 → 2" in text
+    pool = next(c for c in state.plan.changes if c.key == "innodb_buffer_pool_size")
+    assert f"innodb_buffer_pool_size: 128 MiB → {size_text(int(pool.proposed))}" in text
     assert "innotune rollback practice 20261122-120000-abcd" in text
     assert "innotune.log" in text
 

@@ -8,6 +8,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWizardPage
 
 from app.domain.bench import BenchReport, any_client_bound, change_percent
+from app.knobs import default_catalogue
+from app.planner.report import change_values
 from app.ui.state import WizardState
 
 
@@ -38,11 +40,13 @@ def summary_html(state: WizardState, log_path: str) -> str:
         applied = [c for c in plan.changes if c.target != "advice"]
         parts.append(f"<h3>{len(applied)} change(s) planned for {html.escape(target)}</h3>")
         items = []
+        catalogue = default_catalogue()
         for c in applied:
             where = f" ({c.device})" if c.device else ""
+            current, proposed = change_values(c, catalogue)  # 128 MiB, not 134217728
             items.append(
                 f"<li>{html.escape(c.key + where)}: "
-                f"{html.escape(c.current or '?')} → {html.escape(c.proposed)}</li>"
+                f"{html.escape(current)} → {html.escape(proposed)}</li>"
             )
         parts.append("<ul>" + "".join(items) + "</ul>")
     if state.snapshot_id:
