@@ -135,4 +135,9 @@ def comparison_text(before: BenchReport, after: BenchReport) -> str:
             f"{shown:>8} {_p99(b):>11} {_p99(a):>10}"
             + ("  client-bound" if any_client_bound(a, b) else "")
         )
+    if before.engine != after.engine:
+        lines.append(
+            f"Not like for like: before ran with {before.engine}, after with {after.engine}; "
+            "part of the change is the clients'."
+        )
     return "\n".join(lines)

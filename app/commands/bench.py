@@ -1,9 +1,10 @@
-"""`innotune bench TARGET [--seconds N] [--threads N] [--json] [--yes]`: measure writes."""
+"""`innotune bench TARGET [--seconds N] [--threads N] [--json | --compare FILE] [--yes]`."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import sys
 import threading
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 
 from app.commands import Handler
 from app.commands.common import add_target_arguments, login, progress
-from app.domain.bench import ENGINES, WORKLOADS
+from app.domain.bench import ENGINES, WORKLOADS, BenchReport
 from app.domain.errors import InnoTuneError
 
 
@@ -24,8 +25,9 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
         "single-row inserts, small transactions and a bulk load at 1 and N clients in a "
         "scratch schema that is dropped afterwards. The clients run on the target, next to the "
         "server: sysbench if it has it, else InnoTune's load generator on its python3 (sent "
-        "over, never installed), else InnoTune's own client here. Nothing else on the server "
-        "is touched.",
+        "over, never installed), else its mariadb-slap or mysqlslap, else InnoTune's own "
+        "client here. Nothing else on the server is touched. To see what a change did, save "
+        "a run with --out before it and pass that file to --compare after it.",
     )
     add_target_arguments(parser)
     parser.add_argument(
@@ -63,7 +65,14 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
         help="sample the current write rate this long first (default 3)",
     )
     parser.add_argument("--yes", action="store_true", help="run without asking")
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true", help="print the report as JSON")
+    shown.add_argument(
+        "--compare",
+        metavar="FILE",
+        help="after the report, each run's change against a report saved earlier (--out, or "
+        "the Verify page's Save results: its first report)",
+    )
     parser.add_argument("--out", metavar="FILE", help="also save the report as JSON to FILE")
     handlers["bench"] = run
 
@@ -87,7 +96,7 @@ def _consent(args: argparse.Namespace, where: str, busy: bool) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     """Sample the write rate, ask, benchmark, print."""
-    from app.bench.report import rate_text, report_text
+    from app.bench.report import comparison_text, rate_text, report_text
     from app.bench.route import client_route, cpu_probe, session_factory
     from app.bench.runner import Benchmark, BenchOptions, write_rate
 
@@ -98,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
     workloads = tuple(w.strip() for w in args.workloads.split(",") if w.strip())
     if not workloads or set(workloads) - set(WORKLOADS):
         raise InnoTuneError(f"--workloads takes some of {', '.join(WORKLOADS)}.")
+    before = _saved_report(Path(args.compare)) if args.compare else None
     options = BenchOptions(
         seconds=args.seconds,
         threads=(1, args.threads),
@@ -129,7 +139,24 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         Path(args.out).write_text(text + "\n")
     print(text if args.json else report_text(report))
+    if before is not None:
+        print(f"\nAgainst {args.compare} ({before.started_at}):\n{comparison_text(before, report)}")
     return 130 if report.cancelled else 0
+
+
+def _saved_report(path: Path) -> BenchReport:
+    """The report to compare with: one saved by --out, or the first of the Verify page's list."""
+    try:
+        text = path.read_text()
+        data = json.loads(text)
+        if isinstance(data, list) and data:
+            text = json.dumps(data[0])
+        return BenchReport.from_json(text)
+    except (OSError, ValueError) as exc:
+        raise InnoTuneError(
+            f"--compare: {path} is not a benchmark report InnoTune can read ({exc}).",
+            "Pass a file saved by `innotune bench --out FILE` or the Verify page's Save results.",
+        ) from exc
 
 
 def _run_interruptible(bench: Any) -> Any:

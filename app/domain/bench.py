@@ -200,7 +200,10 @@ class BenchReport:
         Raises:
             ValueError: not a benchmark report, or a malformed one.
         """
-        report = from_json(cls, text)
+        try:
+            report = from_json(cls, text)
+        except (TypeError, KeyError, AttributeError) as exc:  # fields missing or mistyped
+            raise ValueError(f"not a benchmark report: {exc}") from exc
         if report.format != FORMAT:
             raise ValueError(f"not an InnoTune benchmark report (format {report.format!r})")
         return report

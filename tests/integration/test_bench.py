@@ -4,6 +4,7 @@ restarts, the sysbench path and the `innotune bench` command."""
 from __future__ import annotations
 
 import getpass
+import re
 import shutil
 import threading
 import time
@@ -235,6 +236,33 @@ def test_bench_command(
     assert BenchReport.from_json(out.read_text()) == report
     table = report_text(report)
     assert "commits/s" in table and "p99 ms" in table and "quiet" in table
+    assert scratch_schemas(server) == []
+
+    # After a change: the same run against the saved one, each run's change below the report.
+    server.query("SET GLOBAL innodb_flush_log_at_trx_commit = 0")
+    try:
+        argv = ["bench", "local", "--instance", sock, "--seconds", "3", "--threads", "2"]
+        argv += ["--sample", "0.5", "--yes", "--engine", "innotune", "--compare", str(out)]
+        assert run_cli(argv) == 0
+    finally:
+        server.query("SET GLOBAL innodb_flush_log_at_trx_commit = 1")
+    printed = capsys.readouterr().out
+    against = printed.split(f"Against {out} ({report.started_at}):\n", 1)[1].splitlines()
+    assert (
+        against[0].split()
+        == "workload clients before c/s after c/s change p99 before p99 after".split()
+    )
+    rows = {(ln.split()[0], ln.split()[1]): ln for ln in against[1:]}
+    assert set(rows) == {(w, t) for w in WORKLOADS for t in ("1", "2")}
+    assert all(re.search(r" [+-]\d+% ", ln) for ln in rows.values()), against
+    assert "Not like for like" not in printed  # both with InnoTune's own client
+    # A file that is no report: refused before anything runs, naming the file.
+    bad = tmp_path / "notes.json"
+    bad.write_text('{"hello": 1}')
+    argv[-1] = str(bad)
+    assert run_cli(argv) != 0
+    err = capsys.readouterr().err
+    assert f"--compare: {bad} is not a benchmark report" in err and "--out FILE" in err
     assert scratch_schemas(server) == []
 
 

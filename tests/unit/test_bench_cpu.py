@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -146,6 +147,12 @@ def test_every_face_words_a_client_bound_change_the_same() -> None:
     ]
     line = comparison_text(*reports).splitlines()[1]
     assert "+150%" in line and line.endswith("client-bound")
+    assert "Not like for like" not in comparison_text(*reports)
+    other = dataclasses.replace(reports[1], engine="sysbench 1.0.20")
+    assert comparison_text(reports[0], other).splitlines()[-1] == (
+        "Not like for like: before ran with innotune, after with sysbench 1.0.20; "
+        "part of the change is the clients'."
+    )
 
 
 def test_the_load_generator_is_stdlib_python_that_compiles() -> None:
