@@ -30,10 +30,16 @@ def test_summary_names_changes_snapshot_and_log(qtbot: QtBot) -> None:
     page.initializePage()
     text = page.text.text()
     assert "innodb_flush_log_at_trx_commit: 1 → 2" in text
+    assert "change(s) applied to practice" in text
     pool = next(c for c in state.plan.changes if c.key == "innodb_buffer_pool_size")
     assert f"innodb_buffer_pool_size: 128 MiB → {size_text(int(pool.proposed))}" in text
     assert "innotune rollback practice 20261122-120000-abcd" in text
     assert "innotune.log" in text
+    state.snapshot_id = None  # planned, never applied
+    page.initializePage()
+    text = page.text.text()
+    assert "change(s) planned (not applied) for practice" in text
+    assert "Nothing was applied, so there is nothing to undo." in text
 
 
 def test_gains_compare_the_same_workloads() -> None:

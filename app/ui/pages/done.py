@@ -38,7 +38,8 @@ def summary_html(state: WizardState, log_path: str) -> str:
     plan = state.plan
     if plan is not None:
         applied = [c for c in plan.changes if c.target != "advice"]
-        parts.append(f"<h3>{len(applied)} change(s) planned for {html.escape(target)}</h3>")
+        done = "applied to" if state.snapshot_id else "planned (not applied) for"
+        parts.append(f"<h3>{len(applied)} change(s) {done} {html.escape(target)}</h3>")
         items = []
         catalogue = default_catalogue()
         for c in applied:
