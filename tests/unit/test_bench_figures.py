@@ -221,4 +221,7 @@ def test_a_mean_only_latency_shows_no_percentiles() -> None:
     assert BenchReport.from_json(report.to_json()) == report
     before = BenchReport("t", "2026-11-25T09:00:00+00:00", "sysbench", 2.0, (timed,), {})
     compared = comparison_text(before, report)
-    assert " 3.00 " in compared and compared.rstrip().endswith("-")
+    row = compared.splitlines()[1]
+    assert " 3.00 " in row and row.rstrip().endswith("-")
+    # sysbench before, mysqlslap after: said, as part of the change is the clients'.
+    assert compared.splitlines()[-1].startswith("Not like for like: before ran with sysbench")
