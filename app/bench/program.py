@@ -171,7 +171,12 @@ def run_program(
             seconds=watch_seconds,
             track=track,
         )
-        runner.join()
+        while runner.is_alive():
+            if stopped or bench.cancel.is_set():
+                # A client that connects after the stop (a slow start on a busy host) is
+                # ended too; else it would run its whole query list.
+                kill_clients(control, bench.schema)
+            runner.join(0.2)
         bench.sample(control, track)
         cpu_after = probe.sample()
     finally:

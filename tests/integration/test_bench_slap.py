@@ -5,6 +5,7 @@ reaches a command line."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
 import subprocess
@@ -166,6 +167,26 @@ def test_cancel_stops_it_at_once(server: PrivateServer) -> None:  # noqa: F811
     assert not worker.is_alive()
     assert time.monotonic() - cancelled_at < 15  # the run would last 240 s
     assert out[0].cancelled and out[0].results[0].stopped == "cancelled"
+    assert scratch_schemas(server) == []
+    wait_for(lambda: slap_pids() == [] and bench_connections(server) == 0, 10)
+
+
+def test_a_client_that_connects_after_the_stop_is_stopped_too(
+    server: PrivateServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """A busy host starts the program late: the budget ends before its clients connect. It
+    must not then run its whole statement list (seen: 120 s for a 1 s benchmark)."""
+    slow = tmp_path / "slow-slap"
+    real = local_route(server).program
+    slow.write_text(f'#!/bin/sh\nsleep 2\nexec {real} "$@"\n')
+    slow.chmod(0o755)
+    route = dataclasses.replace(local_route(server), program=str(slow))
+    options = BenchOptions(seconds=0.5, threads=(2,), workloads=("autocommit",))
+    started = time.monotonic()
+    report = Benchmark(lambda: opener(server), options, route=route).run()
+    assert time.monotonic() - started < 30  # the statement list would take minutes
+    assert report.results[0].stopped == "time"
     assert scratch_schemas(server) == []
     wait_for(lambda: slap_pids() == [] and bench_connections(server) == 0, 10)
 
