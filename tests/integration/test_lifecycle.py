@@ -1,11 +1,13 @@
 """The whole lifecycle on every server line we run for real, as a user runs it: `innotune`.
 
-One test per step, each on four hosts: this machine's Debian 12 MariaDB 10.11 (SysV init
-script) and the booted Debian systems (tests/hosts/debian_hosts.py): bullseye's MariaDB 10.5,
-trixie's MariaDB 11.8 and sid's Oracle MySQL 9.7, each started by its own systemd unit.
-The `server_host` fixture fails a test that leaves a byte changed under /etc/mysql or in the
-datadir's option files, or the server down. Kernel and disk settings are this machine's, so
-every plan here keeps those sliders off.
+One test per step, each on four hosts at once: this machine's Debian 12 MariaDB 10.11 (SysV
+init script) and the booted Debian systems (tests/hosts/debian_hosts.py): bullseye's MariaDB
+10.5, trixie's MariaDB 11.8 and sid's Oracle MySQL 9.7, each started by its own systemd unit.
+The hosts are independent, so a step runs on all four side by side (the suite's longest part
+takes a third of the time) and its failure names every host it failed on. A host left with a
+byte changed under /etc/mysql or in the datadir's option files, or with its server down,
+fails the step too (and is put back). Kernel and disk settings are this machine's, so every
+plan here keeps those sliders off.
 """
 
 from __future__ import annotations
@@ -14,7 +16,11 @@ import json
 import re
 import shlex
 import subprocess
+import traceback
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,116 +88,161 @@ def snapshot_of(out: str) -> str:
     return found.group(1)
 
 
-def test_doctor(server_host: Host, tmp_path: Path) -> None:
-    cli, target = innotune(server_host, tmp_path)
+@pytest.fixture
+def hosts(request: pytest.FixtureRequest) -> dict[str, Host]:
+    """The four server hosts, by name (the same ones ``host`` gives one at a time)."""
+    request.getfixturevalue("debian_mariadb")
+    found: dict[str, Host] = {
+        "bookworm": LocalDebian(
+            request.getfixturevalue("_debian_mariadb_session"), request.getfixturevalue("sshd")
+        )
+    }
+    found.update(request.getfixturevalue("debian_hosts"))
+    return found
+
+
+def on_every_host(
+    step: Callable[..., None], hosts: dict[str, Host], tmp_path: Path, *args: Any
+) -> None:
+    """``step(host, its own tmp dir, *args)`` on every host at once; fails naming each host
+    whose step failed or that it left changed or down (that host is put back first)."""
+    with ThreadPoolExecutor(len(hosts)) as pool:
+        runs = {
+            name: pool.submit(step, host, _dir(tmp_path / name), *args)
+            for name, host in hosts.items()
+        }
+    failures = []
+    for name, run in runs.items():
+        exc = run.exception()
+        if exc is not None:
+            failures.append(f"[{name}] " + "".join(traceback.format_exception(exc)))
+        host = hosts[name]
+        changed, up = host.differences(), host.active()
+        if changed or not up:
+            host.put_back()
+            failures.append(
+                f"[{name}] after the step "
+                + ("; ".join(changed) + " differ" if changed else "")
+                + ("" if up else " the server is down")
+            )
+    if failures:
+        pytest.fail("\n\n".join(failures), pytrace=False)
+
+
+def _dir(path: Path) -> Path:
+    path.mkdir()
+    return path
+
+
+def doctor_step(host: Host, tmp_path: Path) -> None:
+    cli, target = innotune(host, tmp_path)
     out = ok(cli("doctor", *target))
     steps = {ln.split()[1]: ln.split()[0] for ln in out.splitlines() if ln[:4] in ("OK  ", "FAIL")}
     assert set(steps.values()) == {"OK"} and len(steps) == 8, out
-    manager = "sysv mariadb" if server_host.manager == "sysv" else f"systemd {server_host.service}"
+    manager = "sysv mariadb" if host.manager == "sysv" else f"systemd {host.service}"
     assert manager in out, out
 
 
-def test_inspect(server_host: Host, tmp_path: Path) -> None:
-    cli, target = innotune(server_host, tmp_path)
+def inspect_step(host: Host, tmp_path: Path) -> None:
+    cli, target = innotune(host, tmp_path)
     facts = json.loads(ok(cli("inspect", *target, "--json", "--sample", "1")))
     machine, server = facts["os"]["machine"], facts["server"]
-    assert machine["distribution"] == DISTRIBUTION[server_host.name]
-    assert server["flavour"] == server_host.flavour
-    assert server["version"].startswith(server_host.server_line + "."), server["version"]
+    assert machine["distribution"] == DISTRIBUTION[host.name]
+    assert server["flavour"] == host.flavour
+    assert server["version"].startswith(host.server_line + "."), server["version"]
     instance = server["instance"]
-    if server_host.manager == "sysv":
+    if host.manager == "sysv":
         assert (instance["started_by"], instance["service"]) == ("sysv", "mariadb")
     else:
         assert (instance["started_by"], instance["service"]) == (
             "systemd",
-            f"{server_host.service}.service",
+            f"{host.service}.service",
         )
         assert server["service"]["active_state"] == "active"
         assert machine["container"]  # systemd-detect-virt's answer inside the namespaces
     log = server["error_log"]
-    assert log["destination"] == ERROR_LOG[server_host.name], log
+    assert log["destination"] == ERROR_LOG[host.name], log
     if log["destination"] == "journal":
-        assert f"journalctl -u {server_host.service}.service" in log["how_to_read"]
+        assert f"journalctl -u {host.service}.service" in log["how_to_read"]
 
 
-def test_options(server_host: Host, tmp_path: Path) -> None:
-    cli, target = innotune(server_host, tmp_path)
+def options_step(host: Host, tmp_path: Path) -> None:
+    cli, target = innotune(host, tmp_path)
     out = ok(cli("options", *target))
     rows = {ln.split()[0]: ln.split()[-1] for ln in out.splitlines() if re.match(r"^\w+ ", ln)}
-    if isinstance(server_host, DebianHost):
+    if isinstance(host, DebianHost):
         # The port the boot set lives in the drop-in it wrote: file and line.
-        assert rows["port"] == f"{server_host.spec.etc_drop_in}:2", out
+        assert rows["port"] == f"{host.spec.etc_drop_in}:2", out
     assert rows["bind_address"].startswith("/etc/mysql/"), out
 
 
-@pytest.mark.parametrize(("crash", "value"), [("none", "1"), ("os", "2"), ("any", "0")])
-def test_plan(server_host: Host, tmp_path: Path, crash: str, value: str) -> None:
-    cli, target = innotune(server_host, tmp_path)
-    text = ok(cli("plan", *target, "--crash-loss", crash, *OFF, "--sample", "1"))
-    assert f": {server_host.flavour} {server_host.server_line}." in text.splitlines()[0], text
-    plan = json.loads(
-        ok(cli("plan", *target, "--crash-loss", crash, *OFF, "--json", "--sample", "1"))
+def plan_step(host: Host, tmp_path: Path, crash: str, value: str) -> None:
+    cli, target = innotune(host, tmp_path)
+    saved = tmp_path / "plan.json"  # the JSON plan beside the text, from the same run
+    text = ok(
+        cli("plan", *target, "--crash-loss", crash, *OFF, "--sample", "1", "--out", str(saved))
     )
+    assert f": {host.flavour} {host.server_line}." in text.splitlines()[0], text
+    plan = json.loads(saved.read_text())
     trx = [c for c in plan["changes"] if c["key"] == TRX]
-    current = server_host.sql(f"SELECT @@{TRX}")
+    current = host.sql(f"SELECT @@{TRX}")
     assert [c["proposed"] for c in trx] == ([] if current == value else [value]), trx
     assert not [c for c in plan["changes"] if c["target"] in ("sysfs", "sysctl", "udev")]
 
 
-def test_preview(server_host: Host, tmp_path: Path) -> None:
-    cli, target = innotune(server_host, tmp_path)
+def preview_step(host: Host, tmp_path: Path) -> None:
+    cli, target = innotune(host, tmp_path)
     out = ok(cli("preview", *target, "--crash-loss", "any", *OFF, "--sample", "1"))
     assert f"+{TRX} = 0" in out, out
     assert f"SET GLOBAL {TRX} = 0;" in out
     assert "No restart needed." in out
-    assert server_host.sql(f"SELECT @@{TRX}") == "1"
+    assert host.sql(f"SELECT @@{TRX}") == "1"
 
 
-def test_apply_live(server_host: Host, tmp_path: Path) -> None:
-    cli, target = innotune(server_host, tmp_path)
-    pid = server_host.main_pid()
+def apply_live_step(host: Host, tmp_path: Path) -> None:
+    cli, target = innotune(host, tmp_path)
+    pid = host.main_pid()
     out = job(cli("apply", *target, "--crash-loss", "any", *OFF, "--sample", "1", "--yes"))
     assert "end: applied" in out, out
-    assert server_host.sql(f"SELECT @@{TRX}") == "0"
-    assert server_host.main_pid() == pid  # live: no restart
+    assert host.sql(f"SELECT @@{TRX}") == "0"
+    assert host.main_pid() == pid  # live: no restart
     out = job(cli("rollback", *rollback_args(target, snapshot_of(out))))
     assert "rolled-back" in out, out
-    assert server_host.sql(f"SELECT @@{TRX}") == "1"
-    assert server_host.main_pid() == pid
+    assert host.sql(f"SELECT @@{TRX}") == "1"
+    assert host.main_pid() == pid
 
 
-def test_apply_with_restart(server_host: Host, tmp_path: Path) -> None:
-    cli, target = innotune(server_host, tmp_path)
-    pid = server_host.main_pid()
+def apply_with_restart_step(host: Host, tmp_path: Path) -> None:
+    cli, target = innotune(host, tmp_path)
+    pid = host.main_pid()
     args = ("--crash-loss", "any", *OFF, "--sample", "1", "--yes", "--restart", "--watch", "3")
     out = job(cli("apply", *target, *args))
-    assert f"restart: {restart_command(server_host)}" in out, out
+    assert f"restart: {restart_command(host)}" in out, out
     assert "end: applied" in out, out
-    assert server_host.main_pid() != pid
-    assert int(server_host.sql("SHOW GLOBAL STATUS LIKE 'Uptime'").split()[1]) < 60
-    assert server_host.sql(f"SELECT @@{TRX}") == "0"  # read from the drop-in by the start
+    assert host.main_pid() != pid
+    assert int(host.sql("SHOW GLOBAL STATUS LIKE 'Uptime'").split()[1]) < 60
+    assert host.sql(f"SELECT @@{TRX}") == "0"  # read from the drop-in by the start
     job(cli("rollback", *rollback_args(target, snapshot_of(out))))
 
 
-def test_rollback(server_host: Host, tmp_path: Path) -> None:
-    cli, target = innotune(server_host, tmp_path)
+def rollback_step(host: Host, tmp_path: Path) -> None:
+    cli, target = innotune(host, tmp_path)
     args = ("--crash-loss", "any", *OFF, "--sample", "1", "--yes", "--restart", "--watch", "3")
     snapshot = snapshot_of(job(cli("apply", *target, *args)))
-    pid = server_host.main_pid()
+    pid = host.main_pid()
     out = job(cli("rollback", *rollback_args(target, snapshot)))
-    assert f"restart-old: {restart_command(server_host)}" in out, out
+    assert f"restart-old: {restart_command(host)}" in out, out
     assert "end: rolled-back" in out, out
-    assert server_host.main_pid() != pid
-    assert server_host.sql(f"SELECT @@{TRX}") == "1"
-    assert not server_host.differences()
+    assert host.main_pid() != pid
+    assert host.sql(f"SELECT @@{TRX}") == "1"
+    assert not host.differences()
 
 
-@pytest.mark.parametrize("engine", ["auto", "slap"])
-def test_bench(server_host: Host, tmp_path: Path, engine: str) -> None:
+def bench_step(host: Host, tmp_path: Path, engine: str) -> None:
     """auto: the load generator on the host's python3 (no sysbench there); slap: the
     server's own mariadb-slap / mysqlslap, the route of a host with only server and client."""
-    cli, target = innotune(server_host, tmp_path)
-    before = server_host.sql("SHOW DATABASES")
+    cli, target = innotune(host, tmp_path)
+    before = host.sql("SHOW DATABASES")
     argv = ["bench", *target, "--seconds", "1", "--threads", "2", "--engine", engine]
     report = json.loads(ok(cli(*argv, "--json", "--yes")))
     rates = [r["commits_per_s"] for r in report["results"]]
@@ -200,31 +251,76 @@ def test_bench(server_host: Host, tmp_path: Path, engine: str) -> None:
     slap = re.fullmatch(r"(mariadb-slap|mysqlslap) \d+\.\d+\.\d+ on the target", report["engine"])
     assert bool(slap) == (engine == "slap"), report["engine"]
     assert all(r["cpu"]["where"] == "target" for r in report["results"]), report
-    assert server_host.sql("SHOW DATABASES") == before  # the scratch schema is dropped
+    assert host.sql("SHOW DATABASES") == before  # the scratch schema is dropped
 
 
-def test_export_playbook(server_host: Host, tmp_path: Path) -> None:
-    cli, target = innotune(server_host, tmp_path)
+def export_playbook_step(host: Host, tmp_path: Path) -> None:
+    cli, target = innotune(host, tmp_path)
     play = tmp_path / "play"
     ok(cli("export", *target, "--crash-loss", "any", *OFF, "--sample", "1", "--ansible", str(play)))
     ssh_args = f"-o UserKnownHostsFile={tmp_path / 'known_hosts'} -o StrictHostKeyChecking=yes"
-    port = server_host.target.rsplit(":", 1)[1]
+    port = host.target.rsplit(":", 1)[1]
     (play / "hosts.ini").write_text(
         "[innotune]\n"
         f"db ansible_host=127.0.0.1 ansible_port={port} ansible_user=root "
-        f"ansible_ssh_private_key_file={server_host.client_key} "
+        f"ansible_ssh_private_key_file={host.client_key} "
         f"ansible_ssh_common_args={shlex.quote(ssh_args)} "
         "ansible_python_interpreter=/usr/bin/python3\n"
     )
     try:
         out, (_, changed, _, _) = run_playbook(play, "--check", "--diff")
         assert changed > 0 and f"+{TRX} = 0" in out, out
-        assert not server_host.differences(), "--check wrote a file"
-        assert server_host.sql(f"SELECT @@{TRX}") == "1"
+        assert not host.differences(), "--check wrote a file"
+        assert host.sql(f"SELECT @@{TRX}") == "1"
         out, (_, changed, _, failed) = run_playbook(play)
         assert changed > 0 and failed == 0, out
-        assert server_host.sql(f"SELECT @@{TRX}") == "0"
+        assert host.sql(f"SELECT @@{TRX}") == "0"
         out, (_, changed, _, _) = run_playbook(play)
         assert changed == 0, out
     finally:
-        server_host.put_back()  # a playbook has no rollback; put the host back as found
+        host.put_back()  # a playbook has no rollback; put the host back as found
+
+
+# -- the steps, each on every host at once ----------------------------------------------------
+
+
+def test_doctor(hosts: dict[str, Host], tmp_path: Path) -> None:
+    on_every_host(doctor_step, hosts, tmp_path)
+
+
+def test_inspect(hosts: dict[str, Host], tmp_path: Path) -> None:
+    on_every_host(inspect_step, hosts, tmp_path)
+
+
+def test_options(hosts: dict[str, Host], tmp_path: Path) -> None:
+    on_every_host(options_step, hosts, tmp_path)
+
+
+@pytest.mark.parametrize(("crash", "value"), [("none", "1"), ("os", "2"), ("any", "0")])
+def test_plan(hosts: dict[str, Host], tmp_path: Path, crash: str, value: str) -> None:
+    on_every_host(plan_step, hosts, tmp_path, crash, value)
+
+
+def test_preview(hosts: dict[str, Host], tmp_path: Path) -> None:
+    on_every_host(preview_step, hosts, tmp_path)
+
+
+def test_apply_live(hosts: dict[str, Host], tmp_path: Path) -> None:
+    on_every_host(apply_live_step, hosts, tmp_path)
+
+
+def test_apply_with_restart(hosts: dict[str, Host], tmp_path: Path) -> None:
+    on_every_host(apply_with_restart_step, hosts, tmp_path)
+
+
+def test_rollback(hosts: dict[str, Host], tmp_path: Path) -> None:
+    on_every_host(rollback_step, hosts, tmp_path)
+
+
+@pytest.mark.parametrize("engine", ["auto", "slap"])
+def test_bench(hosts: dict[str, Host], tmp_path: Path, engine: str) -> None:
+    on_every_host(bench_step, hosts, tmp_path, engine)
+
+
+def test_export_playbook(hosts: dict[str, Host], tmp_path: Path) -> None:
+    on_every_host(export_playbook_step, hosts, tmp_path)
