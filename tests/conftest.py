@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from app.practice.server import PrivateServer
-from tests.hosts.debian_hosts import SPECS, DebianHost, LocalDebian
+from tests.hosts.debian_hosts import SPECS, DebianHost, LocalDebian, put_back_if_changed
 from tests.hosts.debian_mariadb import DebianMariaDB, exclusive_use
 from tests.hosts.loopdev import LoopFs
 from tests.hosts.sshd import SshServer, SshUsers
@@ -266,14 +266,9 @@ def server_host(request: pytest.FixtureRequest) -> Iterator[DebianHost | LocalDe
     else:
         host = request.getfixturevalue("debian_hosts")[request.param]
     yield host
-    changed, up = host.differences(), host.active()
-    if changed or not up:
-        host.put_back()
-        pytest.fail(
-            f"{host.name}: after the test "
-            + ("; ".join(changed) + " differ" if changed else "")
-            + ("" if up else " the server is down")
-        )
+    wrong = put_back_if_changed(host)
+    if wrong:
+        pytest.fail(f"{host.name}: after the test {wrong}")
 
 
 # -- private servers and the loop device ----------------------------------------------------

@@ -565,3 +565,14 @@ class LocalDebian:
     def put_back(self) -> None:
         """Restore /etc/mysql and restart through the init script."""
         self.server.ensure_pristine()
+
+
+def put_back_if_changed(host: DebianHost | LocalDebian) -> str:
+    """ "" when ``host`` is as found with its server up; else puts it back and says what was
+    wrong (a byte changed under /etc/mysql or in the datadir's option files, the server down)."""
+    changed, up = host.differences(), host.active()
+    if not changed and up:
+        return ""
+    host.put_back()
+    differ = "; ".join(changed) + " differ" if changed else ""
+    return differ + ("" if up else " the server is down")

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from tests.hosts.debian_hosts import DebianHost, LocalDebian
+from tests.hosts.debian_hosts import DebianHost, LocalDebian, put_back_if_changed
 from tests.integration.conftest import Cli
 from tests.integration.test_export import run_playbook
 
@@ -116,15 +116,9 @@ def on_every_host(
         exc = run.exception()
         if exc is not None:
             failures.append(f"[{name}] " + "".join(traceback.format_exception(exc)))
-        host = hosts[name]
-        changed, up = host.differences(), host.active()
-        if changed or not up:
-            host.put_back()
-            failures.append(
-                f"[{name}] after the step "
-                + ("; ".join(changed) + " differ" if changed else "")
-                + ("" if up else " the server is down")
-            )
+        wrong = put_back_if_changed(hosts[name])
+        if wrong:
+            failures.append(f"[{name}] after the step {wrong}")
     if failures:
         pytest.fail("\n\n".join(failures), pytrace=False)
 

@@ -21,7 +21,7 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from app.domain.bench import BenchReport, change_text
+from app.domain.bench import BenchReport, any_client_bound, change_percent
 
 #: Short names that fit under a bar.
 SHORT = {"autocommit": "1-row", "small_tx": "txn", "bulk": "bulk"}
@@ -45,11 +45,13 @@ def category_label(workload: str, threads: int, reports: list[BenchReport]) -> s
     """
     first = reports[0].result(workload, threads) if reports else None
     last = reports[-1].result(workload, threads) if len(reports) > 1 else None
-    change = change_text(first, last)
     name = run_key(workload, threads)
-    # "+76% (client-bound)" on three lines: a category is only as wide as its bars.
-    change = change.replace(" (client-bound)", "<br>client-<br>bound")
-    return f"{name}<br>{change}" if change else name
+    change = change_percent(first, last)
+    if change is None:
+        return name
+    # "client-bound" on two more lines: a category is only as wide as its bars.
+    bound = "<br>client-<br>bound" if any_client_bound(first, last) else ""
+    return f"{name}<br>{change:+.0f}%{bound}"
 
 
 def _runs(reports: list[BenchReport]) -> list[tuple[str, int]]:
