@@ -14,7 +14,7 @@ APT_TEST := $(APT_RUN) openssh-server openssh-client sudo mariadb-server mariadb
 	fio debootstrap mysqltuner percona-toolkit
 
 .PHONY: run test lint sysdeps-run sysdeps-test venv venv-dev clean bench bench-plans bench-inspect \
-	dist test-dist sysdeps-dist icons screenshots
+	dist test-dist sysdeps-dist icons screenshots stress-ui
 
 run: sysdeps-run $(VENV)/.run-stamp
 	@if [ -z "$${DISPLAY:-}" ] && [ -z "$${WAYLAND_DISPLAY:-}" ] && [ "$${QT_QPA_PLATFORM:-}" != "offscreen" ]; then \
@@ -31,6 +31,11 @@ test: sysdeps-test $(VENV)/.dev-stamp
 	$(BIN)/ruff format --check app tests
 	$(BIN)/mypy
 	QT_QPA_PLATFORM=offscreen $(BIN)/pytest --durations=25 $(PYTEST_ARGS)
+
+# The UI tests STRESS_ROUNDS times (default 10) while every CPU is kept busy; reports crashes.
+STRESS_ROUNDS ?= 10
+stress-ui: sysdeps-test $(VENV)/.dev-stamp
+	$(BIN)/python -m tests.stress_ui --rounds $(STRESS_ROUNDS) $(STRESS_ARGS)
 
 sysdeps-run:
 	@$(APT) $(APT_RUN)

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from app.practice.server import PrivateServer
+from tests.hosts import reaper
 from tests.hosts.debian_hosts import SPECS, DebianHost, LocalDebian, put_back_if_changed
 from tests.hosts.debian_mariadb import DebianMariaDB, exclusive_use
 from tests.hosts.loopdev import LoopFs
@@ -82,6 +83,29 @@ def _leftovers(base: Path) -> list[str]:
     return found
 
 
+def _in_run_cgroup() -> list[str]:
+    """Processes still in this run's cgroup, but pytest and the shared services."""
+    root = reaper.cgroup2_root()
+    if root is None:
+        return []
+    procs = root / f"innotune-run-{os.getpid()}" / "cgroup.procs"
+    try:
+        pids = [int(p) for p in procs.read_text().split()]
+    except OSError:
+        return []
+    spare = reaper.shared_service_pids() | {os.getpid()}
+    found = []
+    for pid in pids:
+        if pid in spare:
+            continue
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        found.append(f"process {pid} started by the run: {cmd.strip()[:160]}")
+    return found
+
+
 def _now_ticks() -> int:
     """This moment in /proc/PID/stat starttime units (clock ticks since boot)."""
     uptime = float(Path("/proc/uptime").read_text().split()[0])
@@ -124,6 +148,21 @@ def _host_changes() -> list[str]:
     return found
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Tear down what dead runs left; watch this one so that its own leftovers go if it dies.
+
+    See tests/hosts/reaper.py: a supervisor outside this process waits for it to end.
+    """
+    if os.geteuid() != 0:
+        return
+    for line in reaper.sweep_dead_runs():
+        print(f"[cleanup] left by a run that died: {line}")
+    for line in reaper.device_changes():
+        print(f"[cleanup] before this run: {line}")
+    base = session.config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]
+    reaper.begin_run([str(base), _HOME_FOR_TESTS])
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Check for leftovers, then remember the run's final status for a clean exit."""
     _check_leftovers(session)
@@ -136,7 +175,7 @@ def _check_leftovers(session: pytest.Session) -> None:
     if factory is None or os.geteuid() != 0:
         return
     base = factory.getbasetemp()
-    left = _leftovers(base) + _host_changes()
+    left = _leftovers(base) + _host_changes() + reaper.device_changes() + _in_run_cgroup()
     if left:
         print("\nLeft behind after the suite (this is a bug):\n  " + "\n  ".join(left))
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -216,9 +255,12 @@ def debian_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
     need_root()
     need(shutil.which("debootstrap") is not None, "debootstrap is not installed")
     need(shutil.which("unshare") is not None, "unshare (util-linux) is not installed")
+    # INNOTUNE_TEST_HOSTS=trixie,sid boots only those (a run that needs fewer).
+    wanted = os.environ.get("INNOTUNE_TEST_HOSTS", ",".join(SPECS)).split(",")
     hosts = {
         name: DebianHost(spec, tmp_path_factory.mktemp(f"host-{name}"))
         for name, spec in SPECS.items()
+        if name in wanted
     }
     errors: list[str] = []
 

@@ -212,8 +212,12 @@ class HostWorker:
         self._submitted: list[TaskHandle] = []  # until over for the GUI thread
         self._closer: threading.Thread | None = None
 
-    def submit(self, task: Task, parent: QObject | None = None) -> TaskHandle:
-        """Queue ``task``; its handle (a child of ``parent``, e.g. the page) tells its story."""
+    def submit(self, task: Task, parent: QObject) -> TaskHandle:
+        """Queue ``task``; its handle (a child of ``parent``, e.g. the page) tells its story.
+
+        A parent, always: the handle then dies with its page, on the GUI thread. Without
+        one, the worker's thread could drop its last reference and delete it there.
+        """
         handle = TaskHandle(task, parent)
         with self._lock:
             self._submitted = [h for h in self._submitted if h.is_running()]

@@ -56,13 +56,12 @@ class ProfileKeyring(QObject):
     def _run(self, work: Callable[[], object], then: Callable[[object], None]) -> None:
         """Run ``work`` detached; ``then(result)`` runs on the GUI thread, while we exist."""
         self.pending += 1
-        run_detached(lambda: (then, work()), self._on_call_succeeded, self._on_call_failed)
+        run_detached(
+            work, self, lambda result: self._on_call_succeeded(then, result), self._on_call_failed
+        )
 
-    @Slot(object)
-    def _on_call_succeeded(self, outcome: object) -> None:
+    def _on_call_succeeded(self, then: Callable[[object], None], result: object) -> None:
         self.pending -= 1
-        assert isinstance(outcome, tuple)
-        then, result = outcome
         then(result)
 
     def _on_probe_succeeded(self, status: object) -> None:

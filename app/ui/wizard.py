@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtCore import QByteArray, QSettings, Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QMessageBox, QVBoxLayout, QWidget, QWizard, QWizardPage
 
 from app import APP_NAME, __version__
+from app.ui.collector import install_gui_collector
 from app.ui.state import WizardState
 
 STEPS = ("Connect", "Inspect", "Trade-offs", "Preview", "Apply", "Verify", "Done")
@@ -40,6 +41,11 @@ class MainWizard(QWizard):
 
     def __init__(self, state: WizardState | None = None) -> None:
         super().__init__()
+        install_gui_collector()
+        # Deleted by Qt on the GUI thread once done() has stopped every worker: its pages'
+        # slots refer back to it, so it would otherwise wait for the cyclic garbage
+        # collector, which may run anywhere, at any moment (app/ui/collector.py).
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.state = state or WizardState()
         self.setWindowTitle(f"{APP_NAME} — tune MySQL and MariaDB writes")
         self.setWizardStyle(QWizard.WizardStyle.ModernStyle)
@@ -194,6 +200,8 @@ class MainWizard(QWizard):
         """
         QSettings().setValue("window/geometry", self.saveGeometry())
         self.pages["Connect"].cancel_check()  # type: ignore[attr-defined]
+        if self.exercises_dialog is not None:
+            self.exercises_dialog.done(0)  # type: ignore[attr-defined] # its exercise ends first
         self.state.stop_hosts(15000)
         super().done(result)
 

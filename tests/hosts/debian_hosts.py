@@ -228,14 +228,17 @@ mount -o remount,bind,ro "$root/proc/sys"
 mount -t sysfs -o ro sysfs "$root/sys"
 mount -t cgroup2 cgroup2 "$root/sys/fs/cgroup"
 mount -t tmpfs -o mode=755,nosuid dev "$root/dev"
-for d in null zero full random urandom tty; do
-    touch "$root/dev/$d"; mount --bind "/dev/$d" "$root/dev/$d"
+# Device nodes of the host's own, never bind mounts of this machine's: what systemd, logind
+# or a getty inside does to a node's owner or mode (the console's above all) stays inside.
+for d in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do
+    name=${d%%:*}; nums=${d#*:}
+    mknod -m 666 "$root/dev/$name" c "${nums%%:*}" "${nums#*:}"
 done
+mknod -m 600 "$root/dev/console" c 1 3  # a null device: the boot's messages go nowhere
 mkdir -p "$root/dev/pts" "$root/dev/shm"
 mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts "$root/dev/pts"
 ln -s pts/ptmx "$root/dev/ptmx"
 mount -t tmpfs -o mode=1777 shm "$root/dev/shm"
-touch "$root/dev/console"; mount --bind /dev/null "$root/dev/console"
 ln -s /proc/self/fd "$root/dev/fd"
 for i in 0:stdin 1:stdout 2:stderr; do ln -s "/proc/self/fd/${i%%:*}" "$root/dev/${i#*:}"; done
 cd "$root"

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.hosts.reaper import leave_shared
 from tests.hosts.util import pid_alive, sh, shared_state
 
 ETC = Path("/etc/mysql")
@@ -159,10 +160,10 @@ class DebianMariaDB:
             if not pids:
                 state["started_rsyslog"] = not _rsyslog_running()
                 if state["started_rsyslog"]:
-                    sh("rsyslogd")
+                    sh(*leave_shared(["rsyslogd"]))
                 state["started_server"] = not self.running()
                 if state["started_server"]:
-                    sh("service", "mariadb", "start")
+                    sh(*leave_shared(["service", "mariadb", "start"]))
             state["pids"] = [*pids, os.getpid()]
         self.wait_ready()
 
@@ -205,25 +206,45 @@ class DebianMariaDB:
         current = record_tree()
         if tree_digest(current) == tree_digest(self.original):
             if not self.running():
-                sh("service", "mariadb", "start")
+                sh(*leave_shared(["service", "mariadb", "start"]))
                 self.wait_ready()
             return False
         restore_tree(self.original)
-        subprocess.run(["service", "mariadb", "restart"], capture_output=True)
+        subprocess.run(leave_shared(["service", "mariadb", "restart"]), capture_output=True)
         self.wait_ready()
         return True
 
     def stop(self) -> None:
         """Stop what this fixture started, and leave /etc/mysql as it found it."""
-        with shared_state(SHARED_STATE) as state:
-            pids = [p for p in state.get("pids", []) if pid_alive(p) and p != os.getpid()]
-            if pids:
-                state["pids"] = pids  # the last session out restores and stops
-                return
-            if tree_digest(record_tree()) != tree_digest(self.original):
-                restore_tree(self.original)
-            if state.get("started_server"):
-                subprocess.run(["service", "mariadb", "stop"], capture_output=True)
-            if state.get("started_rsyslog"):
-                subprocess.run(["pkill", "-x", "rsyslogd"], capture_output=True)
-            state.clear()
+        _leave(self.original)
+
+    @staticmethod
+    def release_if_unused() -> bool:
+        """After a run died: put the server back as the runs found it when none uses it now.
+
+        True when something was put back or stopped.
+        """
+        if not SHARED_STATE.exists():
+            return False
+        return _leave(None)
+
+
+def _leave(original: dict[str, Entry] | None) -> bool:
+    """This run stops using the server; the last one out restores /etc/mysql and stops it."""
+    with shared_state(SHARED_STATE) as state:
+        pids = [p for p in state.get("pids", []) if pid_alive(p) and p != os.getpid()]
+        if pids:
+            state["pids"] = pids  # the last session out restores and stops
+            return False
+        if not state:
+            return False
+        if original is None:
+            original = _tree_from_json(state.get("original", {}))
+        if original and tree_digest(record_tree()) != tree_digest(original):
+            restore_tree(original)
+        if state.get("started_server"):
+            subprocess.run(["service", "mariadb", "stop"], capture_output=True)
+        if state.get("started_rsyslog"):
+            subprocess.run(["pkill", "-x", "rsyslogd"], capture_output=True)
+        state.clear()
+        return True

@@ -6,6 +6,7 @@ import threading
 from dataclasses import dataclass
 
 import pytest
+from PySide6.QtCore import QObject
 from pytestqt.qtbot import QtBot
 
 from app.access.doctor import DoctorResult
@@ -20,6 +21,10 @@ class Note:
 
     text: str
     gate: threading.Event | None = None
+
+
+# The handles' parent, as a page is: it lives for the whole module.
+OWNER = QObject()
 
 
 def note(_conn: DoctorResult, inputs: Note, progress: Progress) -> tuple[str, int]:
@@ -42,7 +47,7 @@ def _results(task: TaskHandle) -> list[object]:
 def test_tasks_run_in_order_on_one_thread_that_is_not_the_gui_thread(qtbot: QtBot) -> None:
     worker = HostWorker(name="test")
     gate = threading.Event()
-    tasks = [worker.submit(Task(t, note, Note(t, gate))) for t in ("a", "b", "c")]
+    tasks = [worker.submit(Task(t, note, Note(t, gate)), OWNER) for t in ("a", "b", "c")]
     events: list[str] = []
     for t in tasks:
         t.started.connect(lambda name=t.task.name: events.append(f"started {name}"))
@@ -86,7 +91,7 @@ def test_a_task_sees_the_inputs_of_when_it_was_asked_for(qtbot: QtBot) -> None:
     worker = HostWorker()
     gate = threading.Event()
     assert state.target is not None
-    task = worker.submit(Task("look", look, Seen(state.target.label, state.persisted)))
+    task = worker.submit(Task("look", look, Seen(state.target.label, state.persisted)), OWNER)
     got = _results(task)
     state.persisted = "persist"
     state.target = parse_target("local")
@@ -100,11 +105,11 @@ def test_a_task_sees_the_inputs_of_when_it_was_asked_for(qtbot: QtBot) -> None:
 
 def test_cancel_stops_the_running_task_and_drops_a_queued_one(qtbot: QtBot) -> None:
     worker = HostWorker()
-    running = worker.submit(Task("long", note, Note("long", threading.Event())))
+    running = worker.submit(Task("long", note, Note("long", threading.Event())), OWNER)
     with qtbot.waitSignal(running.started, timeout=10_000):
         pass
-    queued = worker.submit(Task("next", note, Note("next")))
-    after = worker.submit(Task("after", note, Note("after")))
+    queued = worker.submit(Task("next", note, Note("next")), OWNER)
+    after = worker.submit(Task("after", note, Note("after")), OWNER)
     ran, dropped, later = _results(running), _results(queued), _results(after)
     failures: list[object] = []
     queued.failed.connect(failures.append)
@@ -122,7 +127,7 @@ def test_a_failure_arrives_as_a_signal_with_the_error(qtbot: QtBot) -> None:
         raise ValueError("the disk said no")
 
     worker = HostWorker()
-    task = worker.submit(Task("broken", broken, Note("x")))
+    task = worker.submit(Task("broken", broken, Note("x")), OWNER)
     results = _results(task)
     with qtbot.waitSignal(task.failed, timeout=10_000) as failed:
         pass
@@ -132,7 +137,7 @@ def test_a_failure_arrives_as_a_signal_with_the_error(qtbot: QtBot) -> None:
     qtbot.waitUntil(lambda: not task.is_running(), timeout=10_000)
     assert results == []
     # The worker goes on with the next task.
-    again = worker.submit(Task("fine", note, Note("fine")))
+    again = worker.submit(Task("fine", note, Note("fine")), OWNER)
     with qtbot.waitSignal(again.finished, timeout=10_000) as done:
         pass
     assert done.args[0][0] == "fine"
@@ -149,8 +154,8 @@ def test_the_workers_thread_is_gone_after_stop(qtbot: QtBot) -> None:
         progress.cancelled.wait(30)
         return "stopped"
 
-    task = worker.submit(Task("wait", wait_for_cancel, Note("x")))
-    queued = worker.submit(Task("queued", note, Note("queued")))
+    task = worker.submit(Task("wait", wait_for_cancel, Note("x")), OWNER)
+    queued = worker.submit(Task("queued", note, Note("queued")), OWNER)
     thread = worker.thread()
     assert thread is not None and thread.is_alive()
     assert entered.wait(10)
@@ -168,7 +173,7 @@ def test_running_until_ended_reaches_the_gui_thread(qtbot: QtBot) -> None:
     def quick(_conn: DoctorResult, _inputs: Note, _progress: Progress) -> None:
         ran_on.append(threading.current_thread())
 
-    task = HostWorker().submit(Task("quick", quick, Note("quick")))
+    task = HostWorker().submit(Task("quick", quick, Note("quick")), OWNER)
     while not ran_on:
         threading.Event().wait(0.01)  # not qtbot.wait: no signal may be handled yet
     ran_on[0].join(10)  # the task has returned; its signals wait for this (GUI) thread

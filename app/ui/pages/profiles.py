@@ -22,7 +22,7 @@ class Profiles(QObject):
         super().__init__(page)
         self.page = page  # the dialogs' parent
         self.view = view
-        self._settings = settings
+        self._settings = _owned(settings, self)
         view.save_profile.clicked.connect(self._on_save_profile_clicked)
         view.delete_profile.clicked.connect(self._on_delete_profile_clicked)
         view.profiles.activated.connect(self._on_profile_activated)
@@ -36,7 +36,7 @@ class Profiles(QObject):
 
     @settings.setter
     def settings(self, settings: QSettings) -> None:
-        self._settings = self.keyring.settings = settings
+        self._settings = self.keyring.settings = _owned(settings, self)
 
     def load_names(self) -> None:
         """Fill the profile list from the settings."""
@@ -102,3 +102,14 @@ class Profiles(QObject):
 
     def _on_profile_activated(self, _index: int) -> None:
         self.load(self.view.profiles.currentText())
+
+
+def _owned(settings: QSettings, owner: QObject) -> QSettings:
+    """``settings`` as a child of ``owner`` when it has no parent.
+
+    It then dies with the page, on the GUI thread, never by the garbage collector
+    (app/ui/collector.py).
+    """
+    if settings.parent() is None:
+        settings.setParent(owner)
+    return settings
