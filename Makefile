@@ -29,8 +29,7 @@ run: sysdeps-run $(VENV)/.run-stamp
 test: sysdeps-test $(VENV)/.dev-stamp
 	$(BIN)/ruff check app tests
 	$(BIN)/ruff format --check app tests
-	$(BIN)/mypy
-	QT_QPA_PLATFORM=offscreen $(BIN)/pytest --durations=25 $(PYTEST_ARGS)
+	QT_QPA_PLATFORM=offscreen PYTEST_ARGS="$(PYTEST_ARGS)" $(BIN)/python -m tests.run_suite
 
 # The UI tests STRESS_ROUNDS times (default 10) while every CPU is kept busy; reports crashes.
 STRESS_ROUNDS ?= 10
