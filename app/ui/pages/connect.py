@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.access.doctor import DoctorResult, Secrets, Step, run_doctor
-from app.domain.errors import HostKeyUnknown, InnoTuneError
+from app.domain.errors import HostKeyUnknown, InnoTuneError, TargetError
 from app.domain.target import ConnectOptions, Target, parse_target
 from app.ui.hostworker import HostWorker, Progress, Task, TaskHandle, close_quietly
 from app.ui.jobrecords import JobRecord
@@ -143,6 +143,8 @@ class ConnectPage(QWizardPage):
         layout.addWidget(self.view)
         v = self.view
         v.kinds.idToggled.connect(self._on_kind_toggled)
+        for field in v.target_fields():
+            field.textChanged.connect(self._on_target_edited)
         v.tasks.idToggled.connect(self._on_task_toggled)
         v.check.clicked.connect(self._on_check_clicked)
         v.cancel_check.clicked.connect(self.cancel_check)
@@ -229,6 +231,13 @@ class ConnectPage(QWizardPage):
         text = host
         if v.user.text().strip():
             text = f"{v.user.text().strip()}@{text}"
+        problem = v.port.problem()
+        if problem is not None:
+            raise TargetError(
+                problem,
+                "Type a port number from 1 to 65535, or leave the box empty for the default "
+                "(22, or what ~/.ssh/config says).",
+            )
         if v.port.value():
             text = f"{text}:{v.port.value()}"
         return parse_target(text, options)
@@ -482,9 +491,34 @@ class ConnectPage(QWizardPage):
                 self.show_check_result(self.state.connection)  # the message names the next step
 
     # -- form behaviour -----------------------------------------------------------------
+    def forget_check(self) -> None:
+        """The form names another server now: the last check no longer counts.
+
+        A check belongs to what it checked (kind, host, port, user, key, instance): a
+        passed one would otherwise let Next inspect and tune the server checked before.
+        A check still running is cancelled; a finished one's connection is closed.
+        """
+        had = self.state.host is not None or (self.task is not None and self.task.is_running())
+        if self.task is not None and self.task.is_running():
+            self.cancel_check()
+        if self.state.host is not None:
+            self.state.drop_host()
+        if self.state.mode != "offline":
+            self.state.facts = None
+        if had:
+            self.view.steps.clear()
+            self.view.message.setText(
+                "The server to check has changed: press Check connection to check it."
+            )
+        self.completeChanged.emit()
+
+    def _on_target_edited(self, _text: str) -> None:
+        self.forget_check()
+
     def _on_kind_toggled(self, _id: int, checked: bool) -> None:
         if not checked:
             return
+        self.forget_check()
         self.view.ssh_box.setEnabled(self.kind() == "ssh")
         self.view.access_box.setEnabled(self.kind() != "practice")
         self.view.practice_note.setVisible(self.kind() == "practice")
