@@ -15,6 +15,7 @@ from app.access.database import PROGRAMS_ARGV, Credentials, open_session, progra
 from app.domain.errors import HostKeyUnknown, InnoTuneError, SudoError
 from app.domain.instance import ServerInstance
 from app.domain.target import Target
+from app.domain.words import count
 from app.inspect.instances import FIND_ARGV, choose_instance, parse_instances, present_sockets
 from app.mysql.session import Outcome, Session, query_many
 from app.remote.connect import SUDO_PROBE, probe_sudo
@@ -264,7 +265,7 @@ def run_doctor(
         yield from _skip_rest(result, "server")
         return
     result.instances = instances
-    yield emit(Step("server", "ok", f"{len(instances)} server instance(s) running"))
+    yield emit(Step("server", "ok", f"{count(len(instances), 'server instance')} running"))
 
     # 5. which instance
     try:

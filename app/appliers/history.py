@@ -36,6 +36,7 @@ from app.appliers import snapshot as snap
 from app.appliers.actions import ApplyError, sha256
 from app.domain.errors import InnoTuneError
 from app.domain.instance import ServerInstance
+from app.domain.words import count, sentence
 from app.remote.transport import Transport
 from app.targetjob import formats, pack
 from app.targetjob import records as job_records
@@ -222,7 +223,9 @@ def list_records(transport: Transport) -> list[Record]:
         docs = None
     if not isinstance(docs, list):
         raise ApplyError(
-            f"Cannot read the snapshots on the host: {result.err.strip() or result.out[-200:]}.",
+            sentence(
+                f"Cannot read the snapshots on the host: {result.err.strip() or result.out[-200:]}"
+            ),
             "InnoTune needs python3 and sudo rights on the host.",
         )
     return [r for r in (_record(d) for d in docs if isinstance(d, dict)) if r is not None]
@@ -245,7 +248,10 @@ def prune_on_target(transport: Transport, keep: int, key: str | None = None) -> 
         done = None
     if not isinstance(done, dict):
         raise ApplyError(
-            f"Pruning the snapshots on the host failed: {result.err.strip() or result.out[-200:]}."
+            sentence(
+                "Pruning the snapshots on the host failed: "
+                f"{result.err.strip() or result.out[-200:]}"
+            )
         )
     return done
 
@@ -336,7 +342,7 @@ class RollbackChoice:
             lines.append(f"  {value.kind} {where}: back to {value.value}")
         if self.undo:
             lines.append(
-                f"This also undoes {len(self.undo)} later change(s) of this server still in "
+                f"This also undoes {count(len(self.undo), 'later change')} of this server still in "
                 "force (each becomes superseded):"
             )
             for later in self.undo:
@@ -378,7 +384,8 @@ def choose_rollback(
             raise RollbackRefused(
                 "No snapshot of this server is in force: "
                 + (
-                    f"its {len(mine)} snapshot(s) are rolled back, superseded or refused."
+                    f"its {count(len(mine), 'snapshot')} "
+                    f"{'is' if len(mine) == 1 else 'are'} rolled back, superseded or refused."
                     if mine
                     else "it has no snapshots on this host."
                 ),

@@ -10,6 +10,7 @@ from app.access.database import Credentials, open_session
 from app.access.doctor import DoctorResult
 from app.domain.errors import DatabaseError, InnoTuneError
 from app.domain.hostfacts import HostFacts
+from app.domain.words import sentence
 from app.inspect.inspection import inspect
 
 MAX_SAMPLE_SECONDS = 600
@@ -62,8 +63,10 @@ def renew_lost_session(
         conn.session = open_session(conn.transport, conn.instance, credentials, use_sudo=use_sudo)
     except InnoTuneError as exc:
         raise DatabaseError(
-            "The database session was lost (the server restarted) and logging in again "
-            f"failed: {exc.problem.rstrip('.')}.",
+            sentence(
+                "The database session was lost (the server restarted) and logging in again "
+                f"failed: {exc.problem}"
+            ),
             "Check that the server runs, then go Back to Connect and press Check connection.",
         ) from None
     return True

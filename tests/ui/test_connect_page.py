@@ -119,6 +119,13 @@ def test_a_passed_check_is_forgotten_when_the_target_changes(qtbot: QtBot, tmp_p
             _wait_job(qtbot, page)
             assert page.isComplete(), v.message.text()
             assert "Every step passed" in v.message.text()
+            rows = [v.steps.topLevelItem(i) for i in range(v.steps.topLevelItemCount())]
+            details = [r.text(2) for r in rows if r is not None]
+            # "1 server instance running", "4 server instances running"; never "instance(s)"
+            assert not [d for d in details if "(s)" in d or ".." in d.replace("...", "")]
+            found = [d for d in details if "server instance" in d]
+            n = int(found[0].split()[0])
+            assert found[0].startswith(f"{n} server instance{'' if n == 1 else 's'} running")
 
         def forgotten(what: str) -> None:
             assert not page.isComplete(), what

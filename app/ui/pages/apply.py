@@ -41,6 +41,7 @@ from app.appliers import history, runner
 from app.appliers import snapshot as snap
 from app.appliers.preview import Preview, with_requested_restart
 from app.domain.errors import InnoTuneError
+from app.domain.words import count
 from app.places import local_snapshot_dir
 from app.ui import jobrecords
 from app.ui.hostworker import Task, TaskHandle
@@ -266,7 +267,7 @@ class ApplyPage(QWizardPage):
         if preview is None:
             return
         files = len(preview.option_files) + len(preview.persistence_files)
-        text = f"{files} file(s), {len(preview.values)} value(s) to change. "
+        text = f"{count(files, 'file')}, {count(len(preview.values), 'value')} to change. "
         if preview.will_restart:
             text += "The server will restart."
             if preview.restart_requested:
@@ -628,7 +629,7 @@ class ApplyPage(QWizardPage):
             self._list_after = False
             self._show_snapshots(result)
             if not quiet:
-                self._say([f"{len(result.records)} snapshot(s) on the server."])
+                self._say([f"{count(len(result.records), 'snapshot')} on the server."])
             return
         assert isinstance(result, runner.JobStatus)
         self.status = result

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from app.access.doctor import DoctorResult, Secrets, Step, run_doctor
 from app.domain.errors import HostKeyUnknown, InnoTuneError, TargetError
 from app.domain.target import ConnectOptions, Target, parse_target
+from app.domain.words import sentence
 from app.ui.hostworker import HostWorker, Progress, Task, TaskHandle, close_quietly
 from app.ui.jobrecords import JobRecord
 from app.ui.logview import DETAILS_LINK, open_log
@@ -385,7 +386,9 @@ class ConnectPage(QWizardPage):
             self.view.message.setText("<b>Every step passed.</b> Press Next to inspect the server.")
         else:
             failed = next(s for s in result.steps if s.status == "fail")
-            self.view.message.setText(f"<b>{failed.detail}.</b> {failed.fix}{DETAILS_LINK}")
+            self.view.message.setText(
+                f"<b>{sentence(failed.detail)}</b> {sentence(failed.fix)}{DETAILS_LINK}"
+            )
             if failed.name == "instance" and len(result.instances) > 1:
                 self.offer_instances(result)
         self.completeChanged.emit()
