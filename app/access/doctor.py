@@ -34,6 +34,8 @@ class Step:
     status: str
     detail: str
     fix: str = ""
+    # The fix as the wizard words it (a box or a dialog instead of a flag); "" when the same.
+    window_fix: str = ""
 
     @property
     def passed(self) -> bool:
@@ -101,7 +103,9 @@ Opener = Callable[..., Transport]
 
 
 def _fail(name: str, exc: InnoTuneError) -> Step:
-    return Step(name, "fail", exc.problem, exc.fix)
+    return Step(
+        name, "fail", exc.problem, exc.fix, "" if exc.window_fix == exc.fix else exc.window_fix
+    )
 
 
 def _skip_rest(result: DoctorResult, after: str) -> Iterator[Step]:
@@ -151,6 +155,8 @@ def run_doctor(
                 f"unknown host key {question.key_type} {question.fingerprint}",
                 f"if the server's administrator confirms it, run again with "
                 f"--accept-host-key {question.fingerprint}",
+                "if the server's administrator confirms the fingerprint, trust the key in the "
+                "dialog that opens",
             )
         )
         yield from _skip_rest(result, "connect")

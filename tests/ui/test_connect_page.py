@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt
@@ -70,6 +71,11 @@ def test_ssh_with_new_host_key_accepted_in_the_dialog(
     assert sshd.host_key_fingerprint() in box.informativeText()
     assert "ED25519" in box.informativeText()
     assert not page.isComplete()
+    # The steps table words the way out for the window: the dialog, never a flag.
+    rows = [v.steps.topLevelItem(i) for i in range(v.steps.topLevelItemCount())]
+    texts = [r.text(2) + r.toolTip(2) for r in rows if r is not None] + [v.message.text()]
+    assert not [t for t in texts if re.search(r"(^|\s)--[a-z]", t)], texts
+    assert any("trust the key in the dialog" in t for t in texts), texts
     qtbot.mouseClick(page.trust_button, Qt.MouseButton.LeftButton)
     _wait_job(qtbot, page)
     assert page.state.connected, page.view.message.text()

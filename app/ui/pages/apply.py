@@ -486,7 +486,7 @@ class ApplyPage(QWizardPage):
                     snapshot_id,
                 )
             except history.RollbackRefused as exc:
-                self._say([f"{exc.problem} {exc.fix}".strip()])
+                self._say([f"{exc.problem} {exc.window_fix}".strip()])
                 return
             if (choice.caveats or choice.undo) and not self.ask_restore(choice):
                 self._say([f"Snapshot {snapshot_id} was not restored; nothing was changed."])
@@ -679,7 +679,7 @@ class ApplyPage(QWizardPage):
             _log.warning("apply page: the snapshot list was not read again: %s", exc)
             return
         if isinstance(exc, runner.ApplyCancelled):
-            self._say([f"{exc.problem} {exc.fix}".strip()])
+            self._say([f"{exc.problem} {exc.window_fix}".strip()])
             return
         if isinstance(exc, runner.JobInterrupted):
             self.status = runner.JobStatus(job_id=exc.job_id, state="interrupted")

@@ -263,7 +263,7 @@ class ConnectPage(QWizardPage):
         try:
             target = self.build_target()
         except InnoTuneError as exc:
-            v.message.setText(f"<b>{exc.problem}</b> {exc.fix}")
+            v.message.setText(f"<b>{exc.problem}</b> {exc.window_fix}")
             return
         if self.task is not None and self.task.is_running():
             # The last check is still winding down; run this one as soon as it has.
@@ -358,9 +358,10 @@ class ConnectPage(QWizardPage):
         row = QTreeWidgetItem(
             [STEP_TITLES.get(step.name, step.name), STATUS_TEXT[step.status], step.detail]
         )
-        row.setToolTip(2, f"{step.detail}\n{step.fix}".strip())
-        if step.fix:
-            row.setText(2, f"{step.detail} — {step.fix}")
+        fix = step.window_fix or step.fix  # the window's wording, never a command-line flag
+        row.setToolTip(2, f"{step.detail}\n{fix}".strip())
+        if fix:
+            row.setText(2, f"{step.detail} — {fix}")
         self.view.steps.addTopLevelItem(row)
 
     def show_check_result(self, result: object) -> None:
@@ -386,9 +387,8 @@ class ConnectPage(QWizardPage):
             self.view.message.setText("<b>Every step passed.</b> Press Next to inspect the server.")
         else:
             failed = next(s for s in result.steps if s.status == "fail")
-            self.view.message.setText(
-                f"<b>{sentence(failed.detail)}</b> {sentence(failed.fix)}{DETAILS_LINK}"
-            )
+            fix = sentence(failed.window_fix or failed.fix)
+            self.view.message.setText(f"<b>{sentence(failed.detail)}</b> {fix}{DETAILS_LINK}")
             if failed.name == "instance" and len(result.instances) > 1:
                 self.offer_instances(result)
         self.completeChanged.emit()
@@ -415,7 +415,7 @@ class ConnectPage(QWizardPage):
 
     def _on_check_failed(self, exc: object) -> None:
         if isinstance(exc, InnoTuneError):
-            self.view.message.setText(f"<b>{exc.problem}</b> {exc.fix}{DETAILS_LINK}")
+            self.view.message.setText(f"<b>{exc.problem}</b> {exc.window_fix}{DETAILS_LINK}")
         else:
             self.view.message.setText(f"<b>Unexpected error:</b> {exc}{DETAILS_LINK}")
 

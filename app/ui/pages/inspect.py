@@ -264,10 +264,10 @@ class InspectPage(QWizardPage):
                 "to Connect and check the connection again."
             )
         elif isinstance(exc, InspectionCancelled):
-            self.status.setText(f"<b>{exc.problem}</b> {exc.fix}")
+            self.status.setText(f"<b>{exc.problem}</b> {exc.window_fix}")
         elif isinstance(exc, InnoTuneError):
             self.status.setText(
-                f"<b>{html.escape(exc.problem)}</b> {html.escape(exc.fix)}{DETAILS_LINK}"
+                f"<b>{html.escape(exc.problem)}</b> {html.escape(exc.window_fix)}{DETAILS_LINK}"
             )
         else:
             self.status.setText(f"<b>Inspection failed:</b> {html.escape(str(exc))}{DETAILS_LINK}")
