@@ -156,7 +156,7 @@ class ConnectPage(QWizardPage):
         self.saved = SavedFiles(self, v, state)
         self.saved.changed.connect(self.completeChanged)
         self._update_practice_note()
-        self._on_kind_toggled(0, True)
+        self._show_kind_boxes()
         v.reconnect.clicked.connect(self._on_reconnect_clicked)
         self.unfinished_job: JobRecord | None = None  # offered in the banner
         self._reconnecting: JobRecord | None = None  # the job the running check leads to
@@ -501,18 +501,19 @@ class ConnectPage(QWizardPage):
         passed one would otherwise let Next inspect and tune the server checked before.
         A check still running is cancelled; a finished one's connection is closed.
         """
-        had = self.state.host is not None or (self.task is not None and self.task.is_running())
-        if self.task is not None and self.task.is_running():
+        running = self.task is not None and self.task.is_running()
+        if not running and self.state.host is None:
+            return  # nothing checked, or a saved facts file: nothing to forget
+        if running:
             self.cancel_check()
         if self.state.host is not None:
             self.state.drop_host()
         if self.state.mode != "offline":
             self.state.facts = None
-        if had:
-            self.view.steps.clear()
-            self.view.message.setText(
-                "The server to check has changed: press Check connection to check it."
-            )
+        self.view.steps.clear()
+        self.view.message.setText(
+            "The server to check has changed: press Check connection to check it."
+        )
         self.completeChanged.emit()
 
     def _on_target_edited(self, _text: str) -> None:
@@ -522,6 +523,9 @@ class ConnectPage(QWizardPage):
         if not checked:
             return
         self.forget_check()
+        self._show_kind_boxes()
+
+    def _show_kind_boxes(self) -> None:
         self.view.ssh_box.setEnabled(self.kind() == "ssh")
         self.view.access_box.setEnabled(self.kind() != "practice")
         self.view.practice_note.setVisible(self.kind() == "practice")
