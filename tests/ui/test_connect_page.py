@@ -76,6 +76,15 @@ def test_ssh_with_new_host_key_accepted_in_the_dialog(
     texts = [r.text(2) + r.toolTip(2) for r in rows if r is not None] + [v.message.text()]
     assert not [t for t in texts if re.search(r"(^|\s)--[a-z]", t)], texts
     assert any("trust the key in the dialog" in t for t in texts), texts
+    # Another port typed while the question is open: the question was about the old server.
+    v.port.setText(str(sshd.port + 1))
+    assert not box.isVisible() and page.host_key_box is None
+    assert "press Check connection" in v.message.text() and not page.isComplete()
+    v.port.setValue(sshd.port)
+    qtbot.mouseClick(v.check, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(
+        lambda: page.host_key_box is not None and page.host_key_box.isVisible(), timeout=60_000
+    )
     qtbot.mouseClick(page.trust_button, Qt.MouseButton.LeftButton)
     _wait_job(qtbot, page)
     assert page.state.connected, page.view.message.text()

@@ -506,6 +506,10 @@ class ConnectPage(QWizardPage):
             return  # nothing checked, or a saved facts file: nothing to forget
         if running:
             self.cancel_check()
+        box, self.host_key_box = self.host_key_box, None
+        if box is not None:  # the key it asks about is the old server's: never trusted now
+            box.done(QMessageBox.StandardButton.Cancel)
+        self._accepted_fingerprint = None
         if self.state.host is not None:
             self.state.drop_host()
         if self.state.mode != "offline":
