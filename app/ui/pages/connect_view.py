@@ -92,8 +92,8 @@ class ConnectView(QWidget):
         task_row.addStretch(1)
         self.open_facts = QPushButton("Open a saved &facts file or plan…")
         self.open_facts.setToolTip(
-            "Review facts saved with `innotune inspect --out`, or a plan saved with "
-            "`innotune plan --out` (with its facts), without connecting"
+            "Review facts or a plan saved to a file from the command line (innotune inspect "
+            "or innotune plan; a plan with its facts), without connecting"
         )
         task_row.addWidget(self.open_facts)
         layout.addLayout(task_row)
