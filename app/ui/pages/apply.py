@@ -116,7 +116,6 @@ class ApplyPage(QWizardPage):
         self.restart_edit.setObjectName("apply_restart_command")
         self.restart_edit.setPlaceholderText("e.g. mysqladmin shutdown; mysqld_safe &")
         self.restart_edit.setAccessibleName("restart command")
-        self.restart_edit.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # never focused on arrival
         self.restart_edit.textChanged.connect(lambda _text: self._show_summary())
         row.addWidget(self.restart_edit, 1)
         self.confirm_label = QLabel("Roll back &unless kept within")
