@@ -24,6 +24,7 @@ computer's copies are pruned by the same rule (:func:`prune_locally`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -33,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from app.appliers import snapshot as snap
-from app.appliers.actions import ApplyError, sha256
+from app.appliers.actions import ApplyError
 from app.domain.errors import InnoTuneError
 from app.domain.instance import ServerInstance
 from app.domain.words import count, sentence
@@ -198,12 +199,18 @@ def _record(doc: dict[str, Any]) -> Record | None:
 
 
 def _tool(transport: Transport) -> str:
-    """The job's code on the target (for --list and --prune), put there when it differs."""
+    """The job's code on the target (for --list and --prune), put there when it differs.
+
+    Named by its checksum: Python reads a zipapp's modules from the path again as it imports
+    them, so a zipapp replaced under a running tool (another InnoTune version listing the
+    same host at that moment) broke its imports ("bad local file header").
+    """
     sudo = not transport.is_root
-    path = f"{TOOL_DIR}/{formats.ZIPAPP_NAME}"
     source = pack.zipapp()
+    digest = hashlib.sha256(source).hexdigest()
+    path = f"{TOOL_DIR}/{digest[:16]}-{formats.ZIPAPP_NAME}"
     have = transport.run(["sha256sum", path], sudo=sudo)
-    if not have.ok or (have.out.split() or [""])[0] != sha256(source):
+    if not have.ok or (have.out.split() or [""])[0] != digest:
         snap.make_root_dir(transport, TOOL_DIR, sudo=sudo)
         transport.write_file_atomic(path, source, sudo=sudo, mode="0600", owner="root:root")
     return path
