@@ -89,6 +89,8 @@ def open_session(
         raise DatabaseError(
             "Without sudo or a database password InnoTune cannot log in to this server.",
             "Allow sudo (the root socket login) or give --mysql-user and --ask-mysql-password.",
+            "Allow sudo (the root socket login), or type a Database user and its Database "
+            "password on the Connect page.",
         )
     if have is None:
         have = available_programs(transport, [*relays, *CLIENTS])

@@ -15,6 +15,7 @@ from app.access.database import PROGRAMS_ARGV, Credentials, open_session, progra
 from app.domain.errors import HostKeyUnknown, InnoTuneError, SudoError
 from app.domain.instance import ServerInstance
 from app.domain.target import Target
+from app.domain.words import count
 from app.inspect.instances import FIND_ARGV, choose_instance, parse_instances, present_sockets
 from app.mysql.session import Outcome, Session, query_many
 from app.remote.connect import SUDO_PROBE, probe_sudo
@@ -33,6 +34,8 @@ class Step:
     status: str
     detail: str
     fix: str = ""
+    # The fix as the wizard words it (a box or a dialog instead of a flag); "" when the same.
+    window_fix: str = ""
 
     @property
     def passed(self) -> bool:
@@ -100,7 +103,9 @@ Opener = Callable[..., Transport]
 
 
 def _fail(name: str, exc: InnoTuneError) -> Step:
-    return Step(name, "fail", exc.problem, exc.fix)
+    return Step(
+        name, "fail", exc.problem, exc.fix, "" if exc.window_fix == exc.fix else exc.window_fix
+    )
 
 
 def _skip_rest(result: DoctorResult, after: str) -> Iterator[Step]:
@@ -150,6 +155,8 @@ def run_doctor(
                 f"unknown host key {question.key_type} {question.fingerprint}",
                 f"if the server's administrator confirms it, run again with "
                 f"--accept-host-key {question.fingerprint}",
+                "if the server's administrator confirms the fingerprint, trust the key in the "
+                "dialog that opens",
             )
         )
         yield from _skip_rest(result, "connect")
@@ -264,7 +271,7 @@ def run_doctor(
         yield from _skip_rest(result, "server")
         return
     result.instances = instances
-    yield emit(Step("server", "ok", f"{len(instances)} server instance(s) running"))
+    yield emit(Step("server", "ok", f"{count(len(instances), 'server instance')} running"))
 
     # 5. which instance
     try:

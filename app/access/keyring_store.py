@@ -37,6 +37,7 @@ from app.access.doctor import Secrets
 from app.domain.errors import InnoTuneError
 from app.domain.redact import MASK, redact
 from app.domain.threads import assert_not_gui_thread
+from app.domain.words import sentence
 
 log = logging.getLogger(__name__)
 
@@ -191,7 +192,9 @@ def _judge(name: str) -> KeyringStatus:
     try:
         priority = _priority(_load_class(name))
     except Exception as exc:  # noqa: BLE001 - any failure means "not usable here", with the reason
-        return KeyringStatus(name, description, f"{description} is not available here: {exc}.")
+        return KeyringStatus(
+            name, description, sentence(f"{description} is not available here: {exc}")
+        )
     if priority < 1:
         return KeyringStatus(name, description, f"{description} is not recommended here.")
     return KeyringStatus(name, description)
@@ -304,7 +307,7 @@ class KeyringStore:
             detail = _safe_text(exc, secrets)
             log.warning("keyring: %s failed: %s", doing, detail)
             raise KeyringFailed(
-                f"The system keyring failed while {doing}: {detail}.",
+                sentence(f"The system keyring failed while {doing}: {detail}"),
                 "Check that the keyring service (GNOME Keyring or KWallet) still runs in your "
                 "desktop session, then try again; or untick “Remember passwords” and type them.",
             ) from None

@@ -16,6 +16,7 @@ from typing import Any
 
 from app.domain.errors import InnoTuneError
 from app.domain.hostfacts import HostFacts
+from app.domain.words import sentence
 from app.remote.transport import Transport, shell_line
 
 
@@ -163,7 +164,7 @@ def read_file_or_none(host: Host, path: str) -> bytes | None:
     result = host.transport.run(["sh", "-c", script, "sh", path], sudo=host.sudo)
     if not result.ok:
         raise ApplyError(
-            f"Cannot read {path}: {result.err.strip() or 'permission denied'}.",
+            sentence(f"Cannot read {path}: {result.err.strip() or 'permission denied'}"),
             "Give InnoTune sudo rights; nothing is changed from a file it could not read.",
         )
     if result.stdout.startswith(b"M"):

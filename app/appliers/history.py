@@ -24,6 +24,7 @@ computer's copies are pruned by the same rule (:func:`prune_locally`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -33,9 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from app.appliers import snapshot as snap
-from app.appliers.actions import ApplyError, sha256
+from app.appliers.actions import ApplyError
 from app.domain.errors import InnoTuneError
 from app.domain.instance import ServerInstance
+from app.domain.words import count, sentence
 from app.remote.transport import Transport
 from app.targetjob import formats, pack
 from app.targetjob import records as job_records
@@ -197,12 +199,18 @@ def _record(doc: dict[str, Any]) -> Record | None:
 
 
 def _tool(transport: Transport) -> str:
-    """The job's code on the target (for --list and --prune), put there when it differs."""
+    """The job's code on the target (for --list and --prune), put there when it differs.
+
+    Named by its checksum: Python reads a zipapp's modules from the path again as it imports
+    them, so a zipapp replaced under a running tool (another InnoTune version listing the
+    same host at that moment) broke its imports ("bad local file header").
+    """
     sudo = not transport.is_root
-    path = f"{TOOL_DIR}/{formats.ZIPAPP_NAME}"
     source = pack.zipapp()
+    digest = hashlib.sha256(source).hexdigest()
+    path = f"{TOOL_DIR}/{digest[:16]}-{formats.ZIPAPP_NAME}"
     have = transport.run(["sha256sum", path], sudo=sudo)
-    if not have.ok or (have.out.split() or [""])[0] != sha256(source):
+    if not have.ok or (have.out.split() or [""])[0] != digest:
         snap.make_root_dir(transport, TOOL_DIR, sudo=sudo)
         transport.write_file_atomic(path, source, sudo=sudo, mode="0600", owner="root:root")
     return path
@@ -222,7 +230,9 @@ def list_records(transport: Transport) -> list[Record]:
         docs = None
     if not isinstance(docs, list):
         raise ApplyError(
-            f"Cannot read the snapshots on the host: {result.err.strip() or result.out[-200:]}.",
+            sentence(
+                f"Cannot read the snapshots on the host: {result.err.strip() or result.out[-200:]}"
+            ),
             "InnoTune needs python3 and sudo rights on the host.",
         )
     return [r for r in (_record(d) for d in docs if isinstance(d, dict)) if r is not None]
@@ -245,7 +255,10 @@ def prune_on_target(transport: Transport, keep: int, key: str | None = None) -> 
         done = None
     if not isinstance(done, dict):
         raise ApplyError(
-            f"Pruning the snapshots on the host failed: {result.err.strip() or result.out[-200:]}."
+            sentence(
+                "Pruning the snapshots on the host failed: "
+                f"{result.err.strip() or result.out[-200:]}"
+            )
         )
     return done
 
@@ -336,7 +349,7 @@ class RollbackChoice:
             lines.append(f"  {value.kind} {where}: back to {value.value}")
         if self.undo:
             lines.append(
-                f"This also undoes {len(self.undo)} later change(s) of this server still in "
+                f"This also undoes {count(len(self.undo), 'later change')} of this server still in "
                 "force (each becomes superseded):"
             )
             for later in self.undo:
@@ -378,7 +391,8 @@ def choose_rollback(
             raise RollbackRefused(
                 "No snapshot of this server is in force: "
                 + (
-                    f"its {len(mine)} snapshot(s) are rolled back, superseded or refused."
+                    f"its {count(len(mine), 'snapshot')} "
+                    f"{'is' if len(mine) == 1 else 'are'} rolled back, superseded or refused."
                     if mine
                     else "it has no snapshots on this host."
                 ),

@@ -20,6 +20,7 @@ from app.appliers import dynamic, optionfile, sysctl, sysfs, udev
 from app.appliers.actions import Action, ApplyError, Command, FileWrite, Host, ValueChange
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Change, FileChecksum, Plan
+from app.domain.words import count
 from app.planner.values import duration_text, size_text
 from app.targetjob.values import live_write
 
@@ -239,7 +240,8 @@ class Preview:
         if self.advice_count:
             out.append("")
             out.append(
-                f"{self.advice_count} advice item(s) in the plan are never applied by InnoTune "
+                f"{count(self.advice_count, 'advice item')} in the plan "
+                f"{'is' if self.advice_count == 1 else 'are'} never applied by InnoTune "
                 "(see `innotune plan`)."
             )
         return "\n".join(out) + "\n"

@@ -47,6 +47,7 @@ from app.appliers.actions import Action, ApplyError, sha256
 from app.domain.errors import InnoTuneError
 from app.domain.instance import ServerInstance
 from app.domain.serverfacts import ServerFacts
+from app.domain.words import sentence
 from app.remote.transport import Transport
 from app.targetjob import formats, pack
 from app.targetjob.formats import (
@@ -394,7 +395,9 @@ def launch(transport: Transport, job_id: str) -> str:
     result = transport.run(["sh", "-c", _LAUNCH, "sh", directory, job_id], sudo=_sudo(transport))
     if not result.ok:
         raise ApplyError(
-            f"Could not start the job on the host: {result.err.strip() or result.exit_status}.",
+            sentence(
+                f"Could not start the job on the host: {result.err.strip() or result.exit_status}"
+            ),
             "Nothing was changed (the snapshot is kept). InnoTune needs python3 on the host.",
         )
     return result.out.strip() or "setsid"
@@ -570,7 +573,9 @@ def describe(transport: Transport, job_id: str) -> JobPlan:
         bundle = None
     if bundle is None:
         raise ApplyError(
-            f"Job {job_id} on the host cannot be read: {result.err.strip() or 'no bundle'}."
+            sentence(
+                f"Job {job_id} on the host cannot be read: {result.err.strip() or 'no bundle'}"
+            )
         )
     settings = [f"{key}={value}" for key, value in sorted(bundle.expected.items())]
     for value in bundle.values:
@@ -623,7 +628,9 @@ def request_cancel(transport: Transport, job_id: str) -> None:
         sudo=_sudo(transport),
     )
     if not result.ok:
-        raise ApplyError(f"Could not cancel job {job_id}: {result.err.strip() or 'no such job'}.")
+        raise ApplyError(
+            sentence(f"Could not cancel job {job_id}: {result.err.strip() or 'no such job'}")
+        )
 
 
 def confirm(transport: Transport, job_id: str) -> None:
@@ -633,7 +640,9 @@ def confirm(transport: Transport, job_id: str) -> None:
         sudo=_sudo(transport),
     )
     if not result.ok:
-        raise ApplyError(f"Could not confirm job {job_id}: {result.err.strip() or 'no such job'}.")
+        raise ApplyError(
+            sentence(f"Could not confirm job {job_id}: {result.err.strip() or 'no such job'}")
+        )
 
 
 # -- the two entry points ------------------------------------------------------------------

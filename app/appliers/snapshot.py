@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from app.appliers.actions import Action, ApplyError
+from app.domain.words import count, sentence
 from app.remote.transport import Transport
 from app.targetjob import formats
 from app.targetjob.values import active_value
@@ -170,7 +171,7 @@ class Snapshot:
         if created:
             parts.append("new " + ", ".join(created))
         if self.values:
-            parts.append(f"{len(self.values)} value(s)")
+            parts.append(count(len(self.values), "value"))
         return f"{self.id}  {self.created}  {self.target}  " + ("; ".join(parts) or "empty")
 
 
@@ -194,7 +195,9 @@ def read_state(transport: Transport, path: str, *, sudo: bool) -> tuple[bytes | 
     result = transport.run(["sh", "-c", _PROBE, "sh", path], sudo=sudo)
     if not result.ok:
         raise SnapshotError(
-            f"Cannot read {path} for the snapshot: {result.err.strip() or result.exit_status}.",
+            sentence(
+                f"Cannot read {path} for the snapshot: {result.err.strip() or result.exit_status}"
+            ),
             "Nothing was changed. Give InnoTune sudo rights on the host.",
         )
     if result.stdout.startswith(b"M"):
@@ -301,7 +304,7 @@ def make_root_dir(transport: Transport, path: str, *, sudo: bool) -> None:
     )
     if not result.ok:
         raise SnapshotError(
-            f"Cannot create {path} on the target: {result.err.strip()}.",
+            sentence(f"Cannot create {path} on the target: {result.err.strip()}"),
             "Nothing was changed. InnoTune needs root (or sudo) on the host.",
         )
 

@@ -13,6 +13,7 @@ import re
 
 from app.appliers.actions import Action, ApplyError, Host, ValueChange
 from app.domain.plan import Change
+from app.domain.words import sentence
 from app.targetjob.values import active_value
 
 _DEVICE = re.compile(r"^[A-Za-z0-9_.:!+-]+$")
@@ -38,7 +39,7 @@ def _probe(host: Host, path: str) -> tuple[str | None, str | None]:
     assert host.transport is not None
     result = host.transport.run(["sh", "-c", _PROBE, "sh", path], sudo=host.sudo)
     if not result.ok:
-        raise ApplyError(f"Cannot read {path}: {result.err.strip()}.")
+        raise ApplyError(sentence(f"Cannot read {path}: {result.err.strip()}"))
     if result.stdout.startswith(b"M"):
         return None, None
     head, _, body = result.stdout[1:].partition(b"\0")

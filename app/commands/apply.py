@@ -28,6 +28,7 @@ from app.commands.common import (
 )
 from app.commands.sliders import add_slider_arguments, positions_from_args
 from app.domain.errors import InnoTuneError
+from app.domain.words import count
 
 if TYPE_CHECKING:
     from app.flows.apply import ApplyOptions
@@ -357,7 +358,7 @@ def run_snapshots(args: argparse.Namespace) -> int:
     for doc, group in groups:
         in_force = sum(1 for r in group if r.in_force)
         print(
-            f"Instance {history.describe_instance(doc)}: {len(group)} snapshot(s), "
+            f"Instance {history.describe_instance(doc)}: {count(len(group), 'snapshot')}, "
             f"{in_force} in force (newest first)"
         )
         for item in group:
@@ -378,12 +379,12 @@ def run_snapshots(args: argparse.Namespace) -> int:
 def _print_pruned(pruned: Pruned, label: str) -> None:
     done = pruned.on_target
     print(
-        f"Pruned to {pruned.keep} snapshot(s) per instance: removed "
-        f"{len(done.get('removed') or [])} snapshot(s) on {label}"
+        f"Pruned to {count(pruned.keep, 'snapshot')} per instance: removed "
+        f"{count(len(done.get('removed') or []), 'snapshot')} on {label}"
         + (f" ({', '.join(done['removed'])})" if done.get("removed") else "")
-        + f" and {len(pruned.local)} local copy(ies) kept by InnoTune"
+        + f" and {count(len(pruned.local), 'local copy', 'local copies')} kept by InnoTune"
         + (
-            f"; {len(done.get('locks_removed') or [])} free lock file(s) removed"
+            f"; {count(len(done.get('locks_removed') or []), 'free lock file')} removed"
             if done.get("locks_removed")
             else ""
         )

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 
 class InnoTuneError(Exception):
-    """An error a person can act on: what went wrong, and what to do next."""
+    """An error a person can act on: what went wrong, and what to do next.
 
-    def __init__(self, problem: str, fix: str = "") -> None:
+    ``fix`` is worded for the command line (its flags); ``window_fix``, when the window
+    offers another way (a box on the page, a dialog), is the same advice for the wizard,
+    which shows it instead. No command-line flag is shown in the window.
+    """
+
+    def __init__(self, problem: str, fix: str = "", window_fix: str | None = None) -> None:
         super().__init__(problem if not fix else f"{problem} {fix}")
         self.problem = problem
         self.fix = fix
+        self.window_fix = fix if window_fix is None else window_fix
 
 
 class TargetError(InnoTuneError):

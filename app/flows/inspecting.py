@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 
+from app.access.database import Credentials, open_session
 from app.access.doctor import DoctorResult
-from app.domain.errors import InnoTuneError
+from app.domain.errors import DatabaseError, InnoTuneError
 from app.domain.hostfacts import HostFacts
+from app.domain.words import sentence
 from app.inspect.inspection import inspect
 
 MAX_SAMPLE_SECONDS = 600
@@ -21,6 +24,52 @@ def check_sample(seconds: float) -> None:
     """
     if not 0 <= seconds <= MAX_SAMPLE_SECONDS:
         raise InnoTuneError(f"--sample must be between 0 and {MAX_SAMPLE_SECONDS} seconds.")
+
+
+def renew_lost_session(
+    conn: DoctorResult,
+    credentials: Credentials,
+    *,
+    use_sudo: bool,
+    say: Callable[[str], None] = lambda _text: None,
+) -> bool:
+    """Log in to the database again when the session the check opened is gone.
+
+    A server restarted since the check (an exercise, an apply, a service restart) has closed
+    the session: a query on it fails with error 2006 (a broken pipe). The instance is looked
+    up again too, since the restarted server has a new pid. Returns True when it logged in
+    again.
+
+    Raises:
+        DatabaseError: the session was lost and logging in again failed.
+    """
+    assert conn.transport and conn.instance and conn.session
+    try:
+        conn.session.query("SELECT 1")
+        return False
+    except InnoTuneError:
+        pass
+    say("The database session was lost (the server restarted); logging in again")
+    old, conn.session = conn.session, None
+    with contextlib.suppress(Exception):  # its server process is gone; closing may fail
+        old.close()
+    from app.inspect.instances import choose_instance, find_instances
+
+    spec = conn.instance.socket or (str(conn.instance.port) if conn.instance.port else None)
+    try:
+        if spec is not None:
+            found = find_instances(conn.transport, sudo=conn.can_sudo)
+            conn.instance, conn.instances = choose_instance(found, spec), found
+        conn.session = open_session(conn.transport, conn.instance, credentials, use_sudo=use_sudo)
+    except InnoTuneError as exc:
+        raise DatabaseError(
+            sentence(
+                "The database session was lost (the server restarted) and logging in again "
+                f"failed: {exc.problem}"
+            ),
+            "Check that the server runs, then go Back to Connect and press Check connection.",
+        ) from None
+    return True
 
 
 def inspect_connected(

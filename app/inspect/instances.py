@@ -227,6 +227,8 @@ def choose_instance(instances: list[ServerInstance], spec: str | None) -> Server
         raise InstanceChoiceError(
             f"This host runs {len(instances)} server instances: {listing}.",
             "Choose one with --instance SOCKET|PORT|PID.",
+            "Choose one in the list below, or type its socket, port or pid in the Server "
+            "instance box.",
         )
     spec = spec.strip()
     for inst in instances:
@@ -243,7 +245,7 @@ def choose_instance(instances: list[ServerInstance], spec: str | None) -> Server
     blind = [i for i in instances if any("needs root" in n for n in i.notes)]
     if blind and (spec.isdigit() or spec.startswith("/")):
         # Without sudo the servers' sockets are invisible; take the endpoint as given.
-        note = "endpoint given by --instance; not matched to a process (sudo would show it)"
+        note = "endpoint given as the instance; not matched to a process (sudo would show it)"
         return ServerInstance(
             pid=blind[0].pid if len(blind) == 1 else 0,
             binary=blind[0].binary,
@@ -254,6 +256,6 @@ def choose_instance(instances: list[ServerInstance], spec: str | None) -> Server
         )
     listing = "; ".join(i.label for i in instances)
     raise InstanceChoiceError(
-        f"No server instance matches --instance {shlex.quote(spec)}.",
+        f"No server instance matches {shlex.quote(spec)}.",
         f"Running here: {listing}.",
     )

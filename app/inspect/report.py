@@ -110,7 +110,7 @@ def server_lines(s: ServerFacts) -> list[str]:
     ]
     r = s.rates
     if r is None:
-        lines.append("  write rates: not sampled (--sample 0)")
+        lines.append("  write rates: not sampled (a sample of 0 s)")
     else:
         lines.append(
             f"  over {r.seconds:.0f} s: {r.transactions_per_s:.1f} commits/s, "

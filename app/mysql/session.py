@@ -66,6 +66,8 @@ def explain_login_error(exc: pymysql.err.MySQLError, who: str) -> DatabaseError:
         return DatabaseError(
             f"Could not reach the server: {message}",
             "Check that the server runs and that the socket or port is right (--instance).",
+            "Check that the server runs and that the socket or port is right (the Server "
+            "instance box on the Connect page).",
         )
     return DatabaseError(f"Database error {code}: {message}")
 

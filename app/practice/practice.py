@@ -34,7 +34,7 @@ from pathlib import Path
 from app.domain.target import ConnectOptions, Target
 from app.domain.threads import assert_not_gui_thread
 from app.practice.binaries import INSTALL_HINT, ServerBinaries, find_binaries
-from app.practice.server import PrivateServer, ServerError, free_port
+from app.practice.server import PrivateServer, ServerError, free_port, pid_alive, wait_gone
 from app.resources import resource_path
 
 PRACTICE_DATABASE = "practice"
@@ -139,16 +139,8 @@ def server_pids(main_cnf: Path) -> list[int]:
 
 
 def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0] != "Z"
-    except OSError:
-        return False
+    """True while any thread of ``pid`` runs (see :func:`app.practice.server.pid_alive`)."""
+    return pid_alive(pid)
 
 
 def _port_free(port: int) -> bool:
@@ -369,6 +361,7 @@ class PracticeServer:
             return self.status()
 
     def _stop(self, timeout: float) -> None:
+        known = self.server.running_pid()
         self.server.stop(timeout)
         # Servers without (or with a stale) pid file: found by their command line.
         strays = server_pids(self.server.main_cnf)
@@ -382,6 +375,8 @@ class PracticeServer:
             if _alive(pid):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
+        # "Stopped" means gone: not a process still ending its threads, nor its zombie.
+        wait_gone([p for p in (known, *strays) if p is not None])
 
     def restart(self, timeout: float = 120.0, say: Say = _quiet) -> PracticeStatus:
         """Stop, then start (the way option-file changes take effect)."""

@@ -60,19 +60,46 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """True while any thread of process ``pid`` still runs.
+
+    A zombie still answers kill(0) but is not running. Its main thread, though, turns
+    into a zombie before the other threads have ended: the server still runs then (it
+    ends its last threads, for a second or two), so every thread is looked at.
+    """
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    # A zombie still answers kill(0); it is not running.
     try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
-            return fh.read().split(")")[-1].split()[0] != "Z"
+        threads = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return False
+    for tid in threads:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", encoding="ascii") as fh:
+                if fh.read().rsplit(")", 1)[-1].split()[0] not in ("Z", "X"):
+                    return True
+        except OSError:
+            continue  # that thread has just ended
+    return False
+
+
+def wait_gone(pids: list[int], timeout: float = 10.0) -> list[int]:
+    """Wait until no process of ``pids`` is left at all, not even as a zombie.
+
+    An exited server is a zombie until the process that adopted it collects it, which
+    can take a moment; ``ps`` and ``pgrep`` still list it meanwhile. Returns the pids
+    still there after ``timeout`` (each has exited; only its entry is left).
+    """
+    deadline = time.monotonic() + timeout
+    left = [p for p in pids if os.path.exists(f"/proc/{p}")]
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = [p for p in left if os.path.exists(f"/proc/{p}")]
+    return left
 
 
 def _cmdline(pid: int) -> list[str]:
@@ -264,10 +291,10 @@ class PrivateServer:
 
     def running_pid(self) -> int | None:
         """The pid of this instance's server if one runs (ours or left by a crash)."""
-        if self._started_pid is not None and _pid_alive(self._started_pid):
+        if self._started_pid is not None and pid_alive(self._started_pid):
             return self._started_pid
         pid = self._pid_from_file()
-        if pid and _pid_alive(pid) and f"--defaults-file={self.main_cnf}" in _cmdline(pid):
+        if pid and pid_alive(pid) and f"--defaults-file={self.main_cnf}" in _cmdline(pid):
             return pid
         return None
 
@@ -311,9 +338,9 @@ class PrivateServer:
         """Wait until the socket answers with a server greeting, or raise with the log's tail."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self._started_pid is not None and not _pid_alive(self._started_pid):
+            if self._started_pid is not None and not pid_alive(self._started_pid):
                 replacement = self._pid_from_file()
-                if replacement and replacement != self._started_pid and _pid_alive(replacement):
+                if replacement and replacement != self._started_pid and pid_alive(replacement):
                     # Someone else restarted it since (an apply, an exercise): follow them.
                     self._started_pid = None
                 else:
@@ -354,7 +381,7 @@ class PrivateServer:
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if not _pid_alive(pid):
+            if not pid_alive(pid):
                 break
             time.sleep(0.1)
         else:
@@ -366,7 +393,7 @@ class PrivateServer:
         pid = self.running_pid()
         if pid is not None:
             os.kill(pid, signal.SIGKILL)
-            while _pid_alive(pid):
+            while pid_alive(pid):
                 time.sleep(0.05)
 
     def restart(self, timeout: float = 120.0) -> ServerStatus:

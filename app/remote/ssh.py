@@ -38,6 +38,7 @@ from app.domain.errors import (
 )
 from app.domain.target import Target, parse_target
 from app.domain.threads import assert_not_gui_thread
+from app.domain.words import sentence
 from app.remote.hostkeys import HostKeyStore, OfferedKey
 from app.remote.shell import BOOTSTRAP, RemoteShell, Request
 from app.remote.sshauth import PromptAnswerer, authenticate
@@ -211,7 +212,9 @@ class SshTransport:
             except paramiko.ChannelException as exc:
                 raise channel_error(host, port, exc, "the jump host") from None
             except paramiko.SSHException as exc:
-                raise ConnectError(f"The jump host dropped the connection: {exc}.") from None
+                raise ConnectError(
+                    sentence(f"The jump host dropped the connection: {exc}")
+                ) from None
         if proxy_command:
             proxy = paramiko.ProxyCommand(proxy_command)
             self._proxies.append(proxy)
@@ -341,8 +344,10 @@ class SshTransport:
         lines = result.out.split()
         if not result.ok or len(lines) < 2:
             raise ConnectError(
-                f"{self.label} did not run a simple command (uname -s; id -u): "
-                f"{result.err.strip() or 'no output'}.",
+                sentence(
+                    f"{self.label} did not run a simple command (uname -s; id -u): "
+                    f"{result.err.strip() or 'no output'}"
+                ),
                 "InnoTune works on Linux hosts only, with a POSIX sh; check the account's shell.",
             )
         check_linux(self.label, lines[0])
@@ -376,7 +381,7 @@ class SshTransport:
                 self._retire_shell()
                 return self._session()
             raise CommandError(
-                f"{self.label} refused a new session channel: {exc.text}.",
+                sentence(f"{self.label} refused a new session channel: {exc.text}"),
                 "The server may limit sessions (MaxSessions); try again.",
             ) from None
         except (paramiko.SSHException, EOFError, OSError) as exc:

@@ -157,6 +157,7 @@ def authenticate(
             f"{who} closed the connection during login ({exc or 'no reason given'}).",
             "The server may allow few attempts (MaxAuthTries): pick one identity with "
             "--identity FILE.",
+            "The server may allow few attempts (MaxAuthTries): choose one key in the Key file box.",
         ) from None
     finally:
         if agent is not None:
@@ -171,12 +172,15 @@ def authenticate(
             "Give a key with --identity FILE, start ssh-agent, or give the password; "
             "login questions (one-time codes) are asked by the wizard or, on the command "
             "line, in a terminal.",
+            "Choose a key in the Key file box, start ssh-agent, or type the Login password.",
         )
     offers = f"; it accepts: {', '.join(allowed)}" if allowed else ""
     raise AuthError(
         f"{who} refused the login (tried: {', '.join(tried)}{offers}).",
         "Check the user name and the password, or give the right key with --identity "
         "FILE (its public half must be in ~/.ssh/authorized_keys on the host).",
+        "Check the user name and the password, or choose the right key in the Key file box "
+        "(its public half must be in ~/.ssh/authorized_keys on the host).",
     )
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import paramiko
 
 from app.domain.errors import TargetError
+from app.domain.words import sentence
 
 
 @dataclass
@@ -46,7 +47,7 @@ def resolve_host(
             cfg = dict(paramiko.SSHConfig.from_path(str(path)).lookup(host))
         except (paramiko.SSHException, OSError, ValueError) as exc:
             raise TargetError(
-                f"{path} could not be read: {exc}.", "Fix the file, or move it aside."
+                sentence(f"{path} could not be read: {exc}"), "Fix the file, or move it aside."
             ) from None
     cfg_port = cfg.get("port")
     hostname = str(cfg.get("hostname") or host)

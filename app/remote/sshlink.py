@@ -9,6 +9,7 @@ import threading
 import paramiko
 
 from app.domain.errors import ConnectError
+from app.domain.words import sentence
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ def socket_error(host: str, port: int, exc: BaseException, timeout: float) -> Co
         )
     reason = getattr(exc, "strerror", None) or str(exc)
     return ConnectError(
-        f"Cannot reach {host}:{port}: {reason}.", "Check the address and the network."
+        sentence(f"Cannot reach {host}:{port}: {reason}"), "Check the address and the network."
     )
 
 
@@ -63,7 +64,8 @@ def channel_error(host: str, port: int, exc: paramiko.ChannelException, via: str
             "Check the host and port, and that the service listens on that address.",
         )
     return ConnectError(
-        f"{via} refused a channel to {host}:{port}: {exc.text}.", "Check the SSH server's logs."
+        sentence(f"{via} refused a channel to {host}:{port}: {exc.text}"),
+        "Check the SSH server's logs.",
     )
 
 

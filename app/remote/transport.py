@@ -253,8 +253,8 @@ def raise_for_sudo(stderr: str, had_password: bool) -> None:
     if "a password is required" in low or "a terminal is required" in low:
         raise SudoError(
             "sudo wants a password on this host.",
-            "Give the sudo password (--ask-sudo-password, or the Connect page's sudo field), "
-            "or allow NOPASSWD for this user.",
+            "Give the sudo password (--ask-sudo-password), or allow NOPASSWD for this user.",
+            "Type the sudo password on the Connect page, or allow NOPASSWD for this user.",
         )
     if "incorrect password" in low or "sorry, try again" in low:
         raise SudoError("The sudo password was refused.", "Check the password and try again.")

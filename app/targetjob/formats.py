@@ -21,6 +21,22 @@ from typing import Any
 
 FORMAT = 1
 
+
+def count(n: int, noun: str) -> str:
+    """``n`` and the noun, singular for one ("1 file", "2 files", "3 other queries").
+
+    The job's copy of ``app.domain.words.count`` (this module runs on the target with the
+    standard library only); a test keeps the two the same.
+    """
+    if n == 1:
+        return "%d %s" % (n, noun)
+    if noun.endswith("y") and len(noun) > 1 and noun[-2] not in "aeiou":
+        return "%d %sies" % (n, noun[:-1])
+    if noun.endswith(("s", "x", "ch", "sh")):
+        return "%d %ses" % (n, noun)
+    return "%d %ss" % (n, noun)
+
+
 SNAPSHOTS_ROOT = "/var/lib/innotune/snapshots"
 JOBS_ROOT = "/var/lib/innotune/jobs"
 LOCK_DIR = "/var/lib/innotune/locks"  # one lock per server instance

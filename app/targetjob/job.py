@@ -15,6 +15,7 @@ from typing import Any
 
 from .errors import JobCancelled, JobFailed
 from .files import atomic_write, read_or_none, remove_leftovers, sha256
+from .formats import count
 from .health import ERROR_LINE
 from .records import (
     instance_key,
@@ -53,7 +54,7 @@ class Job(Restore):
                 )
         if changed:
             raise JobFailed("; ".join(changed))
-        self.step("check", "ok", "%d file(s) as planned" % len(self.bundle.files))
+        self.step("check", "ok", "%s as planned" % count(len(self.bundle.files), "file"))
 
     def clean_leftovers(self) -> None:
         """Remove temp files an earlier job left when it was killed mid-write.
@@ -300,8 +301,8 @@ class Job(Restore):
         self.step(
             "snapshot",
             "ok",
-            "snapshot %s verified (%d file(s))"
-            % (self.manifest.get("id"), len(self.manifest.get("files", []))),
+            "snapshot %s verified (%s)"
+            % (self.manifest.get("id"), count(len(self.manifest.get("files", [])), "file")),
         )
         # One job at a time per server instance (its identity; old snapshots: its socket).
         key = lock_key(self.manifest, self.how)
@@ -411,7 +412,9 @@ class Job(Restore):
         self.step(
             "snapshot",
             "info",
-            "also undoing the later change(s) of this server: " + ", ".join(chain),
+            "also undoing the later %s of this server: "
+            % ("change" if len(chain) == 1 else "changes")
+            + ", ".join(chain),
         )
 
     def retain(self, key: str) -> None:
@@ -436,6 +439,6 @@ class Job(Restore):
             self.step(
                 "retain",
                 "info",
-                "kept %d snapshot(s) of this server; removed %s"
-                % (int(keep), ", ".join(done["removed"])),
+                "kept %s of this server; removed %s"
+                % (count(int(keep), "snapshot"), ", ".join(done["removed"])),
             )

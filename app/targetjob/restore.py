@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import JobFailed
 from .files import atomic_write, fsync_dir, mode_owner, read_or_none, reads, sha256
-from .formats import CommandItem
+from .formats import CommandItem, count
 from .health import Health
 from .values import active_value, ordered_settings, set_key, set_value, sql_literal, sysctl_path
 
@@ -191,6 +191,6 @@ class Restore(Health):
         self.step(
             "restore",
             "fail" if failures else "ok",
-            "%d item(s) failed" % len(failures) if failures else "snapshot restored",
+            "%s failed" % count(len(failures), "item") if failures else "snapshot restored",
         )
         return not failures

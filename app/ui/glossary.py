@@ -16,11 +16,19 @@ from PySide6.QtWidgets import (
 from app.knobs.glossary import glossary
 
 
+def _with_code(text: str) -> str:
+    """``text`` as HTML, its `quoted` names (a value, a setting) set as code, no backticks."""
+    parts = html.escape(text).split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: shown as none at all
+        return "".join(parts)
+    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
+
+
 def glossary_html(filter_text: str = "") -> str:
     """The terms (those containing ``filter_text``) as HTML."""
     needle = filter_text.strip().lower()
     rows = [
-        f"<p><b>{html.escape(term)}</b><br>{html.escape(text)}</p>"
+        f"<p><b>{html.escape(term)}</b><br>{_with_code(text)}</p>"
         for term, text in glossary().items()
         if not needle or needle in term.lower() or needle in text.lower()
     ]

@@ -171,22 +171,35 @@ class TaskHandle(QObject):
             self._claimed = True
             return True
 
-    def _execute(self, connection: DoctorResult) -> None:
+    def _execute(self, connection: DoctorResult, host: str = "host") -> None:
         if not self._claim():
             return
+        name = self.task.name
+        # The session's log (Log…) holds every step a person started, not only the check:
+        # what each task said, each step of a job on the target, and how it ended. Secrets
+        # are masked by the log's filter on the way to the file.
+        log.info("%s on %s: started", name, host)
         self._send(self._started_x)
-        progress = Progress(
-            lambda text: self._send(self._say_x, text),
-            lambda item: self._send(self._progress_x, item),
-            self.cancelled,
-        )
+
+        def say(text: str) -> None:
+            log.info("%s: %s", name, text)
+            self._send(self._say_x, text)
+
+        def post(item: object) -> None:
+            line = _journal_line(item)
+            if line:
+                log.info("%s: %s", name, line)
+            self._send(self._progress_x, item)
+
+        progress = Progress(say, post, self.cancelled)
         try:
             result = self.task.run(connection, self.task.inputs, progress)
         except Exception as exc:  # noqa: BLE001 - every failure goes back to the page
             exc.__innotune_trace__ = traceback.format_exc()  # type: ignore[attr-defined]
-            log.warning("task %s failed", self.task.name, exc_info=True)
+            log.warning("task %s failed", name, exc_info=True)
             self._send(self._failed_x, exc)
         else:
+            log.info("%s: finished%s", name, _outcome(result))
             self._send(self._finished_x, result)
         finally:
             self._send(self._ended_x)
@@ -197,6 +210,26 @@ class TaskHandle(QObject):
         # A handle whose page is already gone: nobody is left to tell.
         with contextlib.suppress(RuntimeError):
             signal.emit(*args)
+
+
+def _journal_line(item: object) -> str:
+    """A job's journal step (apply, restore) as one log line; "" for anything else.
+
+    The doctor's steps are logged by the doctor itself, a benchmark's fractions not at all.
+    """
+    step, status = getattr(item, "step", None), getattr(item, "status", None)
+    if isinstance(step, str) and isinstance(status, str) and hasattr(item, "seq"):
+        detail = getattr(item, "detail", "")
+        return f"{step} {status}" + (f": {detail}" if detail else "")
+    return ""
+
+
+def _outcome(result: object) -> str:
+    """A job's state at its end ("job 2026… applied"), for the log line that ends a task."""
+    job_id, state = getattr(result, "job_id", None), getattr(result, "state", None)
+    if isinstance(job_id, str) and isinstance(state, str):
+        return f" (job {job_id}: {state})"
+    return ""
 
 
 class HostWorker:
@@ -238,7 +271,7 @@ class HostWorker:
                     return
                 handle = self._running = self._queue.popleft()
             try:
-                handle._execute(self.connection)
+                handle._execute(self.connection, self.name)
             finally:
                 with self._lock:
                     self._running = None

@@ -150,7 +150,7 @@ def error_parts(exc: object) -> tuple[str, str]:
     step is the bug report the log is for.
     """
     if isinstance(exc, InnoTuneError):
-        return exc.problem, exc.fix or BUG_FIX
+        return exc.problem, exc.window_fix or BUG_FIX
     return f"Unexpected error: {exc}", BUG_FIX
 
 

@@ -89,7 +89,7 @@ class ProfileKeyring(QObject):
             self.box.setToolTip(reason)
             return
         if isinstance(exc, InnoTuneError):
-            self._say(f"<b>{exc.problem}</b> {exc.fix}")
+            self._say(f"<b>{exc.problem}</b> {exc.window_fix}")
         else:
             self._say(f"<b>The system keyring failed:</b> {exc}")
 

@@ -276,6 +276,26 @@ def test_two_processes_starting_at_once_run_one_server(tmp_path: Path) -> None:
     assert processes_of(base) == []
 
 
+def test_practice_stop_says_none_is_left_only_once_its_server_is_gone(tmp_path: Path) -> None:
+    """The server's main thread turns into a zombie before its last threads end, and the
+    zombie stays until it is collected: "no server process of it is left" waits for both."""
+    base = tmp_path / "p"
+    practice = PracticeServer(base)
+    try:
+        pid = practice.start().pid
+        assert pid is not None
+        argv = [sys.executable, "-m", "app", "practice", "stop", "--dir", str(base)]
+        done = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, timeout=180)
+        # Looked at the moment the command has returned: no process, not even a zombie.
+        left = Path(f"/proc/{pid}").exists()
+        assert done.returncode == 0, done.stderr
+        assert "no server process of it is left" in done.stdout
+        assert not left, f"pid {pid} still there after: {done.stdout}"
+    finally:
+        practice.stop()
+    assert processes_of(base) == []
+
+
 def test_needs_only_the_two_core_packages() -> None:
     """Every program the practice server runs comes from mariadb-server-core or -client-core.
 

@@ -121,7 +121,8 @@ def test_the_list_shows_each_instance_with_states_newest_first_and_the_snapshot_
     # Restoring B's snapshot from A's page asks, and says why; No changes nothing.
     asked: list[history.RollbackChoice] = []
 
-    def answer(choice: history.RollbackChoice) -> bool:
+    def answer(choice: history.RollbackChoice | None, _snapshot_id: str = "") -> bool:
+        assert choice is not None
         asked.append(choice)
         return False
 

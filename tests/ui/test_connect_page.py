@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt
@@ -70,6 +71,20 @@ def test_ssh_with_new_host_key_accepted_in_the_dialog(
     assert sshd.host_key_fingerprint() in box.informativeText()
     assert "ED25519" in box.informativeText()
     assert not page.isComplete()
+    # The steps table words the way out for the window: the dialog, never a flag.
+    rows = [v.steps.topLevelItem(i) for i in range(v.steps.topLevelItemCount())]
+    texts = [r.text(2) + r.toolTip(2) for r in rows if r is not None] + [v.message.text()]
+    assert not [t for t in texts if re.search(r"(^|\s)--[a-z]", t)], texts
+    assert any("trust the key in the dialog" in t for t in texts), texts
+    # Another port typed while the question is open: the question was about the old server.
+    v.port.setText(str(sshd.port + 1))
+    assert not box.isVisible() and page.host_key_box is None
+    assert "press Check connection" in v.message.text() and not page.isComplete()
+    v.port.setValue(sshd.port)
+    qtbot.mouseClick(v.check, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(
+        lambda: page.host_key_box is not None and page.host_key_box.isVisible(), timeout=60_000
+    )
     qtbot.mouseClick(page.trust_button, Qt.MouseButton.LeftButton)
     _wait_job(qtbot, page)
     assert page.state.connected, page.view.message.text()
@@ -105,3 +120,78 @@ def test_bad_host_gets_a_clear_message(qtbot: QtBot, tmp_path: Path) -> None:
     qtbot.mouseClick(page.view.check, Qt.MouseButton.LeftButton)
     assert "not a valid host name" in page.view.message.text()
     assert page.task is None
+
+
+def test_a_passed_check_is_forgotten_when_the_target_changes(qtbot: QtBot, tmp_path: Path) -> None:
+    """A check belongs to what it checked: any change of kind, host, port, user, key or
+    instance clears it, so Next never inspects the server checked before."""
+    page = _page(qtbot, tmp_path)
+    v = page.view
+    try:
+
+        def check_passes() -> None:
+            qtbot.mouseClick(v.check, Qt.MouseButton.LeftButton)
+            _wait_job(qtbot, page)
+            assert page.isComplete(), v.message.text()
+            assert "Every step passed" in v.message.text()
+            rows = [v.steps.topLevelItem(i) for i in range(v.steps.topLevelItemCount())]
+            details = [r.text(2) for r in rows if r is not None]
+            # "1 server instance running", "4 server instances running"; never "instance(s)"
+            assert not [d for d in details if "(s)" in d or ".." in d.replace("...", "")]
+            found = [d for d in details if "server instance" in d]
+            n = int(found[0].split()[0])
+            assert found[0].startswith(f"{n} server instance{'' if n == 1 else 's'} running")
+
+        def forgotten(what: str) -> None:
+            assert not page.isComplete(), what
+            assert not page.state.connected, what
+            assert "Every step passed" not in v.message.text(), what
+            assert "press Check connection" in v.message.text(), what
+            assert v.steps.topLevelItemCount() == 0, what
+
+        check_passes()
+        v.ssh.setChecked(True)  # Host still empty: the practice server must not stay checked
+        forgotten("kind")
+        v.practice.setChecked(True)
+        forgotten("kind back")  # a new check is needed, even for the same server
+        # The practice kind ignores the SSH fields, so the check passes again after each.
+        for field, text in (
+            (v.host, "db1.example.com"),
+            (v.user, "admin"),
+            (v.port, "2222"),
+            (v.identity, str(tmp_path / "key")),
+            (v.mysql_user, "someone"),
+        ):
+            check_passes()
+            field.setText(text)
+            forgotten(field.accessibleName())
+            field.setText("")
+        check_passes()
+        v.instance.setText("/run/other.sock")
+        forgotten("instance")
+    finally:
+        page.state.drop_host()
+        PracticeServer(tmp_path / "practice").stop()
+
+
+def test_a_port_with_letters_is_refused_and_an_empty_one_is_the_default(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    page = _page(qtbot, tmp_path)
+    v = page.view
+    v.ssh.setChecked(True)
+    v.host.setText("db1.example.com")
+    v.port.setFocus()
+    qtbot.keyClicks(v.port, "2x2y5")  # typed, as a person would
+    assert v.port.text() == "2x2y5"  # kept as typed, never silently 225
+    qtbot.mouseClick(v.check, Qt.MouseButton.LeftButton)
+    assert page.task is None
+    assert '"2x2y5" is not a number' in v.message.text()
+    assert "1 to 65535" in v.message.text()
+    v.port.setText("70000")
+    qtbot.mouseClick(v.check, Qt.MouseButton.LeftButton)
+    assert page.task is None and "out of range" in v.message.text()
+    v.port.setText("225")
+    assert page.build_target().port == 225
+    v.port.clear()  # cleared: the default, never the value typed before
+    assert page.build_target().port is None

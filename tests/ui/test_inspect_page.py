@@ -60,3 +60,48 @@ def test_choose_among_servers_then_inspect(
     assert len(column) >= 3  # directory, filesystem, at least one device
     assert inspect.isComplete()
     wizard.done(0)
+
+
+def test_inspect_again_after_the_server_restarted_logs_in_again(
+    qtbot: QtBot, tmp_path: Path, private_server: PrivateServer
+) -> None:
+    """The check's database session dies with the server: Inspect again logs in again and
+    shows the new pid; while it inspects, and after a cancel, the old facts are not shown."""
+    wizard, connect = open_wizard(qtbot, tmp_path)
+    connect.view.local.setChecked(True)
+    connect.view.instance.setText(str(private_server.socket_path))
+    qtbot.mouseClick(connect.view.check, Qt.MouseButton.LeftButton)
+    _wait(qtbot, connect)
+    assert connect.isComplete(), connect.view.message.text()
+    inspect = wizard.pages["Inspect"]
+    assert isinstance(inspect, InspectPage)
+    inspect.sample.setValue(0)
+    wizard.next()
+    qtbot.waitUntil(lambda: wizard.state.facts is not None, timeout=120_000)
+    server_box = inspect.findChild(QGroupBox, "facts_server")
+    assert server_box is not None and server_box.isVisible()
+    old = wizard.state.facts
+    assert old is not None and old.server is not None
+    old_pid = old.server.instance.pid
+
+    private_server.restart()
+    new_pid = private_server.running_pid()
+    assert new_pid is not None and new_pid != old_pid
+    qtbot.mouseClick(inspect.again, Qt.MouseButton.LeftButton)
+    assert not server_box.isVisible()  # the old facts are not shown as current
+    assert inspect.task is not None
+    qtbot.waitUntil(lambda: not inspect.task.is_running(), timeout=120_000)  # type: ignore[union-attr]
+    assert "2006" not in inspect.status.text() and "Done" in inspect.status.text()
+    facts = wizard.state.facts
+    assert facts is not None and facts.server is not None
+    assert facts.server.instance.pid == new_pid
+    assert server_box.isVisible() and str(new_pid) in server_box.findChild(QLabel).text()  # type: ignore[union-attr]
+
+    # Cancelled: no facts are shown as if they were current.
+    inspect.sample.setValue(600)
+    qtbot.mouseClick(inspect.again, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(inspect.cancel, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(inspect.again.isEnabled, timeout=30_000)
+    assert "cancelled" in inspect.status.text()
+    assert wizard.state.facts is None and not server_box.isVisible()
+    wizard.done(0)

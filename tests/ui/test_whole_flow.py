@@ -178,7 +178,10 @@ def test_whole_flow_over_ssh_with_restart_and_rollback(
     assert apply.status.snapshot_id in ids  # other tests may add their own meanwhile
     apply.snapshots.setCurrentRow(ids.index(apply.status.snapshot_id))
     qtbot.waitUntil(apply.restore_button.isEnabled)
+    asked: list[object] = []
+    apply.ask_restore = lambda choice, _id="": asked.append(choice) or True  # type: ignore[method-assign]
     apply.restore_button.click()
+    assert len(asked) == 1  # a restore restarts the server: it asks first
     _apply_job_done(qtbot, apply)
     assert apply.status.state == "rolled-back", apply.state_label.text()
     # The rollback restarts too: the restored files are proven to start the server.

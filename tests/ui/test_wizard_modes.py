@@ -70,7 +70,10 @@ def test_restore_a_snapshot_straight_from_connect(
     apply.snapshots.setCurrentRow(ids.index(done.snapshot_id))
     # The list shows on the worker's result; the button once its thread has ended.
     qtbot.waitUntil(apply.restore_button.isEnabled)
+    asked: list[object] = []
+    apply.ask_restore = lambda choice, _id="": asked.append(choice) or True  # type: ignore[method-assign]
     apply.restore_button.click()
+    assert len(asked) == 1  # a restore restarts the server: it asks first
     qtbot.waitUntil(
         lambda: apply.status is not None and apply.status.mode == "restore", timeout=120_000
     )

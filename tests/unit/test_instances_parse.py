@@ -70,7 +70,7 @@ def test_without_sudo_an_explicit_endpoint_is_taken_as_given() -> None:
     instances = parse_instances("\n".join(lines))
     chosen = choose_instance(instances, "46085")  # the private server's port, not visible
     assert chosen.ports == (46085,)
-    assert any("given by --instance" in n for n in chosen.notes)
+    assert any("given as the instance" in n for n in chosen.notes)
 
 
 def test_servers_in_containers_are_not_this_hosts() -> None:

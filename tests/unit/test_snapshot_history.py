@@ -83,7 +83,7 @@ def test_older_restore_undoes_newer_ones_of_the_same_instance_only() -> None:
     choice = history.choose_rollback(records, A, "20260101T000001Z-000001")
     assert [r.id for r in choice.undo] == ["20260101T000005Z-000005", "20260101T000004Z-000004"]
     assert choice.caveats == ()
-    assert "This also undoes 2 later change(s)" in choice.text()
+    assert "This also undoes 2 later changes" in choice.text()
     # Without an id: A's newest in force; B's own.
     assert history.choose_rollback(records, A, None).record.id == "20260101T000005Z-000005"
     assert history.choose_rollback(records, B, None).record.id == "20260101T000002Z-000002"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import html
 import logging
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,8 @@ from app.appliers import history, runner
 from app.appliers import snapshot as snap
 from app.appliers.preview import Preview, with_requested_restart
 from app.domain.errors import InnoTuneError
+from app.domain.instance import ServerInstance
+from app.domain.words import count
 from app.places import local_snapshot_dir
 from app.ui import jobrecords
 from app.ui.hostworker import Task, TaskHandle
@@ -103,9 +106,15 @@ class ApplyPage(QWizardPage):
         self.summary.setObjectName("apply_summary")
         layout.addWidget(self.summary)
         row = QHBoxLayout()
+        # How the server is restarted: said when a service manager runs it; asked for only
+        # when none was found (a server started by hand).
+        self.restart_note = QLabel("")
+        self.restart_note.setObjectName("apply_restart_note")
+        self.restart_note.setWordWrap(True)
+        row.addWidget(self.restart_note, 1)
         self.restart_edit = QLineEdit()
         self.restart_edit.setObjectName("apply_restart_command")
-        self.restart_edit.setPlaceholderText("restart command (only if no service manager runs it)")
+        self.restart_edit.setPlaceholderText("e.g. mysqladmin shutdown; mysqld_safe &")
         self.restart_edit.setAccessibleName("restart command")
         self.restart_edit.textChanged.connect(lambda _text: self._show_summary())
         row.addWidget(self.restart_edit, 1)
@@ -214,7 +223,34 @@ class ApplyPage(QWizardPage):
         return button
 
     # -- state ------------------------------------------------------------------------------
+    def _instance(self) -> ServerInstance | None:
+        """The connected server instance, as inspected (else as the check found it)."""
+        facts = self.state.facts
+        if facts is not None and facts.server is not None:
+            return facts.server.instance
+        connection = self.state.connection
+        return connection.instance if connection is not None else None
+
+    def _show_restart_way(self) -> None:
+        """Say how the server is restarted; ask for a command only when nothing runs it."""
+        instance = self._instance()
+        argv = instance.restart_argv() if instance is not None else None
+        if argv is not None and instance is not None:
+            manager = "systemd" if instance.started_by == "systemd" else "its init script"
+            self.restart_note.setText(
+                f"When a restart is needed, {manager} restarts the server: {shlex.join(argv)}"
+            )
+            self.restart_edit.clear()
+            self.restart_edit.setVisible(False)
+        else:
+            self.restart_note.setText(
+                "No service manager runs this server: if a restart is needed, type the "
+                "command that restarts it:"
+            )
+            self.restart_edit.setVisible(True)
+
     def initializePage(self) -> None:  # noqa: N802 - Qt's name
+        self._show_restart_way()
         preview = self.state.preview
         # Without a preview (the wizard was started to restore a snapshot) only the
         # snapshot list makes sense: the apply controls are hidden, the list is read at once.
@@ -266,7 +302,7 @@ class ApplyPage(QWizardPage):
         if preview is None:
             return
         files = len(preview.option_files) + len(preview.persistence_files)
-        text = f"{files} file(s), {len(preview.values)} value(s) to change. "
+        text = f"{count(files, 'file')}, {count(len(preview.values), 'value')} to change. "
         if preview.will_restart:
             text += "The server will restart."
             if preview.restart_requested:
@@ -472,11 +508,23 @@ class ApplyPage(QWizardPage):
     def _on_restore_clicked(self) -> None:
         item = self.snapshots.currentItem()
         if item is not None and item.data(256) is not None:
-            self._choose_and_restore(str(item.data(256)))
+            self._choose_and_restore(str(item.data(256)), always_ask=True)
 
-    def _choose_and_restore(self, snapshot_id: str, own: bool = False) -> None:
-        """Restore, asking first when it is not the plain undo of this server's last change."""
+    def _choose_and_restore(
+        self, snapshot_id: str, own: bool = False, always_ask: bool = False
+    ) -> None:
+        """Restore, asking first when it is not the plain undo of this server's last change.
+
+        ``always_ask``: a snapshot chosen in the list is restored only after a Yes, since the
+        restore may restart the server.
+        """
         undo: list[str] | None = None
+        if always_ask and (
+            self._listing is None or not any(r.id == snapshot_id for r in self._listing.records)
+        ):
+            if not self.ask_restore(None, snapshot_id):
+                self._say([f"Snapshot {snapshot_id} was not restored; nothing was changed."])
+                return
         if self._listing is not None and any(r.id == snapshot_id for r in self._listing.records):
             try:
                 choice = history.choose_rollback(
@@ -485,21 +533,32 @@ class ApplyPage(QWizardPage):
                     snapshot_id,
                 )
             except history.RollbackRefused as exc:
-                self._say([f"{exc.problem} {exc.fix}".strip()])
+                self._say([f"{exc.problem} {exc.window_fix}".strip()])
                 return
-            if (choice.caveats or choice.undo) and not self.ask_restore(choice):
+            asking = always_ask or choice.caveats or choice.undo
+            if asking and not self.ask_restore(choice, snapshot_id):
                 self._say([f"Snapshot {snapshot_id} was not restored; nothing was changed."])
                 return
             undo = [r.id for r in choice.undo]
         self._restore(snapshot_id, undo)
 
-    def ask_restore(self, choice: history.RollbackChoice) -> bool:
-        """Ask before a restore that is not the plain undo of this server's last change.
+    def ask_restore(self, choice: history.RollbackChoice | None, snapshot_id: str = "") -> bool:
+        """Ask before a restore: it may restart the server.
 
         Another instance's snapshot, one already rolled back or superseded, or an older one
         whose restore also undoes newer changes: the question says which and why.
         """
-        text = "\n\n".join([*choice.caveats, choice.text(), "Restore it?"])
+        instance = self._instance()
+        argv = instance.restart_argv() if instance is not None else None
+        restart = "The server restarts if the restored settings need it" + (
+            f" ({shlex.join(argv)})." if argv else "."
+        )
+        about = (
+            [*choice.caveats, choice.text()]
+            if choice is not None
+            else [f"Snapshot {snapshot_id}: its option files and values come back."]
+        )
+        text = "\n\n".join([*about, restart, "Restore it?"])
         answer = QMessageBox.question(
             self,
             "Restore this snapshot?",
@@ -628,7 +687,7 @@ class ApplyPage(QWizardPage):
             self._list_after = False
             self._show_snapshots(result)
             if not quiet:
-                self._say([f"{len(result.records)} snapshot(s) on the server."])
+                self._say([f"{count(len(result.records), 'snapshot')} on the server."])
             return
         assert isinstance(result, runner.JobStatus)
         self.status = result
@@ -678,7 +737,7 @@ class ApplyPage(QWizardPage):
             _log.warning("apply page: the snapshot list was not read again: %s", exc)
             return
         if isinstance(exc, runner.ApplyCancelled):
-            self._say([f"{exc.problem} {exc.fix}".strip()])
+            self._say([f"{exc.problem} {exc.window_fix}".strip()])
             return
         if isinstance(exc, runner.JobInterrupted):
             self.status = runner.JobStatus(job_id=exc.job_id, state="interrupted")

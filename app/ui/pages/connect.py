@@ -26,8 +26,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.access.doctor import DoctorResult, Secrets, Step, run_doctor
-from app.domain.errors import HostKeyUnknown, InnoTuneError
+from app.domain.errors import HostKeyUnknown, InnoTuneError, TargetError
 from app.domain.target import ConnectOptions, Target, parse_target
+from app.domain.words import sentence
 from app.ui.hostworker import HostWorker, Progress, Task, TaskHandle, close_quietly
 from app.ui.jobrecords import JobRecord
 from app.ui.logview import DETAILS_LINK, open_log
@@ -143,6 +144,8 @@ class ConnectPage(QWizardPage):
         layout.addWidget(self.view)
         v = self.view
         v.kinds.idToggled.connect(self._on_kind_toggled)
+        for field in v.target_fields():
+            field.textChanged.connect(self._on_target_edited)
         v.tasks.idToggled.connect(self._on_task_toggled)
         v.check.clicked.connect(self._on_check_clicked)
         v.cancel_check.clicked.connect(self.cancel_check)
@@ -153,7 +156,7 @@ class ConnectPage(QWizardPage):
         self.saved = SavedFiles(self, v, state)
         self.saved.changed.connect(self.completeChanged)
         self._update_practice_note()
-        self._on_kind_toggled(0, True)
+        self._show_kind_boxes()
         v.reconnect.clicked.connect(self._on_reconnect_clicked)
         self.unfinished_job: JobRecord | None = None  # offered in the banner
         self._reconnecting: JobRecord | None = None  # the job the running check leads to
@@ -229,6 +232,13 @@ class ConnectPage(QWizardPage):
         text = host
         if v.user.text().strip():
             text = f"{v.user.text().strip()}@{text}"
+        problem = v.port.problem()
+        if problem is not None:
+            raise TargetError(
+                problem,
+                "Type a port number from 1 to 65535, or leave the box empty for the default "
+                "(22, or what ~/.ssh/config says).",
+            )
         if v.port.value():
             text = f"{text}:{v.port.value()}"
         return parse_target(text, options)
@@ -253,7 +263,7 @@ class ConnectPage(QWizardPage):
         try:
             target = self.build_target()
         except InnoTuneError as exc:
-            v.message.setText(f"<b>{exc.problem}</b> {exc.fix}")
+            v.message.setText(f"<b>{exc.problem}</b> {exc.window_fix}")
             return
         if self.task is not None and self.task.is_running():
             # The last check is still winding down; run this one as soon as it has.
@@ -348,9 +358,10 @@ class ConnectPage(QWizardPage):
         row = QTreeWidgetItem(
             [STEP_TITLES.get(step.name, step.name), STATUS_TEXT[step.status], step.detail]
         )
-        row.setToolTip(2, f"{step.detail}\n{step.fix}".strip())
-        if step.fix:
-            row.setText(2, f"{step.detail} — {step.fix}")
+        fix = step.window_fix or step.fix  # the window's wording, never a command-line flag
+        row.setToolTip(2, f"{step.detail}\n{fix}".strip())
+        if fix:
+            row.setText(2, f"{step.detail} — {fix}")
         self.view.steps.addTopLevelItem(row)
 
     def show_check_result(self, result: object) -> None:
@@ -376,7 +387,8 @@ class ConnectPage(QWizardPage):
             self.view.message.setText("<b>Every step passed.</b> Press Next to inspect the server.")
         else:
             failed = next(s for s in result.steps if s.status == "fail")
-            self.view.message.setText(f"<b>{failed.detail}.</b> {failed.fix}{DETAILS_LINK}")
+            fix = sentence(failed.window_fix or failed.fix)
+            self.view.message.setText(f"<b>{sentence(failed.detail)}</b> {fix}{DETAILS_LINK}")
             if failed.name == "instance" and len(result.instances) > 1:
                 self.offer_instances(result)
         self.completeChanged.emit()
@@ -403,7 +415,7 @@ class ConnectPage(QWizardPage):
 
     def _on_check_failed(self, exc: object) -> None:
         if isinstance(exc, InnoTuneError):
-            self.view.message.setText(f"<b>{exc.problem}</b> {exc.fix}{DETAILS_LINK}")
+            self.view.message.setText(f"<b>{exc.problem}</b> {exc.window_fix}{DETAILS_LINK}")
         else:
             self.view.message.setText(f"<b>Unexpected error:</b> {exc}{DETAILS_LINK}")
 
@@ -482,9 +494,42 @@ class ConnectPage(QWizardPage):
                 self.show_check_result(self.state.connection)  # the message names the next step
 
     # -- form behaviour -----------------------------------------------------------------
+    def forget_check(self) -> None:
+        """The form names another server now: the last check no longer counts.
+
+        A check belongs to what it checked (kind, host, port, user, key, instance): a
+        passed one would otherwise let Next inspect and tune the server checked before.
+        A check still running is cancelled; a finished one's connection is closed.
+        """
+        running = self.task is not None and self.task.is_running()
+        if not running and self.state.host is None:
+            return  # nothing checked, or a saved facts file: nothing to forget
+        if running:
+            self.cancel_check()
+        box, self.host_key_box = self.host_key_box, None
+        if box is not None:  # the key it asks about is the old server's: never trusted now
+            box.done(QMessageBox.StandardButton.Cancel)
+        self._accepted_fingerprint = None
+        if self.state.host is not None:
+            self.state.drop_host()
+        if self.state.mode != "offline":
+            self.state.facts = None
+        self.view.steps.clear()
+        self.view.message.setText(
+            "The server to check has changed: press Check connection to check it."
+        )
+        self.completeChanged.emit()
+
+    def _on_target_edited(self, _text: str) -> None:
+        self.forget_check()
+
     def _on_kind_toggled(self, _id: int, checked: bool) -> None:
         if not checked:
             return
+        self.forget_check()
+        self._show_kind_boxes()
+
+    def _show_kind_boxes(self) -> None:
         self.view.ssh_box.setEnabled(self.kind() == "ssh")
         self.view.access_box.setEnabled(self.kind() != "practice")
         self.view.practice_note.setVisible(self.kind() == "practice")

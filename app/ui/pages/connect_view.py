@@ -14,11 +14,46 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QRadioButton,
-    QSpinBox,
     QTreeWidget,
     QVBoxLayout,
     QWidget,
 )
+
+
+class PortEdit(QLineEdit):
+    """The SSH port as typed: empty means the default; anything else must be a port number.
+
+    A line edit, not a spin box: a spin box drops the letters of "2x2y5" as they are typed
+    (leaving 225) and keeps its last value when the text is cleared. Here the text is what
+    counts, and :meth:`problem` says what is wrong with it.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setPlaceholderText("default (22, or what ~/.ssh/config says)")
+        self.setMaxLength(12)
+
+    def problem(self) -> str | None:
+        """What is wrong with the typed port, or None when it is empty or a port number."""
+        text = self.text().strip()
+        if not text:
+            return None
+        if not text.isdecimal() or not text.isascii():
+            return f'The port "{text}" is not a number.'
+        if not 1 <= int(text) <= 65535:
+            return f"The port {int(text)} is out of range."
+        return None
+
+    def value(self) -> int:
+        """The port number, 0 for the default (empty or not a valid port)."""
+        text = self.text().strip()
+        if self.problem() is not None or not text:
+            return 0
+        return int(text)
+
+    def setValue(self, port: int) -> None:  # noqa: N802 - the spin box's name, kept for callers
+        """Show ``port``; 0 empties the box (the default)."""
+        self.setText(str(port) if port else "")
 
 
 class ConnectView(QWidget):
@@ -57,8 +92,8 @@ class ConnectView(QWidget):
         task_row.addStretch(1)
         self.open_facts = QPushButton("Open a saved &facts file or plan…")
         self.open_facts.setToolTip(
-            "Review facts saved with `innotune inspect --out`, or a plan saved with "
-            "`innotune plan --out` (with its facts), without connecting"
+            "Review facts or a plan saved to a file from the command line (innotune inspect "
+            "or innotune plan; a plan with its facts), without connecting"
         )
         task_row.addWidget(self.open_facts)
         layout.addLayout(task_row)
@@ -84,9 +119,7 @@ class ConnectView(QWidget):
         )
         self.user = QLineEdit()
         self.user.setPlaceholderText("as in ~/.ssh/config, or your login name")
-        self.port = QSpinBox()
-        self.port.setRange(0, 65535)
-        self.port.setSpecialValueText("default")
+        self.port = PortEdit()
         key_row = QHBoxLayout()
         self.identity = QLineEdit()
         self.identity.setPlaceholderText("the agent and ~/.ssh keys are tried when empty")
@@ -192,3 +225,7 @@ class ConnectView(QWidget):
     def kind(self) -> str:
         """The chosen kind of target: practice, local or ssh."""
         return ("practice", "local", "ssh")[max(self.kinds.checkedId(), 0)]
+
+    def target_fields(self) -> tuple[QLineEdit, ...]:
+        """The fields that say which server is checked (a change there makes a new target)."""
+        return (self.host, self.user, self.port, self.identity, self.mysql_user, self.instance)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
@@ -20,11 +20,12 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
+from app.access.database import Credentials
 from app.access.doctor import DoctorResult
 from app.domain.errors import InnoTuneError
 from app.domain.hostfacts import HostFacts
 from app.inspect.report import machine_lines, path_lines, server_lines
-from app.ui.hostworker import Progress, Task, TaskHandle
+from app.ui.hostworker import Progress, Task, TaskCancelled, TaskHandle
 from app.ui.logview import DETAILS_LINK, open_log
 from app.ui.state import WizardState
 from app.ui.widgets.wraplabel import WrapLabel
@@ -48,6 +49,9 @@ class InspectInputs:
 
     sample: float
     probe: bool
+    # How to log in again when the server restarted since the check (the session is gone).
+    credentials: Credentials = field(default_factory=Credentials, repr=False)
+    use_sudo: bool = True
 
 
 def run_inspection(conn: DoctorResult, inputs: InspectInputs, progress: Progress) -> HostFacts:
@@ -55,7 +59,7 @@ def run_inspection(conn: DoctorResult, inputs: InspectInputs, progress: Progress
 
     A cancel ends the status sample at once and stops before the next step.
     """
-    from app.flows.inspecting import inspect_connected
+    from app.flows.inspecting import inspect_connected, renew_lost_session
 
     if conn.transport is None or conn.session is None or conn.instance is None:
         raise InnoTuneError("Not connected.", "Go back to Connect and check the connection.")
@@ -70,6 +74,7 @@ def run_inspection(conn: DoctorResult, inputs: InspectInputs, progress: Progress
         progress.say(text)
 
     try:
+        renew_lost_session(conn, inputs.credentials, use_sudo=inputs.use_sudo, say=say)
         facts = inspect_connected(
             conn, sample_seconds=inputs.sample, disk_probe=inputs.probe, say=say, wait=wait
         )
@@ -190,7 +195,24 @@ class InspectPage(QWizardPage):
         self.state.facts = None
         self.completeChanged.emit()
         self._inspected_for = self.state.connection
-        inputs = InspectInputs(float(self.sample.value()), self.probe.isChecked())
+        target = self.state.target
+        connection = self.state.connection
+        inputs = InspectInputs(
+            float(self.sample.value()),
+            self.probe.isChecked(),
+            Credentials(
+                target.options.mysql_user if target is not None else None,
+                self.state.secrets.mysql_password,
+            ),
+            # As the check logged in: the practice server's login is our own account.
+            use_sudo=(
+                connection is not None
+                and connection.can_sudo
+                and (target is None or target.kind != "practice")
+            ),
+        )
+        # The facts shown are the last inspection's: hidden until the new one has come.
+        self._body.setVisible(False)
         self.task = self.state.worker().submit(Task("inspect", run_inspection, inputs), self)
         self.task.say.connect(self._on_task_say)
         self.task.finished.connect(self._on_task_finished)
@@ -234,16 +256,18 @@ class InspectPage(QWizardPage):
         self.completeChanged.emit()
 
     def _on_task_failed(self, exc: object) -> None:
+        if isinstance(exc, TaskCancelled):  # cancelled before it began: the same for a person
+            exc = InspectionCancelled()
         if isinstance(exc, InspectionCancelled) and self.state.connection is None:
             self.status.setText(
                 "<b>Inspection cancelled.</b> Its connection was closed to stop it: go Back "
                 "to Connect and check the connection again."
             )
         elif isinstance(exc, InspectionCancelled):
-            self.status.setText(f"<b>{exc.problem}</b> {exc.fix}")
+            self.status.setText(f"<b>{exc.problem}</b> {exc.window_fix}")
         elif isinstance(exc, InnoTuneError):
             self.status.setText(
-                f"<b>{html.escape(exc.problem)}</b> {html.escape(exc.fix)}{DETAILS_LINK}"
+                f"<b>{html.escape(exc.problem)}</b> {html.escape(exc.window_fix)}{DETAILS_LINK}"
             )
         else:
             self.status.setText(f"<b>Inspection failed:</b> {html.escape(str(exc))}{DETAILS_LINK}")
@@ -295,6 +319,7 @@ class InspectPage(QWizardPage):
                     box.setVisible(False)
                 # Added unhidden, a box is shown by the next layout pass, all in one.
                 self.sections.addWidget(box)
+            self._body.setVisible(True)
             return
         # Showing a widget inside a visible one lays out every window level at once, so a
         # box shown at a time would lay the page out again for each: the results area is
@@ -307,7 +332,7 @@ class InspectPage(QWizardPage):
             if label.text() != text:
                 label.setText(text)
             box.setVisible(shown[title])
-        if regroup:
+        if regroup or self._body.isHidden():
             self._body.setVisible(True)
 
     def isComplete(self) -> bool:  # noqa: N802 - Qt's name

@@ -41,6 +41,7 @@ from app.access.doctor import DoctorResult
 from app.appliers.preview import Preview, with_checksums, with_requested_restart
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
+from app.domain.words import count
 from app.flows.preview import preview_plan
 from app.ui.hostworker import Progress, Task, TaskHandle
 from app.ui.logview import DETAILS_LINK, error_html, error_parts, link_to_log, log_error
@@ -352,8 +353,8 @@ class PreviewPage(QWizardPage):
             )
         changed = len(preview.option_files) + len(preview.persistence_files)
         lines.append(
-            f"{changed} file(s), {len(preview.commands)} command(s) and "
-            f"{len(preview.statements)} SQL statement(s)."
+            f"{count(changed, 'file')}, {count(len(preview.commands), 'command')} and "
+            f"{count(len(preview.statements), 'SQL statement')}."
         )
         self.status.setText("<br>".join(lines))
         self._show_restart(preview)
@@ -396,8 +397,8 @@ class PreviewPage(QWizardPage):
         warnings = [f"! {w}" for w in preview.warnings]
         warnings += [f"- not supported: {u}" for u in preview.unsupported]
         self.warnings.setPlainText("\n".join(warnings) or "No warnings.")
-        count = len(preview.warnings)
-        self.tabs.setTabText(4, f"Warnings ({count})" if count else "Warnings")
+        warned = len(preview.warnings)
+        self.tabs.setTabText(4, f"Warnings ({warned})" if warned else "Warnings")
         self.save_button.setEnabled(True)
         self.export_button.setEnabled(True)
 

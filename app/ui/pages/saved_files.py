@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
+from app.domain.words import sentence
 from app.ui.pages.connect_view import ConnectView
 from app.ui.state import WizardState
 
@@ -54,7 +55,7 @@ class SavedFiles(QObject):
             facts = HostFacts.from_json(Path(path).read_text(encoding="utf-8"))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             self.view.message.setText(
-                f"<b>{Path(path).name} could not be read as a facts file:</b> {exc}. "
+                f"<b>{Path(path).name} could not be read as a facts file:</b> {sentence(str(exc))} "
                 "Choose a file written by <code>innotune inspect --out FILE</code>."
             )
             return
