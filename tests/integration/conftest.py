@@ -27,10 +27,17 @@ def local() -> Iterator[LocalTransport]:
     transport.close()
 
 
+# Subcommands that make no job and no snapshot: what they print is the host's, not the test's.
+LISTING_ONLY = ("snapshots",)
+
+
 class Cli:
     """`innotune` in a subprocess with its own data directory and no terminal.
 
-    ``ids`` collects every job and snapshot id it printed, for the test's cleanup.
+    ``ids`` collects the job and snapshot ids its applies and rollbacks printed, for the
+    test's cleanup. Not those a listing printed: ``innotune snapshots`` shows every snapshot
+    and job on this host, other test sessions' too, and removing those broke the sessions
+    that were using them (their snapshot or job was gone mid-test).
     """
 
     def __init__(self, data_home: Path, timeout: float = 300) -> None:
@@ -48,5 +55,7 @@ class Cli:
             cwd=REPO,
             stdin=subprocess.DEVNULL,
         )
-        self.ids.extend(JOB_ID.findall(done.stdout + done.stderr))
+        subcommand = next((a for a in args if not a.startswith("-")), "")
+        if subcommand not in LISTING_ONLY:
+            self.ids.extend(JOB_ID.findall(done.stdout + done.stderr))
         return done
