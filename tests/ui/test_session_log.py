@@ -96,7 +96,7 @@ def test_a_benchmark_and_what_tasks_say_are_in_the_session_log(
         use_sysbench=False,
         rate=None,
     )
-    bench = host.submit(Task("benchmark", run_bench, inputs))
+    bench = host.submit(Task("benchmark", run_bench, inputs), connect)
     qtbot.waitUntil(lambda: not bench.is_running(), timeout=300_000)
 
     # A task that says a secret: the log file shows it masked.
@@ -106,7 +106,7 @@ def test_a_benchmark_and_what_tasks_say_are_in_the_session_log(
         progress.say(f"logging in with {PLANTED}")
 
     worker = HostWorker(name="local")
-    told = worker.submit(Task("login", says_a_secret, inputs))
+    told = worker.submit(Task("login", says_a_secret, inputs), connect)
     qtbot.waitUntil(lambda: not told.is_running(), timeout=30_000)
     worker.stop()
     wizard.done(0)
