@@ -1,7 +1,9 @@
 """The slider options `plan`, `preview`, `apply` and `export` share: one per declared slider.
 
 Each option is generated from its slider's declaration (resources/sliders.toml): the
-option's name, help, words and range. A slider left out starts at the server's position.
+option's name, help, words and range. A slider left out starts where the wizard starts it:
+at InnoTune's recommendation for the host, crash loss and torn-page protection where the
+server is now (app.planner.sliders.starting_points).
 """
 
 from __future__ import annotations
@@ -85,9 +87,11 @@ def _dest(slider: Slider) -> str:
 
 
 def add_slider_arguments(parser: argparse.ArgumentParser) -> None:
-    """One option per slider; a slider left out starts at the server's current position."""
+    """One option per slider; a slider left out starts where the wizard starts it."""
     group = parser.add_argument_group(
-        "sliders", "Each slider starts at the server's current position; move it with:"
+        "sliders",
+        "Each slider starts at InnoTune's recommendation for this host (crash loss and "
+        "torn-page protection where the server is now, never lower); move it with:",
     )
     for slider in sliders():
         group.add_argument(f"--{slider.option}", help=_help(slider), **_option(slider))
@@ -102,7 +106,7 @@ def add_slider_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def positions_from_args(args: argparse.Namespace, facts: HostFacts) -> SliderPositions:
-    """The positions: the server's current ones, moved where an option says so."""
+    """The starting positions (the wizard's), moved where an option says so."""
     moved: dict[str, Any] = {}
     for slider in sliders():
         given = getattr(args, _dest(slider))

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from app.domain.plan import Change, Plan
 from app.knobs import Catalogue, UnknownKnob
 from app.knobs.sliders import sliders
+from app.planner.sliders import Start
 from app.planner.values import parse_int, size_text
 
 
@@ -76,8 +79,21 @@ def change_lines(change: Change, catalogue: Catalogue) -> list[str]:
     return lines
 
 
-def plan_text(plan: Plan, catalogue: Catalogue) -> str:
-    """The whole plan, slider by slider."""
+def _at(plan: Plan, slider: str, value: object) -> bool:
+    """True when the plan's slider stands at ``value``."""
+    field = next((s.field for s in sliders() if s.key == slider), None)
+    return field is not None and getattr(plan.positions, field) == value
+
+
+def plan_text(plan: Plan, catalogue: Catalogue, starts: Mapping[str, Start] | None = None) -> str:
+    """The whole plan, slider by slider.
+
+    Args:
+        plan: the plan.
+        catalogue: the knob catalogue (how values are spelled).
+        starts: each slider's start (:func:`app.planner.sliders.starting_points`); a slider
+            still at its start says so, with why.
+    """
     f = plan.facts
     out = [
         f"Plan for {f.target}: {f.flavour} {f.version}, datadir {f.datadir or 'unknown'}",
@@ -93,6 +109,10 @@ def plan_text(plan: Plan, catalogue: Catalogue) -> str:
         out.append(title)
         if slider in sentences:
             out.append(f"  position: {sentences[slider]}")
+        start = (starts or {}).get(slider)
+        if start is not None and _at(plan, slider, start.value):
+            lead = "recommended for this host" if start.recommended else "where the server is"
+            out.append(f"  start: {lead}: {start.why}")
         for change in changes:
             out += change_lines(change, catalogue)
         for x in left:
