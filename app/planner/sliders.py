@@ -289,8 +289,8 @@ def recovery_range(total: float, spinning: bool) -> tuple[float, float]:
 
 def recovery_span(total: float, spinning: bool) -> str:
     """The rough recovery range alone: "roughly 1 s to 8 s"."""
-    low, high = recovery_range(total, spinning)
-    return f"roughly {duration_text(low)} to {duration_text(high)}"
+    low, high = (duration_text(t) for t in recovery_range(total, spinning))
+    return f"about {low}" if low == high else f"roughly {low} to {high}"
 
 
 def recovery_words(total: float, spinning: bool) -> str:
