@@ -17,6 +17,18 @@ from app.domain.hostfacts import HostFacts
 from app.domain.plan import SliderPositions
 from app.knobs.sliders import Slider, sliders
 
+#: The word a percent slider takes for "where the server is now" (the memory share's keep).
+KEEP = "keep"
+
+
+def _percent(slider: Slider) -> Callable[[str], str | int]:
+    def parse(text: str) -> str | int:
+        if text.strip().lower() == KEEP:
+            return KEEP
+        return _number(slider, text)
+
+    return parse
+
 
 def _number(slider: Slider, text: str) -> int:
     """A whole number in the slider's range (a percentage may end in %)."""
@@ -78,7 +90,7 @@ def _option(slider: Slider) -> dict[str, Any]:
     if slider.kind == "presets":
         return {"type": _word_or_number(slider), "metavar": f"{names}|{slider.unit}"}
     if slider.kind == "percent":
-        return {"type": lambda text: _number(slider, text), "metavar": slider.unit}
+        return {"type": _percent(slider), "metavar": f"{slider.unit}|{KEEP}"}
     return {"type": _switch(slider), "metavar": names}
 
 
@@ -110,6 +122,14 @@ def positions_from_args(args: argparse.Namespace, facts: HostFacts) -> SliderPos
     moved: dict[str, Any] = {}
     for slider in sliders():
         given = getattr(args, _dest(slider))
+        if given == KEEP and slider.kind == "percent":
+            from app.planner.sliders import current_share
+
+            # keep: the share the server has now (the planner leaves the pool as it is).
+            share = current_share(facts)
+            if share is not None:
+                moved[slider.field] = share
+            continue
         if given is not None:
             # A word names a position; a number is the value itself.
             moved[slider.field] = slider.position(given).value if isinstance(given, str) else given

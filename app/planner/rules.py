@@ -245,7 +245,7 @@ def memory(ctx: Ctx) -> None:
         advice = ""
         if recommended is not None and recommended.value != share:
             advice = f" InnoTune recommends {recommended.value}% of RAM for this host."
-        if kept and not near:
+        if kept:
             why = (
                 f"The slider is at the current share ({share}% of the {size_text(budget.ram)} "
                 f"RAM), which keeps the buffer pool at {size_text(current)}.{advice}"

@@ -179,6 +179,10 @@ def test_practice_server_leaves_this_computers_kernel_and_disks_alone(qtbot: QtB
     fit_os = page.sections["fit_os"].control
     assert isinstance(fit_os, QCheckBox) and not fit_os.isChecked()
     assert "does not retune your desktop" in page.summary.text()
+    # Its pool and redo log stay as they are (the desktop's memory and disk).
+    assert state.plan.change("innodb_buffer_pool_size") is None
+    assert state.plan.change("innodb_log_file_size") is None
+    assert "(kept as it is)" in page.sections["memory"].value_label.text()
     fit_os.setChecked(True)  # the person may still choose them
     assert [c for c in state.plan.changes if c.target == "sysctl"]
 

@@ -104,7 +104,7 @@ ROWS = [
             "innodb_flush_neighbors": "sda is non-rotational (SSD)",
             "queue/scheduler@sda": "legacy schedulers",
         },
-        left={"innodb_buffer_pool_size": "already about 12%"},
+        left={"innodb_buffer_pool_size": "which keeps the buffer pool at 8 GiB"},
     ),
     Row(
         "mysql80-sata-ssd",

@@ -483,15 +483,17 @@ class TradeoffsPage(QWizardPage):
         device_changes = {c.id for c in plan.changes if c.target == "sysfs"}
         self._rejected |= device_changes
         self.summary_note = (
-            "Practice server: this computer's kernel and disk settings start unticked and its "
-            "buffer pool at its current size, so trying InnoTune does not retune your desktop "
-            "or take its memory. Tick them or move the memory slider to include them."
+            "Practice server: this computer's kernel and disk settings start unticked and the "
+            "buffer pool and redo log at their current sizes, so trying InnoTune does not "
+            "retune your desktop or take its memory and disk. Tick them or move the sliders "
+            "to include them."
         )
         share = current_share(facts)
         return dataclasses.replace(
             pos,
             fit_os=False,
             memory_share=pos.memory_share if share is None else share,
+            redo_minutes=None,
             rejected=tuple(sorted(self._rejected)),
         )
 
