@@ -14,6 +14,7 @@ from app.domain.hostfacts import HostFacts
 from app.domain.instance import ServerInstance
 from app.knobs import default_catalogue
 from app.planner import default_positions, make_plan
+from app.planner.sliders import current_share
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
 from app.ui.hostworker import HostWorker
@@ -44,7 +45,13 @@ def _state(server: PrivateServer) -> WizardState:
     # Never this machine's own kernel or disks: these facts were recorded on a host with the
     # same disk name (vda), and the Apply-page tests apply the plan for real.
     positions = dataclasses.replace(
-        default_positions(facts), crash_loss="os", fit_os=False, fit_disks=False
+        default_positions(facts),
+        crash_loss="os",
+        fit_os=False,
+        fit_disks=False,
+        # The pool and redo log as they are: these tests apply for real on a private server.
+        memory_share=current_share(facts) or 1,
+        redo_minutes=None,
     )
     plan = make_plan(facts, positions, default_catalogue())
     connection = DoctorResult(transport=LocalTransport(), instance=instance, sudo_mode="root")
