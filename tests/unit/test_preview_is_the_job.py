@@ -72,3 +72,20 @@ def test_preview_shows_the_statements_and_commands_the_job_runs(line: Line, rest
     assert plan.warnings, "the plan at 'os' warns (binary log on, trx_commit 2)"
     for warning in plan.warnings:
         assert warning in warnings
+
+
+@pytest.mark.parametrize("line", FOUR, ids=[x.version for x in FOUR])
+def test_preview_spells_the_pool_as_trade_offs_does(line: Line) -> None:
+    """The exact bytes the job writes, and beside them the figure of the slider's label."""
+    from app.planner.sliders import note
+    from app.planner.values import size_text
+
+    facts = _facts(line)
+    positions = dataclasses.replace(default_positions(facts), fit_disks=False, fit_os=False)
+    plan = make_plan(facts, positions, CAT)
+    change = plan.change("innodb_buffer_pool_size")
+    assert change is not None
+    figure = size_text(int(change.proposed))
+    assert note("memory", plan, facts).endswith(f": {figure}")
+    text = build_preview(plan, Host(facts)).text()
+    assert f"innodb_buffer_pool_size: 134217728 (128 MiB) → {change.proposed} ({figure})" in text

@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.access.doctor import DoctorResult
-from app.appliers.preview import Preview, with_checksums, with_requested_restart
+from app.appliers.preview import Preview, spelled, with_checksums, with_requested_restart
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
 from app.flows.preview import preview_plan
@@ -385,8 +385,8 @@ class PreviewPage(QWizardPage):
             cells = (
                 value.kind,
                 f"{value.key} ({value.device})" if value.device else value.key,
-                value.current or "?",
-                value.new,
+                spelled(value.current, value.key),
+                spelled(value.new, value.key),
                 "live" if value.live else "after a restart",
                 value.persistent,
             )
