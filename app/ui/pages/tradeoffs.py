@@ -383,7 +383,7 @@ class TradeoffsPage(QWizardPage):
         self._flush_left_alone()
 
     def _adopt(self, facts: HostFacts) -> None:
-        """Start over for new facts: the server's current positions, nothing turned down."""
+        """Start over for new facts: at InnoTune's recommendation, nothing turned down."""
         self._facts = facts
         self._plans = {}
         self._rejected = set()
