@@ -28,8 +28,8 @@ from app.appliers.actions import (
 )
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Change, FileChecksum, Plan
-from app.knobs import UnknownKnob, default_catalogue
-from app.planner.values import duration_text, parse_int, size_text
+from app.planner.report import spelled
+from app.planner.values import duration_text, size_text
 from app.targetjob.values import live_write, set_key
 
 
@@ -282,24 +282,6 @@ class Preview:
                 "(see `innotune plan`)."
             )
         return "\n".join(out) + "\n"
-
-
-def spelled(value: str | None, key: str) -> str:
-    """A value as the preview shows it: exact, and a size also as people read it.
-
-    "25769803776 (24 GiB)": the bytes the job writes, and the figure Trade-offs and Done
-    show (the one formatter, size_text), so the two can be matched.
-    """
-    if value is None:
-        return "?"
-    try:
-        kind = default_catalogue().knob(key).type
-    except UnknownKnob:
-        return value
-    number = parse_int(value)
-    if kind != "size" or number is None or number < 1024:
-        return value
-    return f"{value} ({size_text(number)})"
 
 
 def describe_actions(plan: Plan, host: Host, errors: list[str]) -> list[Action]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from app.domain.plan import Change, Plan
-from app.knobs import Catalogue, UnknownKnob
+from app.knobs import Catalogue, UnknownKnob, default_catalogue
 from app.knobs.sliders import sliders
 from app.planner.sliders import Start
 from app.planner.values import parse_int, size_text
@@ -35,6 +35,20 @@ def human_value(value: str | None, kind: str) -> str:
         if number is not None:
             return size_text(number)
     return value
+
+
+def spelled(value: str | None, key: str) -> str:
+    """A value as the preview shows it: exact, and a size also as people read it.
+
+    "25769803776 (24 GiB)": the bytes the job writes, and the figure Trade-offs and Done
+    show (the one formatter, size_text), so the two can be matched.
+    """
+    if value is None:
+        return "?"
+    number = parse_int(value)
+    if _kind(default_catalogue(), key) != "size" or number is None or number < 1024:
+        return value
+    return f"{value} ({size_text(number)})"
 
 
 def change_values(change: Change, catalogue: Catalogue) -> tuple[str, str]:

@@ -38,10 +38,11 @@ from PySide6.QtWidgets import (
 )
 
 from app.access.doctor import DoctorResult
-from app.appliers.preview import Preview, spelled, with_checksums, with_requested_restart
+from app.appliers.preview import Preview, with_checksums, with_requested_restart
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
 from app.flows.preview import preview_plan
+from app.planner.report import spelled
 from app.ui.hostworker import Progress, Task, TaskHandle
 from app.ui.logview import DETAILS_LINK, error_html, error_parts, link_to_log, log_error
 from app.ui.state import WizardState
