@@ -458,20 +458,16 @@ def starting_points(facts: HostFacts) -> dict[str, Start]:
     if server is None:
         raise ValueError("no server in these facts")
     crash = crash_position(server)
-    crash_label = slider("crash_loss").position(crash).label or crash
     dw = doublewrite_on(server_variable(server, "innodb_doublewrite"))
     starts: dict[str, Start] = {
         "crash_loss": Start(
             crash,
-            f'Where the server is now ("{crash_label}"): InnoTune never lowers durability '
-            "unless you move this slider.",
+            "InnoTune never lowers durability unless you move this slider.",
             recommended=False,
         ),
         "doublewrite": Start(
             dw,
-            "Where the server is now: torn-page protection is "
-            + ("on" if dw else "off")
-            + "; InnoTune does not change it unless you do.",
+            "InnoTune changes torn-page protection only if you do.",
             recommended=False,
         ),
         "redo": recommended_redo(facts),

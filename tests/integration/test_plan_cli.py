@@ -130,7 +130,7 @@ def test_plan_without_slider_options_starts_where_the_wizard_starts(tmp_path: Pa
     assert plan == make_plan(facts, default_positions(facts), default_catalogue())
     assert plan.positions.redo_minutes == 60  # the recommendation, not "keep"
     assert "  start: recommended for this host: The host has" in shown.stdout
-    assert "  start: where the server is: Where the server is now" in shown.stdout
+    assert "  start: where the server is: InnoTune never lowers durability" in shown.stdout
     pool = plan.change("innodb_buffer_pool_size")
     current = facts.server.variable("innodb_buffer_pool_size")  # type: ignore[union-attr]
     assert pool is not None and int(pool.proposed) > int(current or 0)
