@@ -199,3 +199,22 @@ def late_name(stem: str, ext: str, later: Sequence[str]) -> str:
         if all(name.encode() > other.encode() for other in later):
             return name
     return candidates[-1]
+
+
+def restart_carried(actions: Sequence[Action]) -> list[str]:
+    """Dynamic variables the option files also carry, by name.
+
+    Whenever the job restarts the server it does not set these live first: the restart
+    applies them from the option files, once (see the job's "not set live"). The preview
+    and the job's bundle both take this list from here.
+    """
+    in_files = {i for a in actions if a.applier == "optionfile" for i in a.change_ids}
+    return sorted(
+        {
+            v.key
+            for a in actions
+            if a.applier == "dynamic" and a.change_ids and set(a.change_ids) <= in_files
+            for v in a.values
+            if v.kind == "dynamic"
+        }
+    )

@@ -17,12 +17,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from app.appliers import dynamic, optionfile, sysctl, sysfs, udev
-from app.appliers.actions import Action, ApplyError, Command, FileWrite, Host, ValueChange
+from app.appliers.actions import (
+    Action,
+    ApplyError,
+    Command,
+    FileWrite,
+    Host,
+    ValueChange,
+    restart_carried,
+)
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Change, FileChecksum, Plan
 from app.domain.words import count
+from app.planner.report import spelled
 from app.planner.values import duration_text, size_text
-from app.targetjob.values import live_write
+from app.targetjob.values import live_write, set_key
 
 
 @dataclass(frozen=True)
@@ -96,6 +105,8 @@ class Preview:
     # A restart asked for although no change needs one (``apply --restart``, the Apply
     # page's checkbox): it proves the server starts with the new option files.
     restart_requested: bool = False
+    # The plan's own warnings (Trade-offs shows them too), beside what the appliers found.
+    plan_warnings: tuple[str, ...] = ()
 
     @property
     def will_restart(self) -> bool:
@@ -133,10 +144,26 @@ class Preview:
         return tuple(out + ([self.restart] if self.restart else []))
 
     @property
+    def held_for_restart(self) -> tuple[str, ...]:
+        """Dynamic variables apply does not set live because the restart applies them."""
+        return tuple(restart_carried(self.actions)) if self.will_restart else ()
+
+    @property
     def statements(self) -> tuple[str, ...]:
-        """SQL statements apply runs, in its order (SET GLOBAL, then the persisted values)."""
-        live = [s for a in self.actions for s in a.statements]
+        """SQL statements apply runs, in its order (SET GLOBAL, then the persisted values).
+
+        When apply restarts the server, the SET GLOBAL of a variable the option files
+        carry is left out, as the job leaves it out (:attr:`held_for_restart`).
+        """
+        held = set(self.held_for_restart)
+        live = [s for a in self.actions for s in a.statements if set_key(s) not in held]
         return tuple(live + [s for a in self.actions for s in a.persist_statements])
+
+    @property
+    def live_now(self) -> tuple[str, ...]:
+        """The changes that take effect live, before any restart."""
+        held = set(self.held_for_restart)
+        return tuple(i for i in self.live if i.split("@")[0] not in held)
 
     @property
     def server_files(self) -> tuple[str, ...]:
@@ -147,6 +174,11 @@ class Preview:
     def warnings(self) -> tuple[str, ...]:
         """What would override or undo a change, each with its fix."""
         return tuple(w for a in self.actions for w in a.warnings)
+
+    @property
+    def all_warnings(self) -> tuple[str, ...]:
+        """The plan's warnings, then the appliers' (each once)."""
+        return tuple(dict.fromkeys((*self.plan_warnings, *self.warnings)))
 
     @property
     def unsupported(self) -> tuple[str, ...]:
@@ -189,7 +221,8 @@ class Preview:
             where = f"{v.key}@{v.device}" if v.device else v.key
             live = "live" if v.live else "after restart"
             out.append(
-                f"  {v.kind:8} {where}: {v.current} → {v.new}  [{live}; kept: {v.persistent}]"
+                f"  {v.kind:8} {where}: {spelled(v.current, v.key)} → {spelled(v.new, v.key)}  "
+                f"[{live}; kept: {v.persistent}]"
             )
         out.append("")
         out.append("== Persistence files (full content) ==")
@@ -204,6 +237,12 @@ class Preview:
             out.append("")
         out.append("== SQL ==")
         out += [f"  {s};" for s in self.statements] or ["(none)"]
+        if self.held_for_restart:
+            out.append(
+                "  (not set live, the restart applies them from the option files: "
+                + ", ".join(self.held_for_restart)
+                + ")"
+            )
         for path in self.server_files:
             out.append(
                 f"  (the server rewrites {path}: it is in the snapshot, put back on rollback)"
@@ -228,11 +267,11 @@ class Preview:
                 out.append(f"Estimated downtime: {self.downtime.text()}.")
         else:
             out.append("No restart needed.")
-        if self.live:
-            out.append("Live (no restart): " + ", ".join(self.live))
+        if self.live_now:
+            out.append("Live (no restart): " + ", ".join(self.live_now))
         out.append("")
         out.append("== Warnings ==")
-        out += [f"  ! {w}" for w in self.warnings] or ["(none)"]
+        out += [f"  ! {w}" for w in self.all_warnings] or ["(none)"]
         if self.unsupported:
             out.append("")
             out.append("== Not supported or not previewed ==")
@@ -301,6 +340,12 @@ def build_preview(plan: Plan, host: Host) -> Preview:
     actions = describe_actions(plan, host, errors)
     restart_needed = any(a.restart_needed for a in actions)
     restart = next((a.restart for a in actions if a.restart is not None), None)
+    server = host.facts.server
+    argv = server.instance.restart_argv() if server is not None else None
+    if restart is None and restart_needed and argv:
+        # Offline the option files are not read, so no applier named the restart; the job
+        # restarts the same way (the instance's service manager).
+        restart = Command(tuple(argv), "restart the server so the new values apply")
     downtime = estimate_downtime(host.facts, plan) if restart_needed else None
     live = tuple(
         sorted({c.id for c in plan.changes if c.live and c.target != "advice"} - _refused(actions))
@@ -315,6 +360,7 @@ def build_preview(plan: Plan, host: Host) -> Preview:
         errors=tuple(errors),
         notes=tuple(notes),
         advice_count=sum(1 for c in plan.changes if c.target == "advice"),
+        plan_warnings=plan.warnings,
     )
 
 

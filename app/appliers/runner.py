@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from app.appliers import snapshot as snap
-from app.appliers.actions import Action, ApplyError, sha256
+from app.appliers.actions import Action, ApplyError, restart_carried, sha256
 from app.domain.errors import InnoTuneError
 from app.domain.instance import ServerInstance
 from app.domain.serverfacts import ServerFacts
@@ -331,16 +331,7 @@ def build_bundle(
     pool = expected.get("innodb_buffer_pool_size")
     has_option_files = any(f.purpose == "option_file" for f in files)
     needed = any(a.restart_needed for a in actions)
-    in_files = {i for a in actions if a.applier == "optionfile" for i in a.change_ids}
-    persisted = sorted(
-        {
-            v.key
-            for a in actions
-            if a.applier == "dynamic" and a.change_ids and set(a.change_ids) <= in_files
-            for v in a.values
-            if v.kind == "dynamic"
-        }
-    )
+    persisted = restart_carried(actions)
     return Bundle(
         id=job_id,
         mode="apply",

@@ -72,7 +72,7 @@ def inspect_target(args: argparse.Namespace, disk_probe: bool = False) -> HostFa
 def run(args: argparse.Namespace) -> int:
     """Gather or read the facts, plan, print."""
     from app.knobs import default_catalogue
-    from app.planner import make_plan
+    from app.planner import make_plan, starting_points
     from app.planner.report import plan_text
 
     if (args.target is None) == (args.facts is None):
@@ -86,5 +86,5 @@ def run(args: argparse.Namespace) -> int:
     text = plan.to_json()
     if args.out:
         Path(args.out).write_text(text + "\n")
-    print(text if args.json else plan_text(plan, catalogue))
+    print(text if args.json else plan_text(plan, catalogue, starting_points(facts)))
     return 0

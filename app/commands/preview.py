@@ -60,6 +60,12 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
         metavar="SECONDS",
         help="with TARGET and no --facts: sample status counters this long (default 10)",
     )
+    parser.add_argument(
+        "--restart",
+        action="store_true",
+        help="preview apply --restart: the server restarts afterwards even when every change "
+        "takes effect live",
+    )
     parser.add_argument("--out", metavar="FILE", help="also save the preview text to FILE")
     parser.add_argument(
         "--plan-out",
@@ -71,7 +77,7 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Facts → plan → dry runs → the preview text."""
-    from app.appliers.preview import with_checksums
+    from app.appliers.preview import with_checksums, with_requested_restart
     from app.flows.inspecting import check_sample, inspect_connected
     from app.flows.preview import preview_plan
     from app.knobs import default_catalogue
@@ -92,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
             facts = inspect_connected(conn, sample_seconds=args.sample, say=progress)
         plan = make_plan(facts, positions_from_args(args, facts), default_catalogue())
         preview = preview_plan(plan, facts, conn, args.persisted)
+        if args.restart:
+            preview = with_requested_restart(preview, facts, plan)
     finally:
         if conn is not None:
             conn.close()

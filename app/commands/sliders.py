@@ -1,7 +1,9 @@
 """The slider options `plan`, `preview`, `apply` and `export` share: one per declared slider.
 
 Each option is generated from its slider's declaration (resources/sliders.toml): the
-option's name, help, words and range. A slider left out starts at the server's position.
+option's name, help, words and range. A slider left out starts where the wizard starts it:
+at InnoTune's recommendation for the host, crash loss and torn-page protection where the
+server is now (app.planner.sliders.starting_points).
 """
 
 from __future__ import annotations
@@ -14,6 +16,18 @@ from typing import Any
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import SliderPositions
 from app.knobs.sliders import Slider, sliders
+
+#: The word a percent slider takes for "where the server is now" (the memory share's keep).
+KEEP = "keep"
+
+
+def _percent(slider: Slider) -> Callable[[str], str | int]:
+    def parse(text: str) -> str | int:
+        if text.strip().lower() == KEEP:
+            return KEEP
+        return _number(slider, text)
+
+    return parse
 
 
 def _number(slider: Slider, text: str) -> int:
@@ -76,7 +90,7 @@ def _option(slider: Slider) -> dict[str, Any]:
     if slider.kind == "presets":
         return {"type": _word_or_number(slider), "metavar": f"{names}|{slider.unit}"}
     if slider.kind == "percent":
-        return {"type": lambda text: _number(slider, text), "metavar": slider.unit}
+        return {"type": _percent(slider), "metavar": f"{slider.unit}|{KEEP}"}
     return {"type": _switch(slider), "metavar": names}
 
 
@@ -85,9 +99,11 @@ def _dest(slider: Slider) -> str:
 
 
 def add_slider_arguments(parser: argparse.ArgumentParser) -> None:
-    """One option per slider; a slider left out starts at the server's current position."""
+    """One option per slider; a slider left out starts where the wizard starts it."""
     group = parser.add_argument_group(
-        "sliders", "Each slider starts at the server's current position; move it with:"
+        "sliders",
+        "Each slider starts at InnoTune's recommendation for this host (crash loss and "
+        "torn-page protection where the server is now, never lower); move it with:",
     )
     for slider in sliders():
         group.add_argument(f"--{slider.option}", help=_help(slider), **_option(slider))
@@ -102,10 +118,18 @@ def add_slider_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def positions_from_args(args: argparse.Namespace, facts: HostFacts) -> SliderPositions:
-    """The positions: the server's current ones, moved where an option says so."""
+    """The starting positions (the wizard's), moved where an option says so."""
     moved: dict[str, Any] = {}
     for slider in sliders():
         given = getattr(args, _dest(slider))
+        if given == KEEP and slider.kind == "percent":
+            from app.planner.sliders import current_share
+
+            # keep: the share the server has now (the planner leaves the pool as it is).
+            share = current_share(facts)
+            if share is not None:
+                moved[slider.field] = share
+            continue
         if given is not None:
             # A word names a position; a number is the value itself.
             moved[slider.field] = slider.position(given).value if isinstance(given, str) else given

@@ -149,7 +149,7 @@ def _text(ctx: _Ctx, where: str, value: Any, fields: set[str] | None = None) -> 
 
 
 def _opt_text(ctx: _Ctx, where: str, table: Mapping[str, Any], key: str) -> str | None:
-    fields = _RULE_FIELDS if key in ("why", "risk") else None
+    fields = _RULE_FIELDS if key in ("why", "risk", "sentence") else None
     return _text(ctx, f"{where}{key}", table[key], fields) if key in table else None
 
 

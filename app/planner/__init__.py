@@ -12,12 +12,13 @@ from typing import Any
 
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Change, FactsSummary, Plan, SliderPositions
-from app.knobs import Catalogue
+from app.knobs import Catalogue, default_catalogue
 from app.knobs.sliders import slider_keys
 from app.knobs.sliders import sliders as declared_sliders  # app.planner.sliders is a module here
 from app.planner import rules
 from app.planner.context import Ctx, PlanError, first_sentence
-from app.planner.sliders import default_positions, describe
+from app.planner.sliders import default_positions, starting_points
+from app.planner.sliders import describe as declared_sentence
 
 __all__ = [
     "PlanError",
@@ -26,6 +27,7 @@ __all__ = [
     "facts_checksum",
     "make_plan",
     "sentences",
+    "starting_points",
 ]
 
 
@@ -76,11 +78,40 @@ def facts_checksum(facts: HostFacts) -> str:
     return digest
 
 
-def sentences(facts: HostFacts, positions: SliderPositions) -> tuple[tuple[str, str], ...]:
-    """Each slider's one-sentence risk at its position."""
-    return tuple(
-        (s.key, describe(s.key, getattr(positions, s.field), facts)) for s in declared_sliders()
-    )
+def _sentences(ctx: Ctx) -> tuple[tuple[str, str], ...]:
+    """Each slider's one-sentence risk at its position: declared, or worded by its rule."""
+    said = []
+    for s in declared_sliders():
+        text = ctx.sentences.get(s.key) or declared_sentence(
+            s.key, getattr(ctx.positions, s.field), ctx.facts
+        )
+        if text:
+            said.append((s.key, text))
+    return tuple(said)
+
+
+def sentences(
+    facts: HostFacts, positions: SliderPositions, catalogue: Catalogue | None = None
+) -> tuple[tuple[str, str], ...]:
+    """Each slider's one-sentence risk at its position (from the plan, so its figures agree)."""
+    return make_plan(facts, positions, catalogue or default_catalogue()).sentences
+
+
+def describe(key: str, position: object, facts: HostFacts) -> str:
+    """One slider's one-sentence risk at ``position``, the others at their start.
+
+    Raises:
+        ValueError: unknown slider or position.
+    """
+    field = next((s.field for s in declared_sliders() if s.key == key), None)
+    if field is None:
+        raise ValueError(f"unknown slider {key!r}")
+    declared = declared_sentence(key, position, facts)
+    if declared is not None:
+        return declared
+    moved: dict[str, Any] = {field: position}
+    positions = dataclasses.replace(default_positions(facts), **moved)
+    return dict(sentences(facts, positions)).get(key, "")
 
 
 def _account_for_the_rest(ctx: Ctx) -> None:
@@ -121,7 +152,7 @@ def make_plan(facts: HostFacts, positions: SliderPositions, catalogue: Catalogue
     return Plan(
         facts=summary,
         positions=positions,
-        sentences=sentences(facts, positions),
+        sentences=_sentences(ctx),
         changes=tuple(changes),
         left_alone=tuple(left),
         warnings=tuple(ctx.warnings),

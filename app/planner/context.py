@@ -133,6 +133,8 @@ class Ctx:
     left_alone: list[LeftAlone] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     pool_rules: list[PoolRule] = field(default_factory=list)  # rules an export recomputes
+    # Sentences a rule words from its own figures (memory, redo): slider key -> sentence.
+    sentences: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, facts: HostFacts, positions: SliderPositions, catalogue: Catalogue) -> Ctx:

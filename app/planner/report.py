@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from app.domain.plan import Change, Plan
-from app.knobs import Catalogue, UnknownKnob
+from app.knobs import Catalogue, UnknownKnob, default_catalogue
 from app.knobs.sliders import sliders
+from app.planner.sliders import Start
 from app.planner.values import parse_int, size_text
 
 
@@ -32,6 +35,20 @@ def human_value(value: str | None, kind: str) -> str:
         if number is not None:
             return size_text(number)
     return value
+
+
+def spelled(value: str | None, key: str) -> str:
+    """A value as the preview shows it: exact, and a size also as people read it.
+
+    "25769803776 (24 GiB)": the bytes the job writes, and the figure Trade-offs and Done
+    show (the one formatter, size_text), so the two can be matched.
+    """
+    if value is None:
+        return "?"
+    number = parse_int(value)
+    if _kind(default_catalogue(), key) != "size" or number is None or number < 1024:
+        return value
+    return f"{value} ({size_text(number)})"
 
 
 def change_values(change: Change, catalogue: Catalogue) -> tuple[str, str]:
@@ -76,8 +93,21 @@ def change_lines(change: Change, catalogue: Catalogue) -> list[str]:
     return lines
 
 
-def plan_text(plan: Plan, catalogue: Catalogue) -> str:
-    """The whole plan, slider by slider."""
+def _at(plan: Plan, slider: str, value: object) -> bool:
+    """True when the plan's slider stands at ``value``."""
+    field = next((s.field for s in sliders() if s.key == slider), None)
+    return field is not None and getattr(plan.positions, field) == value
+
+
+def plan_text(plan: Plan, catalogue: Catalogue, starts: Mapping[str, Start] | None = None) -> str:
+    """The whole plan, slider by slider.
+
+    Args:
+        plan: the plan.
+        catalogue: the knob catalogue (how values are spelled).
+        starts: each slider's start (:func:`app.planner.sliders.starting_points`); a slider
+            still at its start says so, with why.
+    """
     f = plan.facts
     out = [
         f"Plan for {f.target}: {f.flavour} {f.version}, datadir {f.datadir or 'unknown'}",
@@ -93,6 +123,10 @@ def plan_text(plan: Plan, catalogue: Catalogue) -> str:
         out.append(title)
         if slider in sentences:
             out.append(f"  position: {sentences[slider]}")
+        start = (starts or {}).get(slider)
+        if start is not None and _at(plan, slider, start.value):
+            lead = "recommended for this host" if start.recommended else "where the server is"
+            out.append(f"  start: {lead}: {start.why}")
         for change in changes:
             out += change_lines(change, catalogue)
         for x in left:

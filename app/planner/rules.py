@@ -22,6 +22,8 @@ from app.planner.sliders import (
     doublewrite_on,
     memory_budget,
     planning_rate,
+    recommended_share,
+    recovery_span,
     recovery_words,
     redo_rate,
     representative,
@@ -68,6 +70,8 @@ def crash_loss(ctx: Ctx) -> None:
     timeout = ctx.num("innodb_flush_log_at_timeout") or 1
     current = ctx.num("innodb_flush_log_at_trx_commit")
     seconds = f"{timeout} second" + ("s" if timeout != 1 else "")
+    label = f'"{declared.label or position}"'  # the words the slider shows
+    nothing = f'"{_declared("crash_loss", "none").label}"'
     if position == "none" and current == 3:
         ctx.leave(
             "innodb_flush_log_at_trx_commit",
@@ -81,7 +85,7 @@ def crash_loss(ctx: Ctx) -> None:
             (declared.why or "").format(seconds=seconds),
             "crash_loss",
             risk=(declared.risk or "").format(seconds=seconds),
-            already=f"It is already {trx}, which is position '{position}'.",
+            already=f"It is already {trx}, which is what {label} means.",
         )
     sync_binlog = ctx.num("sync_binlog")
     if not ctx.server.binlog_enabled:
@@ -93,7 +97,7 @@ def crash_loss(ctx: Ctx) -> None:
             "sync_binlog",
             "1",
             f"The binary log is on and sync_binlog is {sync_binlog}: an OS crash could lose "
-            "binary-log events of commits InnoDB kept; 'nothing lost' needs it forced to disk "
+            f"binary-log events of commits InnoDB kept; {nothing} needs it forced to disk "
             "at every commit group.",
             "crash_loss",
             risk="Every commit group pays a second flush (binary log and redo log); a single "
@@ -103,8 +107,8 @@ def crash_loss(ctx: Ctx) -> None:
         ctx.leave(
             "sync_binlog",
             "crash_loss",
-            f"At '{position}' the binary log's syncing stays as it is ({sync_binlog}); "
-            "only 'none' forces it to 1.",
+            f"At {label} the binary log's syncing stays as it is ({sync_binlog}); "
+            f"only {nothing} forces it to 1.",
         )
     if ctx.server.binlog_enabled:
         final_trx = parse_int(ctx.final("innodb_flush_log_at_trx_commit"))
@@ -119,7 +123,7 @@ def crash_loss(ctx: Ctx) -> None:
     _group_commit_note(ctx)
     if ctx.server.replica and trx != "1":
         ctx.warn(
-            f"This server is a replica: at '{position}' an OS crash can leave its tables behind "
+            f"This server is a replica: at {label} an OS crash can leave its tables behind "
             "its replication position, so it may skip transactions; plan to re-clone it from "
             "the primary after an OS crash."
         )
@@ -127,7 +131,7 @@ def crash_loss(ctx: Ctx) -> None:
     if path is not None and path.barriers_off:
         ctx.warn(
             f"{path.mount_point or path.directory} is mounted with write barriers off: even at "
-            "'none' a power cut can lose commits unless the write cache has a battery."
+            f"{nothing} a power cut can lose commits unless the write cache has a battery."
         )
 
 
@@ -221,6 +225,10 @@ def memory(ctx: Ctx) -> None:
             f"No buffer pool fits: {budget.words()}. Lower max_connections or the "
             "per-connection buffers, or add RAM.",
         )
+        ctx.sentences["memory"] = (
+            f"No buffer pool fits beside the rest, so it stays at {size_text(current)}; "
+            f"{budget.free_words(current)}."
+        )
         return
     target = min(want, budget.fits)
     unit, rounding = _pool_unit(ctx, target)
@@ -228,15 +236,29 @@ def memory(ctx: Ctx) -> None:
         unit, rounding = MIB, "a multiple of 1 MiB"
     proposed = max(minimum, round_down(target, unit))
     # Within half a slider step (0.5% of RAM) of the current size: already there.
-    # The slider's start (the current share, rounded to a whole percent and kept within
-    # 1-90) also means "where it is": a 128 MiB pool on 128 GiB starts at 1%, not 0.1%.
+    # The current share (rounded to a whole percent and kept within 1-90) is the memory
+    # slider's "keep": a 128 MiB pool on 128 GiB keeps at 1%, it does not go to 1.28 GiB.
     near = abs(target - current) <= budget.ram // 200 + MIB or proposed == current
-    if (near or share == current_share(ctx.facts)) and current <= budget.fits:
-        ctx.leave(
-            name,
-            "memory",
-            f"It is {size_text(current)}, already about {share}% of the {size_text(budget.ram)} "
-            "RAM and it fits.",
+    kept = share == current_share(ctx.facts)
+    if (near or kept) and current <= budget.fits:
+        recommended = recommended_share(ctx.facts)
+        advice = ""
+        if recommended is not None and recommended.value != share:
+            advice = f" InnoTune recommends {recommended.value}% of RAM for this host."
+        if kept:
+            why = (
+                f"The slider is at the current share ({share}% of the {size_text(budget.ram)} "
+                f"RAM), which keeps the buffer pool at {size_text(current)}.{advice}"
+            )
+        else:
+            why = (
+                f"It is {size_text(current)}, already about {share}% of the "
+                f"{size_text(budget.ram)} RAM, and it fits.{advice}"
+            )
+        ctx.leave(name, "memory", why)
+        ctx.sentences["memory"] = (
+            f"The buffer pool stays at {size_text(current)} (about {share}% of RAM); "
+            f"{budget.free_words(current)}."
         )
         return
     if want > current > proposed:
@@ -245,26 +267,30 @@ def memory(ctx: Ctx) -> None:
         ctx.leave(
             name,
             "memory",
-            f"You chose {share}% ({size_text(want)}), more than the {size_text(current)} now, "
+            f"You chose {share}% of RAM, more than the {size_text(current)} now, "
             f"but no larger pool fits: {budget.words()}.",
         )
+        ctx.sentences["memory"] = (
+            f"You chose {share}% of RAM, but not even the {size_text(current)} pool now fits, "
+            f"so it stays at {size_text(current)}; {budget.free_words(current)}."
+        )
         return
-    capped = (
-        f"; {share}% ({size_text(want)}) would not fit, so it is capped"
-        if want > budget.fits
-        else ""
-    )
+    capped = f"; {share}% of RAM would not fit, so it is capped" if want > budget.fits else ""
     reason = (
-        f"{ctx.host} has {size_text(budget.ram)} RAM and you chose {share}% for the buffer pool; "
-        f"{budget.words()}{capped}. Rounded down to {rounding}."
+        f"{ctx.host} has {size_text(budget.ram)} RAM and the slider gives the buffer pool "
+        f"{share}% of it; {budget.words()}{capped}. Rounded down to {rounding}: "
+        f"{size_text(proposed)}."
     )
-    free = budget.headroom(proposed)
+    free = budget.free_words(proposed)
     risk = (
-        f"With every one of the {budget.max_connections} connections using its buffers, "
-        f"{size_text(free)} stay free beyond the OS's share"
-        + (" (thin)" if budget.thin(proposed) else "")
-        + "; if other processes grow beyond that, Linux swaps or its OOM killer ends the "
+        f"{free[0].upper()}{free[1:]} (all {budget.max_connections} connections using their "
+        "buffers); if other processes grow beyond that, Linux swaps or its OOM killer ends the "
         "server (a crash)."
+    )
+    ctx.sentences["memory"] = (
+        f"The buffer pool goes from {size_text(current)} to {size_text(proposed)} ({share}% of "
+        f"RAM{', capped to what fits' if want > budget.fits else ''}, rounded down to what the "
+        f"server allocates); {budget.free_words(proposed)}."
     )
     restart = False
     size_max = ctx.num("innodb_buffer_pool_size_max")
@@ -354,8 +380,21 @@ def _log_buffer(ctx: Ctx) -> None:
     )
 
 
-def redo(ctx: Ctx) -> None:
-    """The redo log's size from the measured redo rate (and the log buffer's from its waits)."""
+def _redo_words(minutes: int) -> str:
+    """The redo slider's words for ``minutes``: its position's label, or the minutes."""
+    preset = slider("redo").at(minutes)
+    if preset is not None and preset.label:
+        return f'"{preset.label}"'
+    return f"{minutes} min of writes"
+
+
+def redo(ctx: Ctx) -> None:  # noqa: C901 - the cases of one size, each with its words
+    """The redo log's size from the measured redo rate (and the log buffer's from its waits).
+
+    "Fast recovery" never grows the log: when its minutes of writes would need more than
+    the log holds now, it halves the log instead (down to what the server allows), so its
+    recovery estimate is lower than at the current size.
+    """
     _log_buffer(ctx)
     capacity = uses_capacity(ctx.version)
     name = "innodb_redo_log_capacity" if capacity else "innodb_log_file_size"
@@ -367,6 +406,7 @@ def redo(ctx: Ctx) -> None:
     minutes = ctx.positions.redo_minutes
     spinning = reports_rotational(ctx.facts)
     rate = redo_rate(ctx.server)
+    keep_label = slider("redo").position("keep").label or "keep"
     if minutes is None:
         held = ""
         if current_total and rate:
@@ -374,9 +414,17 @@ def redo(ctx: Ctx) -> None:
         ctx.leave(
             name,
             "redo",
-            f"The redo slider is at 'keep': it stays {size_text(current_total)}{held}.",
+            f'The redo slider is at "{keep_label}": it stays {size_text(current_total)}{held}.',
         )
+        if current_total is not None:
+            ctx.sentences["redo"] = (
+                f"The redo log stays at {size_text(current_total)}{held}; "
+                f"{recovery_words(current_total, spinning)}."
+            )
         return
+    words = _redo_words(minutes)
+    fast_value = slider("redo").position("fast-recovery").value
+    fast = isinstance(fast_value, int) and minutes <= fast_value
     planned_rate, said = planning_rate(ctx.server)
     measured = representative(ctx.server)
     basis = f"{said}, so {minutes} min of writes is"
@@ -385,18 +433,31 @@ def redo(ctx: Ctx) -> None:
     if vf is None:  # pragma: no cover - every covered version has one of the two
         ctx.leave(name, "redo", f"{ctx.version} has no {name}.")
         return
-    if not measured and current_total is not None and total < current_total:
+    halved = fast and current_total is not None and total >= current_total
+    if halved and current_total is not None:
+        # Fast recovery asks for a shorter recovery: a larger log would lengthen it.
+        total = current_total // 2
+        basis = (
+            f"{said}, so {minutes} min of writes would need {size_text(total * 2)} or more, "
+            "no less than the log holds now; fast recovery never grows the log, so it is "
+            "halved to"
+        )
+    elif not measured and not fast and current_total is not None and total < current_total:
         ctx.leave(
             name,
             "redo",
             f"It is {size_text(current_total)}; {said}, which is no reason to shrink it.",
         )
+        ctx.sentences["redo"] = (
+            f"The redo log stays at {size_text(current_total)} ({words} would be less, and "
+            f"an assumed rate is no reason to shrink it); "
+            f"{recovery_words(current_total, spinning)}."
+        )
         return
     per_file = round_up(total / files, MIB)
     lows = [int(vf.min)] if vf.min is not None else []
     default = parse_int(str(vf.default)) if vf.default is not None else None
-    fast = slider("redo").position("fast-recovery").value
-    if default and isinstance(fast, int) and minutes > fast:
+    if default and not fast:
         # Never below the version's default unless the person asks for fast recovery.
         lows.append(default)
     log_buffer = parse_int(ctx.final("innodb_log_buffer_size"))
@@ -419,6 +480,18 @@ def redo(ctx: Ctx) -> None:
                 f"half of the {size_text(path.free_bytes if path else None)} free in the datadir."
             )
     new_total = per_file * files
+    if fast and current_total is not None and new_total >= current_total:
+        ctx.leave(
+            name,
+            "redo",
+            f"It is {size_text(current_total)}, already the smallest this server allows "
+            "(or smaller than fast recovery needs), so it stays.",
+        )
+        ctx.sentences["redo"] = (
+            f"The redo log stays at {size_text(current_total)}, already as small as this "
+            f"server allows; {recovery_words(current_total, spinning)}."
+        )
+        return
     if current_total and abs(new_total - current_total) <= current_total // 10:
         ctx.leave(
             name,
@@ -426,17 +499,31 @@ def redo(ctx: Ctx) -> None:
             f"It is {size_text(current_total)}, within 10% of the {size_text(new_total)} that "
             f"{minutes} min of writes needs.",
         )
+        ctx.sentences["redo"] = (
+            f"The redo log stays at {size_text(current_total)}, within 10% of what {words} "
+            f"needs; {recovery_words(current_total, spinning)}."
+        )
         return
     each = f" ({files} files of {size_text(per_file)})" if files > 1 else ""
     recovery = recovery_words(new_total, spinning)
     reason = f"{basis[0].upper()}{basis[1:]} {size_text(new_total)}{each}; {recovery}."
-    risk = (
-        f"Uses {size_text(new_total)} of disk in the datadir; "
-        + recovery_words(new_total, spinning)
-        + "."
-    )
+    risk = f"Uses {size_text(new_total)} of disk in the datadir; {recovery}."
     if not vf.dynamic:
         risk += " It needs a clean restart; never delete the ib_logfile files by hand."
+    grows = not current_total or new_total > current_total
+    now = (
+        f", against {recovery_span(current_total, spinning)} at {size_text(current_total)} now"
+        if current_total
+        else ""
+    )
+    ctx.sentences["redo"] = (
+        f"At {words} the redo log goes "
+        + (f"from {size_text(current_total)} " if current_total else "")
+        + f"to {size_text(new_total)}: a "
+        + ("larger log smooths page flushing" if grows else "smaller log shortens crash recovery")
+        + f"; crash recovery {recovery_span(new_total, spinning)}{now} (it depends on how far "
+        "the last checkpoint lags, not on the size alone)."
+    )
     ctx.server_change(name, str(per_file), reason, "redo", risk=risk)
     if capacity and (ctx.var("innodb_log_file_size") is not None):
         ctx.leave(

@@ -9,16 +9,15 @@ Pure functions of the facts; the catalogue is not needed to describe a position.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from app.domain.hostfacts import HostFacts
-from app.domain.plan import SliderPositions
+from app.domain.plan import Plan, SliderPositions
 from app.domain.server import Flavour, ServerVersion
 from app.domain.serverfacts import ServerFacts
 from app.knobs.sliders import slider, sliders
-from app.planner.context import reports_rotational, server_variable
+from app.planner.context import server_variable
 from app.planner.values import GIB, MIB, duration_text, parse_bool, parse_int, size_text
 
 #: Per-connection buffers a busy connection may allocate in full (worst case).
@@ -93,6 +92,13 @@ class MemoryBudget:
             return (
                 f"with every connection busy the server needs {size_text(-free)} more than "
                 "the RAM, so Linux may swap or its OOM killer may end the server"
+            )
+        if free < MIB:
+            return (
+                "with every connection busy nothing stays free beyond the "
+                f"{size_text(self.os_reserve)} kept for the OS: thin, so a memory-hungry "
+                "process or a burst of connections can make Linux swap or its OOM killer end "
+                "the server"
             )
         if self.thin(pool):
             return (
@@ -281,11 +287,16 @@ def recovery_range(total: float, spinning: bool) -> tuple[float, float]:
     return (0.1 * total / fast, 0.75 * total / slow)
 
 
+def recovery_span(total: float, spinning: bool) -> str:
+    """The rough recovery range alone: "roughly 1 s to 8 s"."""
+    low, high = (duration_text(t) for t in recovery_range(total, spinning))
+    return f"about {low}" if low == high else f"roughly {low} to {high}"
+
+
 def recovery_words(total: float, spinning: bool) -> str:
     """The rough recovery range in words."""
-    low, high = recovery_range(total, spinning)
     return (
-        f"crash recovery roughly {duration_text(low)} to {duration_text(high)} "
+        f"crash recovery {recovery_span(total, spinning)} "
         "(it depends on how far the last checkpoint lags, not on the size alone)"
     )
 
@@ -318,10 +329,127 @@ def doublewrite_on(value: str | None) -> bool:
     return value.strip().upper() in ("DETECT_AND_RECOVER", "FAST")
 
 
-def default_positions(facts: HostFacts) -> SliderPositions:
-    """Every slider at the server's current position (never a lossier one).
+@dataclass(frozen=True)
+class Start:
+    """Where a slider starts on a host, and why.
 
-    Sliders the facts say nothing about start at their declared default.
+    Attributes:
+        value: the SliderPositions value.
+        why: the reason, from the facts, in plain words.
+        recommended: True when it is InnoTune's recommendation for this host; False when
+            the slider starts where the server is now (crash loss, torn-page protection:
+            InnoTune never lowers durability unless the person asks).
+    """
+
+    value: object
+    why: str
+    recommended: bool = True
+
+
+#: A dedicated server's buffer pool: 75% of RAM above 4 GiB, 50% up to it (the shares
+#: MySQL's innodb_dedicated_server uses), never more than fits.
+DEDICATED_LARGE_SHARE = 75
+DEDICATED_SMALL_SHARE = 50
+DEDICATED_LARGE_RAM = 4 * GIB
+#: Other processes holding more than this share of RAM make the host a shared one.
+SHARED_HOST_SHARE = 10
+#: A shared host's buffer pool: at most half of what is left after the other processes.
+SHARED_POOL_SHARE = 50
+
+
+def recommended_share(facts: HostFacts) -> Start | None:
+    """InnoTune's buffer-pool share for this host, from the host (not from the current share).
+
+    RAM, the resident memory of the other processes the facts list, the OS reserve and
+    what the server needs beside the pool (memory_budget) decide what fits; a dedicated
+    host gets MySQL's innodb_dedicated_server share (75% of RAM above 4 GiB, 50% below),
+    a shared one at most half of what the other processes leave. A pool that already
+    fits and is larger is kept: InnoTune does not shrink a pool that fits. None when RAM
+    or the server is unknown.
+    """
+    budget = memory_budget(facts)
+    if budget is None:
+        return None
+    ram = budget.ram
+    others = budget.other_processes
+    shared = others * 100 > ram * SHARED_HOST_SHARE
+    if shared:
+        target = (ram - others) * SHARED_POOL_SHARE // 100
+        kind = (
+            f"other processes hold {size_text(others)} ({others * 100 // ram}% of RAM), so this "
+            f"is a shared host: the pool may take at most half of the {size_text(ram - others)} "
+            "they leave"
+        )
+    else:
+        big = ram > DEDICATED_LARGE_RAM
+        target = ram * (DEDICATED_LARGE_SHARE if big else DEDICATED_SMALL_SHARE) // 100
+        seen = (
+            f"other processes hold only {size_text(others)}"
+            if others
+            else "no other process was seen holding much memory"
+        )
+        kind = (
+            f"{seen}, so this is a database host: the pool may "
+            f"take {DEDICATED_LARGE_SHARE if big else DEDICATED_SMALL_SHARE}% of RAM, as "
+            "MySQL's innodb_dedicated_server gives "
+            + ("above 4 GiB of RAM" if big else "up to 4 GiB of RAM")
+        )
+    # What fits with a margin left free beyond the OS reserve (what ``thin`` asks for).
+    margin = max(THIN_HEADROOM, ram // 20)
+    roomy = max(0, int((budget.fits * POOL_OVERHEAD - margin) / POOL_OVERHEAD))
+    room = min(target, roomy)
+    # Rounded down, so the share's own size (RAM x share) never exceeds the room.
+    share = min(90, max(1, room * 100 // ram))
+    fit = (
+        f"; {budget.words()}, and {size_text(margin)} more stays free for surprises, which caps it"
+        if roomy < target
+        else f"; it fits ({budget.words()})"
+    )
+    why = f"The host has {size_text(ram)} of RAM; {kind}{fit}."
+    now = current_share(facts)
+    server = facts.server
+    pool = parse_int(server_variable(server, "innodb_buffer_pool_size")) if server else None
+    if now is not None and pool is not None and now > share and pool <= budget.fits:
+        return Start(
+            now,
+            f"The buffer pool is {size_text(pool)} (about {now}% of RAM), more than the "
+            f"{share}% InnoTune would give it, and it fits, so it stays: InnoTune does not "
+            f"shrink a pool that fits. {why}",
+        )
+    return Start(share, why)
+
+
+def recommended_redo(facts: HostFacts) -> Start:
+    """The redo slider's start: an hour of writes, unless the log already holds that much."""
+    server = facts.server
+    balanced = slider("redo").position("balanced")
+    held = redo_minutes_of(facts)
+    if server is not None and held is not None and representative(server) and held >= 60:
+        return Start(
+            None,
+            f"The redo log already holds about {duration_text(held * 60)} of the measured "
+            "writes, at least the hour InnoTune recommends, so it keeps its size.",
+        )
+    return Start(
+        balanced.value,
+        "About an hour of writes lets InnoDB write pages back in large, calm batches instead "
+        "of in a hurry when the log fills; the price is a longer crash recovery (below).",
+    )
+
+
+def _myisam_holds_data(server: ServerFacts) -> bool:
+    return any(
+        e.engine.lower() == "myisam" and e.tables > 0 and e.data_bytes + e.index_bytes > 0
+        for e in server.engines
+    )
+
+
+def starting_points(facts: HostFacts) -> dict[str, Start]:
+    """Where each slider starts on this host, and why (slider key -> Start).
+
+    The sliders that trade speed for a resource (memory, redo, the disk and OS fits,
+    MyISAM) start at InnoTune's recommendation; crash loss and torn-page protection start
+    where the server is now, never at a lossier position.
 
     Raises:
         ValueError: the facts hold no server.
@@ -329,12 +457,58 @@ def default_positions(facts: HostFacts) -> SliderPositions:
     server = facts.server
     if server is None:
         raise ValueError("no server in these facts")
+    crash = crash_position(server)
+    dw = doublewrite_on(server_variable(server, "innodb_doublewrite"))
+    starts: dict[str, Start] = {
+        "crash_loss": Start(
+            crash,
+            "InnoTune never lowers durability unless you move this slider.",
+            recommended=False,
+        ),
+        "doublewrite": Start(
+            dw,
+            "InnoTune changes torn-page protection only if you do.",
+            recommended=False,
+        ),
+        "redo": recommended_redo(facts),
+        "fit_disks": Start(
+            True,
+            "The disk settings follow the disks under the data directory and the measured "
+            "sync rate; each change below can be turned down on its own.",
+        ),
+        "fit_os": Start(
+            True,
+            "A database host wants its memory kept and its writes flowing steadily; each "
+            "change below can be turned down on its own.",
+        ),
+    }
+    memory = recommended_share(facts)
+    if memory is not None:
+        starts["memory"] = memory
+    if _myisam_holds_data(server):
+        starts["myisam"] = Start(
+            True, "MyISAM tables hold data here, so the key buffer is sized for their indexes."
+        )
+    else:
+        starts["myisam"] = Start(
+            False, "No MyISAM table holds data, so the key buffer does not matter for writes."
+        )
+    return starts
+
+
+def default_positions(facts: HostFacts) -> SliderPositions:
+    """The starting positions: InnoTune's recommendation, durability where the server is.
+
+    The same for the wizard and ``innotune plan`` without slider options (see
+    :func:`starting_points`). Sliders the facts say nothing about start at their declared
+    default.
+
+    Raises:
+        ValueError: the facts hold no server.
+    """
     starts: dict[str, Any] = {s.field: s.default for s in sliders()}
-    starts["crash_loss"] = crash_position(server)
-    starts["doublewrite"] = doublewrite_on(server_variable(server, "innodb_doublewrite"))
-    share = current_share(facts)
-    if share is not None:
-        starts["memory_share"] = share
+    for key, start in starting_points(facts).items():
+        starts[slider(key).field] = start.value
     return dataclasses.replace(SliderPositions(), **starts)
 
 
@@ -349,16 +523,21 @@ def redo_minutes_of(facts: HostFacts) -> float | None:
     return total / rate / 60
 
 
-def describe(key: str, position: object, facts: HostFacts) -> str:
-    """The one-sentence risk of a slider's position on these facts.
+def flush_seconds(facts: HostFacts) -> str:
+    """innodb_flush_log_at_timeout in words ("1 second"): the crash-loss texts' {seconds}."""
+    timeout = (
+        parse_int(server_variable(facts.server, "innodb_flush_log_at_timeout"))
+        if facts.server
+        else None
+    ) or 1
+    return f"{timeout} second" + ("s" if timeout != 1 else "")
 
-    The declared sentence of the position, or, for sliders whose words need the facts
-    (memory, redo), the sentence worded from them.
 
-    Args:
-        key: crash_loss, memory, redo, doublewrite, fit_disks, fit_os or myisam.
-        position: that slider's value in :class:`SliderPositions`.
-        facts: the host's facts (sizes and rates in the sentence come from them).
+def describe(key: str, position: object, facts: HostFacts) -> str | None:
+    """The declared one-sentence risk of a slider's position on these facts.
+
+    None for sliders whose sentence the planner's rules word from their own figures
+    (memory, redo): :func:`app.planner.describe` plans to get those.
 
     Raises:
         ValueError: unknown slider or position.
@@ -366,83 +545,37 @@ def describe(key: str, position: object, facts: HostFacts) -> str:
     declared = slider(key)
     spot = declared.at(position)
     if spot is not None and spot.sentence is not None:
-        return spot.sentence
-    worded = _WORDED.get(key)
-    if worded is None:
-        raise ValueError(f"unknown {key} position {position!r}")
-    return worded(position, facts)
+        return spot.sentence.format(seconds=flush_seconds(facts))
+    if key in WORDED_BY_RULES:
+        return None
+    raise ValueError(f"unknown {key} position {position!r}")
 
 
-def note(key: str, position: object, facts: HostFacts) -> str:
-    """The words beside a control that has no position labels: the memory share in GiB here."""
-    if key == "memory":
-        ram = facts.os.machine.mem_total_bytes or 0
-        share = int(str(position))
-        return f"{share}% of RAM" + (f" ({ram * share / 100 / 2**30:.1f} GiB)" if ram else "")
-    return ""
+#: The sliders whose sentences the rules word from the plan's own figures.
+WORDED_BY_RULES = ("memory", "redo")
 
 
-def _describe_memory(position: object, facts: HostFacts) -> str:
-    share = int(str(position))
-    budget = memory_budget(facts)
-    if budget is None:
-        return (
-            f"The buffer pool may take {share}% of RAM; the host's RAM is unknown, so the fit "
-            "cannot be checked."
-        )
-    current = (
-        parse_int(server_variable(facts.server, "innodb_buffer_pool_size"))
-        if facts.server
-        else None
-    )
-    if current is not None and share == current_share(facts) and current <= budget.fits:
-        return (
-            f"The buffer pool stays at {size_text(current)} (about {share}% of RAM); "
-            f"{budget.free_words(current)}."
-        )
-    want = budget.ram * share // 100
-    pool = min(want, budget.fits)
-    if current is not None and want > current > pool:
-        return (
-            f"You chose {share}% of RAM ({size_text(want)}), but not even the "
-            f"{size_text(current)} pool now fits, so it stays; {budget.free_words(current)}."
-        )
-    capped = f", capped at {size_text(pool)} to fit" if want > budget.fits else ""
-    return (
-        f"The buffer pool takes {share}% of RAM ({size_text(want)}){capped}; "
-        f"{budget.free_words(pool)}."
-    )
+def pool_of(plan: Plan, facts: HostFacts) -> int | None:
+    """The buffer pool the plan leaves: its proposed size, else the current one."""
+    change = plan.change("innodb_buffer_pool_size")
+    if change is not None:
+        return parse_int(change.proposed)
+    if facts.server is None:
+        return None
+    return parse_int(server_variable(facts.server, "innodb_buffer_pool_size"))
 
 
-def _describe_redo(position: object, facts: HostFacts) -> str:
-    minutes = None if position is None else int(str(position))
-    server = facts.server
-    if server is None:
-        return "Unknown: no server in these facts."
-    spinning = reports_rotational(facts)
-    rate = redo_rate(server)
-    if minutes is None:
-        total = redo_total(server)
-        if total is None:
-            return "The redo log keeps its current size."
-        held = f", about {duration_text(total / rate)} of the measured writes" if rate else ""
-        return f"The redo log stays at {size_text(total)}{held}; {recovery_words(total, spinning)}."
-    preset = slider("redo").at(minutes)
-    label = f" ({preset.name})" if preset is not None else ""
-    planned = planning_rate(server)[0] * minutes * 60
-    basis = (
-        "of the measured writes"
-        if representative(server)
-        else "of writes at an assumed 1 GiB per hour (the sample saw too little to size from)"
-    )
-    return (
-        f"A redo log of {minutes} min {basis}{label}, about {size_text(planned)}: a larger log "
-        f"smooths page flushing; {recovery_words(planned, spinning)}."
-    )
+def note(key: str, plan: Plan, facts: HostFacts) -> str:
+    """The words beside a control that has no position labels: the memory share and its pool.
 
-
-#: The sliders whose sentences need the facts (the others' are declared).
-_WORDED: dict[str, Callable[[object, HostFacts], str]] = {
-    "memory": _describe_memory,
-    "redo": _describe_redo,
-}
+    The size is the plan's own (what the changes table proposes, or the pool it keeps),
+    spelled by the one formatter (size_text).
+    """
+    if key != "memory":
+        return ""
+    share = plan.positions.memory_share
+    pool = pool_of(plan, facts)
+    if pool is None:
+        return f"{share}% of RAM"
+    kept = plan.change("innodb_buffer_pool_size") is None
+    return f"{share}% of RAM: {size_text(pool)}" + (" (kept as it is)" if kept else "")

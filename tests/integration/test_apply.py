@@ -545,6 +545,7 @@ def test_cli_applies_a_saved_plan_refuses_it_when_stale_and_rolls_back(
     plan = tmp_path / "plan.json"
     common = ["local", "--instance", socket]
     sliders = ["--crash-loss", "os", "--fit-os", "off", "--fit-disks", "off"]
+    sliders += ["--memory-share", "keep", "--redo", "keep"]
     made = innotune("preview", *common, "--sample", "0", *sliders, "--plan-out", str(plan))
     assert made.returncode == 0, made.stderr
     drop = server.include_dir / "99-innotune.cnf"

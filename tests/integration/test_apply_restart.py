@@ -232,6 +232,7 @@ def test_cli_apply_restart_then_rollback_restarts_again(
     before, pid = tree(server.base / "etc"), server.running_pid()
     restart = shlex.join(restart_argv(server))
     sliders = ["--crash-loss", "os", "--fit-os", "off", "--fit-disks", "off"]
+    sliders += ["--memory-share", "keep", "--redo", "keep"]
     applied = innotune(
         "apply",
         "local",
@@ -276,6 +277,7 @@ def test_ctrl_c_during_a_cli_apply_rolls_back(
     out_path = tmp_path / "out.txt"
     argv = [sys.executable, "-m", "app", "apply", "local", "--instance", str(server.socket_path)]
     argv += ["--sample", "0", "--crash-loss", "os", "--fit-os", "off", "--fit-disks", "off"]
+    argv += ["--memory-share", "keep", "--redo", "keep"]
     argv += ["--yes", "--restart", "--restart-command", shlex.join(restart_argv(server))]
     argv += ["--watch", "1"]
     seen: list[str] = []

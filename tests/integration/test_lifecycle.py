@@ -30,7 +30,8 @@ from tests.integration.test_export import run_playbook
 
 Host = DebianHost | LocalDebian
 TRX = "innodb_flush_log_at_trx_commit"
-OFF = ("--fit-disks", "off", "--fit-os", "off")
+# The kernel and disk fits off, the buffer pool and redo log kept: these steps test crash loss.
+OFF = ("--fit-disks", "off", "--fit-os", "off", "--memory-share", "keep", "--redo", "keep")
 DISTRIBUTION = {
     "bookworm": "Debian GNU/Linux 12 (bookworm)",
     "bullseye": "Debian GNU/Linux 11 (bullseye)",

@@ -59,7 +59,7 @@ def test_plan_live_and_from_saved_facts_agree(tmp_path_factory: pytest.TempPathF
     # The readable output: slider sentences, changes with reason and risk, knobs left alone.
     text = live.stdout
     assert "1. What may a crash cost?" in text
-    assert "about innodb_flush_log_at_timeout seconds (1 by default; the once-per-interval" in text
+    assert "about the last 1 second of commits (the flush once per interval" in text
     assert "innodb_flush_log_at_trx_commit: 1 -> 2" in text
     assert "why:" in text and "risk:" in text
     assert "left alone: sync_binlog: The binary log is off" in text
@@ -114,3 +114,23 @@ def test_help_lists_one_option_per_slider(tmp_path: Path) -> None:
         "--reject",
     ):
         assert option in shown.stdout
+
+
+def test_plan_without_slider_options_starts_where_the_wizard_starts(tmp_path: Path) -> None:
+    """No slider option: the wizard's starting plan (InnoTune's recommendation), said so."""
+    from app.planner import default_positions
+
+    facts_file = REPO / "tests/fixtures/hosts/practice-debian12/facts.json"
+    facts = HostFacts.from_json(facts_file.read_text())
+    out = tmp_path / "plan.json"
+    shown = innotune(tmp_path, "plan", "--facts", str(facts_file), "--out", str(out))
+    assert shown.returncode == 0, shown.stderr
+    plan = Plan.from_json(out.read_text())
+    assert plan.positions == default_positions(facts)
+    assert plan == make_plan(facts, default_positions(facts), default_catalogue())
+    assert plan.positions.redo_minutes == 60  # the recommendation, not "keep"
+    assert "  start: recommended for this host: The host has" in shown.stdout
+    assert "  start: where the server is: InnoTune never lowers durability" in shown.stdout
+    pool = plan.change("innodb_buffer_pool_size")
+    current = facts.server.variable("innodb_buffer_pool_size")  # type: ignore[union-attr]
+    assert pool is not None and int(pool.proposed) > int(current or 0)

@@ -33,6 +33,7 @@ from tests.integration.test_apply import (  # noqa: F401 - the autouse fixture c
 TRX = "innodb_flush_log_at_trx_commit"
 # Live changes and one drop-in; the OS and the disks are left alone (shared machine).
 QUIET = ["--sample", "0", "--fit-os", "off", "--fit-disks", "off", "--watch", "1", "--yes"]
+QUIET += ["--memory-share", "keep", "--redo", "keep"]  # the pool and redo log as they are
 SNAPSHOTS_OUT = Path("/tmp/innotune-issue19-snapshots.txt")
 
 

@@ -14,6 +14,7 @@ from app.domain.hostfacts import HostFacts
 from app.domain.instance import ServerInstance
 from app.knobs import default_catalogue
 from app.planner import default_positions, make_plan
+from app.planner.sliders import current_share
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
 from app.ui.hostworker import HostWorker
@@ -44,7 +45,13 @@ def _state(server: PrivateServer) -> WizardState:
     # Never this machine's own kernel or disks: these facts were recorded on a host with the
     # same disk name (vda), and the Apply-page tests apply the plan for real.
     positions = dataclasses.replace(
-        default_positions(facts), crash_loss="os", fit_os=False, fit_disks=False
+        default_positions(facts),
+        crash_loss="os",
+        fit_os=False,
+        fit_disks=False,
+        # The pool and redo log as they are: these tests apply for real on a private server.
+        memory_share=current_share(facts) or 1,
+        redo_minutes=None,
     )
     plan = make_plan(facts, positions, default_catalogue())
     connection = DoctorResult(transport=LocalTransport(), instance=instance, sudo_mode="root")
@@ -109,3 +116,48 @@ def test_a_change_while_the_preview_builds_is_not_lost(
     assert "+innodb_flush_log_at_trx_commit = 0" in text, text
     assert "+innodb_flush_log_at_trx_commit = 2" not in text
     qtbot.waitUntil(page.refresh_button.isEnabled)
+
+
+def test_ticking_the_restart_shows_what_apply_does(
+    qtbot: QtBot, private_server: PrivateServer
+) -> None:
+    """Restart ticked: no SET GLOBAL the restart applies, the restart command listed, and the
+    plan's warnings on the Warnings tab (issue 26: Preview said "0 command(s)" and
+    "No warnings." while Apply restarted with systemctl and Trade-offs warned)."""
+    state = _state(private_server)
+    assert state.facts is not None and state.facts.server is not None and state.plan is not None
+    # As a server under systemd (the preview only names the restart; nothing runs).
+    server = dataclasses.replace(
+        state.facts.server,
+        instance=dataclasses.replace(
+            state.facts.server.instance, started_by="systemd", service="mariadb.service"
+        ),
+    )
+    state.facts = dataclasses.replace(state.facts, server=server)
+    assert state.plan.warnings  # the MyISAM table of the recorded facts
+    page = PreviewPage(state)
+    qtbot.addWidget(page)
+    page.show()
+    page.initializePage()
+    qtbot.waitUntil(lambda: state.preview is not None, timeout=60_000)
+    assert state.preview is not None and not state.preview.restart_needed
+    live = page.commands.toPlainText()
+    assert "SET GLOBAL innodb_flush_log_at_trx_commit = 2;" in live
+    assert "systemctl" not in live
+    for warning in state.plan.warnings:
+        assert warning in page.warnings.toPlainText()
+    assert "No warnings." not in page.warnings.toPlainText()
+
+    page.restart_box.setChecked(True)
+    ticked = page.commands.toPlainText()
+    assert "SET GLOBAL innodb_flush_log_at_trx_commit" not in ticked
+    assert "not set live, the restart applies them from the option files" in ticked
+    assert "systemctl restart mariadb.service" in ticked
+    effective = page.effective_preview()
+    assert effective is not None and effective.restart is not None
+    assert f"{len(effective.commands)} command(s)" in page.status.text()
+    assert len(effective.commands) >= 1
+
+    page.restart_box.setChecked(False)
+    assert page.commands.toPlainText() == live
+    state.connection.close()  # type: ignore[union-attr]

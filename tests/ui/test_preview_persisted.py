@@ -19,6 +19,7 @@ from app.domain.target import ConnectOptions, parse_target
 from app.inspect.inspection import inspect
 from app.knobs import default_catalogue
 from app.planner import default_positions, make_plan
+from app.planner.sliders import current_share
 from app.remote.connect import open_transport
 from app.ui.hostworker import HostWorker
 from app.ui.pages.preview import PreviewPage
@@ -53,7 +54,13 @@ def _state(host: DebianHost, tmp_path: Path) -> WizardState:
         result.transport, result.instances, result.instance, result.session, sample_seconds=0
     )
     positions = dataclasses.replace(
-        default_positions(facts), crash_loss="os", fit_os=False, fit_disks=False
+        default_positions(facts),
+        crash_loss="os",
+        fit_os=False,
+        fit_disks=False,
+        # The pool and redo log as they are: these tests apply for real on a private server.
+        memory_share=current_share(facts) or 1,
+        redo_minutes=None,
     )
     plan = make_plan(facts, positions, default_catalogue())
     return WizardState(target=target, facts=facts, plan=plan, host=HostWorker(result))

@@ -9,6 +9,8 @@ from PySide6.QtWidgets import QApplication, QCheckBox, QSlider
 from pytestqt.qtbot import QtBot
 
 from app.domain.hostfacts import HostFacts
+from app.planner import default_positions
+from app.planner.values import size_text
 from app.ui.pages.tradeoffs import TradeoffsPage
 from app.ui.state import WizardState
 from tests.ui.wizards import open_wizard
@@ -37,8 +39,12 @@ def _planned(page: TradeoffsPage) -> dict[str, str]:
     return {c.key: c.proposed for c in page.state.plan.changes}
 
 
-def test_starts_at_the_servers_current_positions(page: TradeoffsPage) -> None:
+def test_starts_at_the_recommendation(page: TradeoffsPage) -> None:
+    """The page starts where `innotune plan` does: InnoTune's recommendation, marked so."""
+    facts = page.state.facts
+    assert facts is not None
     pos = page.state.positions
+    assert pos == default_positions(facts)
     assert pos is not None and pos.crash_loss == "none"  # the server runs trx_commit=1
     assert "innodb_flush_log_at_trx_commit" not in _planned(page)
     assert (
@@ -49,6 +55,40 @@ def test_starts_at_the_servers_current_positions(page: TradeoffsPage) -> None:
             "can still lose commits)"
         )
     )
+    assert (
+        page.sections["crash_loss"]
+        .start.text()
+        .startswith("<i>Starts where the server is: <b>Nothing</b>.")
+    )
+    memory = page.sections["memory"]
+    assert "Recommended for this host: <b>" in memory.start.text()
+    assert "The host has 23.5 GiB of RAM" in memory.start.text()
+    # Something is recommended: the 128 MiB pool grows, the redo log goes to an hour.
+    assert int(_planned(page)["innodb_buffer_pool_size"]) > 128 * 2**20
+    assert pos.redo_minutes == 60
+    assert "Recommended for this host: <b>Balanced" in page.sections["redo"].start.text()
+    assert "Recommended for this host: <b>ticked</b>" in page.sections["fit_os"].start.text()
+
+
+def test_memory_label_risk_and_table_agree_at_every_share(page: TradeoffsPage) -> None:
+    """The label, the risk text and the changes table name the same pool, at every share."""
+    control = page.sections["memory"].control
+    assert isinstance(control, QSlider)
+    section = page.sections["memory"]
+    for share in range(control.minimum(), control.maximum() + 1):
+        control.setValue(share)
+        plan = page.state.plan
+        assert plan is not None
+        change = plan.change("innodb_buffer_pool_size")
+        label = section.value_label.text()
+        size = label.split(": ", 1)[1].removesuffix(" (kept as it is)")
+        assert label.startswith(f"{share}% of RAM: ")
+        assert f"to {size} (" in section.sentence.text() or f"at {size}" in (
+            section.sentence.text()
+        ), (share, label, section.sentence.text())
+        if change is not None:
+            assert _shown(page, "memory")["innodb_buffer_pool_size"] == size, share
+            assert size_text(int(change.proposed)) == size
 
 
 def test_crash_loss_slider(page: TradeoffsPage) -> None:
@@ -139,6 +179,10 @@ def test_practice_server_leaves_this_computers_kernel_and_disks_alone(qtbot: QtB
     fit_os = page.sections["fit_os"].control
     assert isinstance(fit_os, QCheckBox) and not fit_os.isChecked()
     assert "does not retune your desktop" in page.summary.text()
+    # Its pool and redo log stay as they are (the desktop's memory and disk).
+    assert state.plan.change("innodb_buffer_pool_size") is None
+    assert state.plan.change("innodb_log_file_size") is None
+    assert "(kept as it is)" in page.sections["memory"].value_label.text()
     fit_os.setChecked(True)  # the person may still choose them
     assert [c for c in state.plan.changes if c.target == "sysctl"]
 
@@ -197,7 +241,7 @@ def test_opening_the_page_at_once_still_fills_it(qtbot: QtBot, tmp_path: Path) -
     page = wizard.currentPage()
     assert isinstance(page, TradeoffsPage) and not page._steps
     assert wizard.state.plan is not None and wizard.state.positions is not None
-    assert page.sections["memory"].value_label.text().endswith("GiB)")
+    assert page.sections["memory"].value_label.text().endswith(" GiB")
     for _ in range(3):  # a stale step, had one survived, would run now (0 ms timers)
         QApplication.processEvents()
     assert page.positions_from_controls() == wizard.state.positions

@@ -110,10 +110,13 @@ def test_an_idle_sample_never_shrinks_a_big_log() -> None:
         facts_for(dataclasses.replace(host("nvme"), redo_rate=None), line("8.4.3")),
         innodb_redo_log_capacity=str(8 * GIB),
     )
-    p = plan(idle, redo_minutes=15)
+    p = plan(idle, redo_minutes=30)
     assert p.change("innodb_redo_log_capacity") is None
     why = {x.knob: x.why for x in p.left_alone}["innodb_redo_log_capacity"]
     assert "no reason to shrink it" in why
+    # Fast recovery is the person asking for a shorter recovery: that shrinks it (issue 26).
+    fast = plan(idle, redo_minutes=15).change("innodb_redo_log_capacity")
+    assert fast is not None and int(fast.proposed) == 256 * MIB  # 15 min at 1 GiB per hour
 
 
 # -- 4. io_capacity from page writes ----------------------------------------------------------

@@ -19,7 +19,7 @@ from app.domain.plan import Plan, SliderPositions
 from app.domain.serverfacts import OptionLine, ServerFacts
 from app.inspect.host_parse import parse_host_output
 from app.knobs import default_catalogue
-from app.planner import make_plan
+from app.planner import default_positions, make_plan
 from app.planner.context import classify
 from app.planner.values import parse_bool, parse_int
 from tests.unit.planner_profiles import (
@@ -364,8 +364,13 @@ def check(plan: Plan, facts: HostFacts, line: Line) -> list[str]:  # noqa: C901 
             bad.append(f"{name} total {total >> 20} MiB below the default {default} MiB")
         rate = server.rates.redo_bytes_per_s if server.rates else None
         current = (_int(_var(server, name)) or 0) * files
-        if (rate is None or rate < GIB / 3600) and total < current:
+        # Fast recovery (15 min or less) is asked to shorten recovery: it may shrink, and
+        # must never grow the log.
+        fast = 0 < minutes <= 15
+        if (rate is None or rate < GIB / 3600) and total < current and not fast:
             bad.append(f"{name} shrunk on a sample that saw {rate} B/s of redo")
+        if fast and total >= current:
+            bad.append(f"fast recovery grows {name}: {current >> 20} -> {total >> 20} MiB")
     if line.log_file_at_least_buffer:
         log_file = _int(_final(plan, server, "innodb_log_file_size"))
         log_buffer = _int(_final(plan, server, "innodb_log_buffer_size"))
@@ -491,3 +496,116 @@ def test_redo_size_is_monotonic_in_the_measured_rate() -> None:
                 assert facts.server is not None
                 sizes.append(int(change.proposed) if change else _int(_var(facts.server, name)))
             assert sizes == sorted(sizes), (line.version, host.name, sizes)
+
+
+# -- the starting positions -------------------------------------------------------------------
+
+
+def _os_reserve(ram: int) -> int:
+    """10% of RAM, 512 MiB to 8 GiB: what the OS and its page cache keep (counted here)."""
+    return min(max(ram // 10, 512 * MIB), 8 * GIB)
+
+
+def _start_problems(  # noqa: C901 - a list of rules
+    facts: HostFacts, line: Line, start: SliderPositions | None = None
+) -> list[str]:
+    """Every way the starting positions and their plan are wrong on this host (empty: none)."""
+    server = facts.server
+    assert server is not None
+    start = start or default_positions(facts)
+    plan = make_plan(facts, start, CAT)
+    bad = check(plan, facts, line)
+    # Durability: where the server is now, never lower (read here from the variables).
+    trx = _var(server, "innodb_flush_log_at_trx_commit")
+    now = {"0": "any", "2": "os"}.get(trx or "1", "none")
+    if start.crash_loss != now:
+        bad.append(f"crash loss starts at {start.crash_loss}, the server is at {now}")
+    for knob in ("innodb_flush_log_at_trx_commit", "innodb_doublewrite"):
+        if plan.change(knob) is not None:
+            bad.append(f"the starting plan changes {knob}")
+    dw = (_var(server, "innodb_doublewrite") or "ON").upper() not in ("OFF", "0", "DETECT_ONLY")
+    if start.doublewrite != dw:
+        bad.append(f"torn-page protection starts {start.doublewrite}, the server has {dw}")
+    # The resource sliders start at the recommendation.
+    if not (start.fit_disks and start.fit_os):
+        bad.append("the disk and OS fits do not start ticked")
+    myisam_data = any(
+        e.engine.lower() == "myisam" and e.tables and e.data_bytes + e.index_bytes
+        for e in server.engines
+    )
+    if start.myisam != myisam_data:
+        bad.append(f"MyISAM starts {start.myisam} with MyISAM data {myisam_data}")
+    rate = server.rates.redo_bytes_per_s if server.rates else None
+    name = (
+        "innodb_redo_log_capacity"
+        if "innodb_redo_log_capacity" not in line.absent
+        else "innodb_log_file_size"
+    )
+    files = 2 if (not line.mariadb and name == "innodb_log_file_size") else 1
+    held = None
+    if rate and rate >= GIB / 3600:
+        held = (_int(_var(server, name)) or 0) * files / rate / 60
+    want_redo = None if held is not None and held >= 60 else 60
+    if start.redo_minutes != want_redo:
+        bad.append(f"redo starts at {start.redo_minutes}, recommended {want_redo} (holds {held})")
+    # Memory from the host: RAM, the other processes, the OS reserve, the connections.
+    ram = facts.os.machine.mem_total_bytes or 0
+    others = sum(p.rss_bytes for p in facts.os.machine.big_processes)
+    pool = _int(_final(plan, server, "innodb_buffer_pool_size")) or 0
+    current = _int(_var(server, "innodb_buffer_pool_size")) or 0
+    beside = _memory_need(server, plan, line) - int(pool * 1.05)
+    room = ram - others - beside - _os_reserve(ram)
+    if ram and others * 10 <= ram:
+        ceiling = ram * (75 if ram > 4 * GIB else 50) // 100  # a database host
+    else:
+        ceiling = (ram - others) // 2  # a shared host
+    if pool > max(ceiling, current):
+        bad.append(f"the starting pool {pool >> 20} MiB is above {ceiling >> 20} MiB")
+    if int(pool * 1.05) > max(room, int(current * 1.05)):
+        bad.append(f"the starting pool {pool >> 20} MiB leaves the OS reserve short")
+    # A real recommendation: at least half of what the host can give with a margin left
+    # for surprises (256 MiB or 5% of RAM); the server rounds the pool down to its unit,
+    # up to 1 GiB on MySQL with 8 instances.
+    room -= max(256 * MIB, ram // 20)
+    if pool + GIB < min(ceiling, room) // 2 and pool <= current:
+        bad.append(f"the starting pool {pool >> 20} MiB is no recommendation (room {room >> 20})")
+    if (
+        start.memory_share
+        == (min(90, max(1, round(current * 100 / ram))) if ram else start.memory_share)
+        and plan.change("innodb_buffer_pool_size") is None
+        and pool < min(ceiling, room) // 2
+    ):
+        bad.append("the memory slider starts at the current share on a host with room")
+    return bad
+
+
+def test_starting_positions_on_every_line_and_host() -> None:
+    """Starts at InnoTune's recommendation (durability where the server is) everywhere."""
+    failures = []
+    for line in LINES:
+        for host in hosts():
+            facts = facts_for(host, line)
+            failures += [
+                f"{line.flavour} {line.version} / {host.name}: {p}"
+                for p in _start_problems(facts, line)
+            ]
+    for name, profile in PROFILES.items():
+        version = profile.facts.server.version if profile.facts.server else None
+        line = next((x for x in LINES if x.version == version), None)
+        if line is not None:
+            failures += [f"profile {name}: {p}" for p in _start_problems(profile.facts, line)]
+    assert not failures, f"{len(failures)} failing:\n" + "\n".join(failures[:40])
+
+
+def test_start_checks_catch_a_start_at_the_current_share() -> None:
+    """The start checks are not vacuous: the old start (every slider where it is) fails."""
+    line = next(x for x in LINES if x.version == "9.7.4")
+    facts = facts_for(hosts()[1], line)  # 32 GiB, a 128 MiB pool
+    keep = dataclasses.replace(
+        default_positions(facts), memory_share=1, redo_minutes=None, myisam=False
+    )
+    problems = _start_problems(facts, line, keep)
+    assert any("no recommendation" in p for p in problems), problems
+    assert any("redo starts at None" in p for p in problems), problems
+    lossy = dataclasses.replace(default_positions(facts), crash_loss="os")
+    assert any("crash loss starts at os" in p for p in _start_problems(facts, line, lossy))

@@ -19,9 +19,23 @@ def parse(*argv: str) -> argparse.Namespace:
     return parser.parse_args(list(argv))
 
 
-def test_no_options_keep_every_slider_where_the_server_is() -> None:
+def test_no_options_start_where_the_wizard_starts() -> None:
     assert positions_from_args(parse(), FACTS) == default_positions(FACTS)
-    assert positions_from_args(parse(), FACTS).crash_loss == "os"
+    assert positions_from_args(parse(), FACTS).crash_loss == "os"  # where the server is
+    assert positions_from_args(parse(), FACTS).redo_minutes == 60  # the recommendation
+
+
+def test_memory_share_keep_is_the_share_now() -> None:
+    from app.planner import make_plan
+    from app.planner.sliders import current_share
+    from tests.unit.test_planner_matrix import CAT
+
+    kept = positions_from_args(parse("--memory-share", "keep", "--redo", "keep"), FACTS)
+    assert kept.memory_share == current_share(FACTS) != default_positions(FACTS).memory_share
+    plan = make_plan(FACTS, kept, CAT)
+    assert plan.change("innodb_buffer_pool_size") is None
+    why = {x.knob: x.why for x in plan.left_alone}["innodb_buffer_pool_size"]
+    assert "keeps the buffer pool at" in why
 
 
 @pytest.mark.parametrize(

@@ -116,7 +116,10 @@ def test_the_shipped_file_loads() -> None:
         (('field = "memory_share"\n', 'field = "memory"\n'), "SliderPositions has no 'memory'"),
         (("value = 15\n", "value = 60\n"), "two positions share a value"),
         (('label = "Nothing"\n', ""), "missing field 'label'"),
-        (("({seconds})", "({minutes})"), "quotes 'minutes' (allowed: {seconds})"),
+        (
+            ("{seconds} of commits that clients", "{minutes} of commits that clients"),
+            "quotes 'minutes' (allowed: {seconds})",
+        ),
         (("step = 5\n", 'step = 5\ncheckbox = "x"\n'), "a percent slider has no 'checkbox'"),
         (
             ('option = "fit-os"\n', 'option = "fit-disks"\n'),

@@ -43,6 +43,7 @@ from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
 from app.domain.words import count
 from app.flows.preview import preview_plan
+from app.planner.report import spelled
 from app.ui.hostworker import Progress, Task, TaskHandle
 from app.ui.logview import DETAILS_LINK, error_html, error_parts, link_to_log, log_error
 from app.ui.state import WizardState
@@ -201,6 +202,7 @@ class PreviewPage(QWizardPage):
         )
         self.restart_box.setEnabled(False)
         self._box_forced = False  # ticked because a change needs the restart
+        self._showing = False  # show_preview is filling the tabs (the box may toggle)
         self.restart_box.toggled.connect(self._on_restart_box_toggled)
         layout.addWidget(self.restart_box)
         # Shown only when the server keeps a value with SET PERSIST that would beat the file.
@@ -338,7 +340,18 @@ class PreviewPage(QWizardPage):
 
     # -- showing ----------------------------------------------------------------------------
     def show_preview(self, preview: Preview) -> None:
-        """Fill every tab from the preview."""
+        """Fill every tab with what Apply will do: the preview, with the restart if ticked."""
+        if self._showing:
+            return
+        self._showing = True
+        try:
+            self._show_restart(preview)
+            self._fill(self.effective_preview() or preview)
+        finally:
+            self._showing = False
+
+    def _fill(self, preview: Preview) -> None:
+        """Fill every tab from ``preview`` (the effective one: statements, commands, warnings)."""
         persisted = bool(preview.server_files)
         self.persisted_label.setVisible(persisted)
         self.persisted_box.setVisible(persisted)
@@ -357,7 +370,6 @@ class PreviewPage(QWizardPage):
             f"{count(len(preview.statements), 'SQL statement')}."
         )
         self.status.setText("<br>".join(lines))
-        self._show_restart(preview)
         diffs = []
         for write in preview.option_files:
             what = "new file" if write.creates else "edited"
@@ -375,8 +387,8 @@ class PreviewPage(QWizardPage):
             cells = (
                 value.kind,
                 f"{value.key} ({value.device})" if value.device else value.key,
-                value.current or "?",
-                value.new,
+                spelled(value.current, value.key),
+                spelled(value.new, value.key),
                 "live" if value.live else "after a restart",
                 value.persistent,
             )
@@ -391,13 +403,18 @@ class PreviewPage(QWizardPage):
             files.append("")
         self.files.setPlainText("\n".join(files) or "No persistence files.")
         commands = [f"{s};" for s in preview.statements]
+        if preview.held_for_restart:
+            commands.append(
+                "# not set live, the restart applies them from the option files: "
+                + ", ".join(preview.held_for_restart)
+            )
         commands += [f"{w}    # set live" for w in preview.live_writes]
         commands += [f"{c.line()}    # {c.why}" for c in preview.commands]
         self.commands.setPlainText("\n".join(commands) or "Nothing to run.")
-        warnings = [f"! {w}" for w in preview.warnings]
+        warnings = [f"! {w}" for w in preview.all_warnings]
         warnings += [f"- not supported: {u}" for u in preview.unsupported]
         self.warnings.setPlainText("\n".join(warnings) or "No warnings.")
-        warned = len(preview.warnings)
+        warned = len(preview.all_warnings)
         self.tabs.setTabText(4, f"Warnings ({warned})" if warned else "Warnings")
         self.save_button.setEnabled(True)
         self.export_button.setEnabled(True)
@@ -414,7 +431,7 @@ class PreviewPage(QWizardPage):
 
     def _on_restart_box_toggled(self, _checked: bool) -> None:
         if self.state.preview is not None:
-            self._show_restart(self.state.preview)
+            self.show_preview(self.state.preview)  # the statements and commands change too
 
     def _show_restart(self, preview: Preview) -> None:
         """Say whether the server will restart, and why: needed by which changes, or asked for."""
@@ -454,8 +471,8 @@ class PreviewPage(QWizardPage):
                 text += " Tick the box below to restart anyway."
         if effective.will_restart and effective.downtime:
             text += f" Estimated downtime: {effective.downtime.text()}."
-        if preview.live:
-            text += " Live without a restart: " + ", ".join(preview.live) + "."
+        if effective.live_now:
+            text += " Live without a restart: " + ", ".join(effective.live_now) + "."
         self.restart_label.setText(text)
 
     # -- saving -----------------------------------------------------------------------------

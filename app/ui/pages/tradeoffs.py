@@ -30,9 +30,9 @@ from app.domain.hostfacts import HostFacts
 from app.domain.plan import Change, Plan, SliderPositions
 from app.knobs import default_catalogue
 from app.knobs.sliders import Slider, sliders
-from app.planner import default_positions, facts_checksum, make_plan, sentences
+from app.planner import default_positions, facts_checksum, make_plan, starting_points
 from app.planner.report import change_values
-from app.planner.sliders import note
+from app.planner.sliders import current_share, note
 from app.ui.logview import error_html, error_parts, link_to_log, log_error
 from app.ui.state import WizardState
 from app.ui.widgets.wraplabel import WrapLabel
@@ -102,6 +102,10 @@ class SliderSection(QGroupBox):
         self.sentence = WrapLabel()
         self.sentence.setObjectName(f"sentence_{declared.key}")
         layout.addWidget(self.sentence)
+        # Where the slider started and why: InnoTune's recommendation, or the server's now.
+        self.start = WrapLabel()
+        self.start.setObjectName(f"start_{declared.key}")
+        layout.addWidget(self.start)
         self.changes = QTreeWidget()
         self.changes.setHeaderLabels(["Setting", "Now", "Proposed", "Takes effect"])
         self.changes.setColumnWidth(0, 260)
@@ -379,7 +383,7 @@ class TradeoffsPage(QWizardPage):
         self._flush_left_alone()
 
     def _adopt(self, facts: HostFacts) -> None:
-        """Start over for new facts: the server's current positions, nothing turned down."""
+        """Start over for new facts: at InnoTune's recommendation, nothing turned down."""
         self._facts = facts
         self._plans = {}
         self._rejected = set()
@@ -395,6 +399,31 @@ class TradeoffsPage(QWizardPage):
             return
         self.state.positions = positions
         self._update_plan()
+        self._show_starts(facts)
+
+    def _show_starts(self, facts: HostFacts) -> None:
+        """Mark each slider's start: InnoTune's recommendation (with why) or the server's now."""
+        starts = starting_points(facts)
+        first = self._plan(facts, default_positions(facts))
+        for key, section in self.sections.items():
+            start = starts.get(key)
+            if start is None:
+                section.start.setText("")
+                continue
+            declared = section.declared
+            if key == "memory":
+                words = note(key, first, facts)
+            elif declared.kind == "switch":
+                words = "ticked" if start.value else "unticked"
+            else:
+                spot = declared.at(start.value)
+                words = (spot.label if spot is not None else None) or str(start.value)
+            lead = (
+                "Recommended for this host" if start.recommended else "Starts where the server is"
+            )
+            section.start.setText(
+                f"<i>{lead}: <b>{html.escape(words)}</b>. {html.escape(start.why)}</i>"
+            )
 
     def _no_plan(self, facts: HostFacts, exc: Exception) -> None:
         """No plan can be made for ``facts``: say why and what to do, on the page and in the log."""
@@ -454,10 +483,19 @@ class TradeoffsPage(QWizardPage):
         device_changes = {c.id for c in plan.changes if c.target == "sysfs"}
         self._rejected |= device_changes
         self.summary_note = (
-            "Practice server: this computer's kernel and disk settings start unticked, so "
-            "trying InnoTune does not retune your desktop. Tick them to include them."
+            "Practice server: this computer's kernel and disk settings start unticked and the "
+            "buffer pool and redo log at their current sizes, so trying InnoTune does not "
+            "retune your desktop or take its memory and disk. Tick them or move the sliders "
+            "to include them."
         )
-        return dataclasses.replace(pos, fit_os=False, rejected=tuple(sorted(self._rejected)))
+        share = current_share(facts)
+        return dataclasses.replace(
+            pos,
+            fit_os=False,
+            memory_share=pos.memory_share if share is None else share,
+            redo_minutes=None,
+            rejected=tuple(sorted(self._rejected)),
+        )
 
     def _lock_doublewrite(self, facts: HostFacts, pos: SliderPositions) -> None:
         """Torn-page protection can be turned off only where the planner would allow it."""
@@ -512,7 +550,7 @@ class TradeoffsPage(QWizardPage):
             # Rejected changes stay listed (unticked): plan without rejections to show them.
             shown = self._plan(facts, dataclasses.replace(pos, rejected=()))
             plan = self._plan(facts, pos)
-            said = dict(sentences(facts, pos))
+            said = dict(shown.sentences)  # the plan's own figures (rejections aside)
         except (InnoTuneError, ValueError) as exc:
             self._no_plan(facts, exc)
             return False
@@ -537,7 +575,7 @@ class TradeoffsPage(QWizardPage):
         elif isinstance(section.control, QSlider) and declared.positions:
             words = declared.positions[int(value)].label or ""  # the position the control shows
         else:
-            words = note(slider, getattr(pos, declared.field), facts)
+            words = note(slider, shown, facts)
         changes = [c for c in shown.changes if c.slider == slider]
         section.show_state(value, said.get(slider, ""), changes, self._rejected, words)
 
