@@ -7,8 +7,6 @@ from app.domain.bench import (
     BenchReport,
     WorkloadResult,
     WriteRate,
-    any_client_bound,
-    change_percent,
 )
 
 MIB = 1024 * 1024
@@ -119,22 +117,23 @@ def report_text(report: BenchReport) -> str:
 
 
 def comparison_text(before: BenchReport, after: BenchReport) -> str:
-    """Before and after side by side: commits/s and p99 of each run, with the change."""
+    """Before and after side by side: commits/s and p99 of each run, with the verdict.
+
+    The verdict (:func:`app.domain.bench.verdict`) names a change faster or slower only
+    beyond the noise the rounds measured; inside it, it says so, without a percentage.
+    """
     lines = [
-        f"{'workload':<11} {'clients':>7} {'before c/s':>11} {'after c/s':>11} {'change':>8} "
-        f"{'p99 before':>11} {'p99 after':>10}"
+        f"{'workload':<11} {'clients':>7} {'before c/s':>11} {'after c/s':>11} "
+        f"{'p99 before':>11} {'p99 after':>10}  verdict"
     ]
-    for b in before.results:
-        a = after.result(b.workload, b.threads)
-        if a is None:
-            continue
-        change = change_percent(b, a)
-        shown = "—" if change is None else f"{change:+.0f}%"
+    for v in after.verdicts(before):
+        b, a = before.result(v.workload, v.threads), after.result(v.workload, v.threads)
+        assert b is not None and a is not None  # a verdict needs both
         lines.append(
             f"{b.workload:<11} {b.threads:>7} {b.commits_per_s:>11,.1f} {a.commits_per_s:>11,.1f} "
-            f"{shown:>8} {_p99(b):>11} {_p99(a):>10}"
-            + ("  client-bound" if any_client_bound(a, b) else "")
+            f"{_p99(b):>11} {_p99(a):>10}  {v.text()}"
         )
+    lines.append("Noise: the spread of each run's short rounds; a change within it is no change.")
     if before.engine != after.engine:
         lines.append(
             f"Not like for like: before ran with {before.engine}, after with {after.engine}; "

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from app.bench.cpu import CpuProbe, cpu_between
-from app.bench.figures import STATUS_NAMES, CounterTrack, latency_of, rate
+from app.bench.figures import STATUS_NAMES, CounterTrack, latency_of, merge_rounds, rate
 from app.bench.workloads import (
     ROW_BYTES,
     ROWS_PER_TX,
@@ -84,6 +84,10 @@ class BenchOptions:
         threads: the client counts each workload runs at.
         max_rows: a run stops once it has written this many rows.
         max_bytes: a run stops once its rows take about this much space.
+        rounds: each run is made of this many short rounds, taken in turn with the other
+            runs' (round 1 of every run, then round 2, …), so that the spread of a run's
+            rounds shows the host's run-to-run noise over the whole benchmark. The caps hold
+            per round (each round has a fresh table).
     """
 
     seconds: float = 60.0
@@ -92,6 +96,7 @@ class BenchOptions:
     max_rows: int = 2_000_000
     max_bytes: int = 512 * 1024 * 1024
     label: str = ""
+    rounds: int = 1
 
     def __post_init__(self) -> None:
         if self.seconds <= 0:
@@ -101,6 +106,8 @@ class BenchOptions:
         unknown = set(self.workloads) - set(WORKLOADS)
         if unknown:
             raise ValueError(f"unknown workloads: {', '.join(sorted(unknown))}")
+        if not 1 <= self.rounds <= 20:
+            raise ValueError("a run takes between 1 and 20 rounds")
 
     @property
     def runs(self) -> list[tuple[str, int]]:
@@ -110,8 +117,13 @@ class BenchOptions:
 
     @property
     def seconds_per_run(self) -> float:
-        """Each run's share of the time budget."""
+        """Each run's share of the time budget (all its rounds)."""
         return self.seconds / len(self.runs)
+
+    @property
+    def steps(self) -> list[tuple[int, str, int]]:
+        """(round, workload, threads) in the order they run: every run's round 1 first."""
+        return [(n, w, t) for n in range(1, self.rounds + 1) for w, t in self.runs]
 
     @property
     def row_cap(self) -> int:
@@ -319,23 +331,28 @@ class Benchmark:
                 engine = self.route.engine
             self.say(f"Creating the scratch schema {self.schema}")
             control.query(f"CREATE DATABASE `{self.schema}`")
-            runs = self.options.runs
-            # Setting up tables takes time too: each run gets its share of what is left, so
+            steps = self.options.steps
+            rounds: dict[tuple[str, int], list[WorkloadResult]] = {}
+            # Setting up tables takes time too: each step gets its share of what is left, so
             # the whole benchmark stays within its budget.
             deadline = time.monotonic() + self.options.seconds
-            for i, (workload, threads) in enumerate(runs):
+            for i, (n, workload, threads) in enumerate(steps):
                 if self.cancel.is_set():
                     break
                 left = deadline - time.monotonic()
-                self.run_seconds = max(0.5, left / (len(runs) - i))
+                self.run_seconds = max(0.5, left / (len(steps) - i))
+                of = f", round {n} of {self.options.rounds}" if self.options.rounds > 1 else ""
                 self.say(
-                    f"Run {i + 1} of {len(runs)}: {workload} with {threads} "
-                    f"client{'s' if threads > 1 else ''} ({self.run_seconds:.0f} s)"
+                    f"Run {i + 1} of {len(steps)}: {workload} with {threads} "
+                    f"client{'s' if threads > 1 else ''}{of} ({self.run_seconds:.0f} s)"
                 )
-                result = self._one(control, workload, threads, i, len(runs))
-                results.append(result)
-                self.on_result(result)
-                self.progress((i + 1) / len(runs))
+                result = self._one(control, workload, threads, i, len(steps))
+                rounds.setdefault((workload, threads), []).append(result)
+                self.progress((i + 1) / len(steps))
+            for key in self.options.runs:
+                if key in rounds:
+                    results.append(merge_rounds(rounds[key]))
+                    self.on_result(results[-1])
         finally:
             self._drop(control)
         return BenchReport(
@@ -411,7 +428,7 @@ class Benchmark:
                 if now - last_sample >= 1.0:
                     self.sample(control, track)
                     last_sample = now
-                self.progress(base + min(1.0, (now - started) / seconds) / len(self.options.runs))
+                self.progress(base + min(1.0, (now - started) / seconds) / len(self.options.steps))
                 self.cancel.wait(0.1)
                 continue
             stop(why)

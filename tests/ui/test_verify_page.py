@@ -15,7 +15,7 @@ from pytestqt.qtbot import QtBot
 
 from app.access.doctor import DoctorResult, Secrets, run_doctor
 from app.bench.runner import Benchmark, BenchOptions
-from app.domain.bench import BenchReport, WriteRate
+from app.domain.bench import ROUNDS, BenchReport, WriteRate
 from app.domain.target import ConnectOptions, Target
 from app.mysql.session import PyMySQLSession
 from app.practice.server import PrivateServer
@@ -129,10 +129,13 @@ def test_before_and_after_side_by_side(
     assert page.chart.run_box.itemData(0) == ("autocommit", 1)
     assert page.table.rowCount() == 6
     row = [page.table.item(0, c).text() for c in range(page.table.columnCount())]  # type: ignore[union-attr]
-    # A change in per cent; "(client-bound)" follows it when either run's clients set the pace
-    # (a busy machine can make them so).
+    # The verdict: a change in per cent only beyond the noise of the rounds, else the noise
+    # band; "(client-bound)" follows it when either run's clients set the pace (a busy machine
+    # can make them so).
     assert row[0] == "autocommit" and row[1] == "1"
-    assert re.fullmatch(r"[+-]\d+%( \(client-bound\))?", row[4]), row[4]
+    verdict = r"((faster|slower): [+-]\d+% \(noise ±\d+%\)|no change beyond the noise \(±\d+%\))"
+    assert re.fullmatch(verdict + r"( \(client-bound\))?", row[4]), row[4]
+    assert all(len(r.rounds) == ROUNDS for r in before.results + after.results)
     for report in (before, after):
         for r in report.results:
             assert r.commits > 0 and r.latency.p50_ms <= r.latency.p95_ms <= r.latency.p99_ms

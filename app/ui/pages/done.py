@@ -7,26 +7,23 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWizardPage
 
-from app.domain.bench import BenchReport, any_client_bound, change_percent
+from app.domain.bench import BenchReport
 from app.knobs import default_catalogue
 from app.planner.report import change_values
 from app.ui.state import WizardState
 
 
 def gains(before: BenchReport | None, after: BenchReport | None) -> list[str]:
-    """One line per workload run in both: commits/s before → after and the change."""
+    """One line per workload run in both: commits/s before → after and the verdict."""
     if before is None or after is None:
         return []
     lines = []
-    for b in before.results:
-        a = after.result(b.workload, b.threads)
-        change = change_percent(b, a)
-        if a is None or change is None:
-            continue
-        bound = " — client-bound: partly the clients' change" if any_client_bound(a, b) else ""
+    for v in after.verdicts(before):
+        b, a = before.result(v.workload, v.threads), after.result(v.workload, v.threads)
+        assert b is not None and a is not None  # a verdict needs both
         lines.append(
-            f"{b.workload} × {b.threads} client(s): {b.commits_per_s:,.0f} → "
-            f"{a.commits_per_s:,.0f} commits/s ({change:+.0f}%){bound}"
+            f"{v.workload} × {v.threads} client(s): {b.commits_per_s:,.0f} → "
+            f"{a.commits_per_s:,.0f} commits/s: {v.text()}"
         )
     return lines
 

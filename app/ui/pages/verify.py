@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 
 from app.access.doctor import DoctorResult, Secrets
 from app.bench.report import rate_text
-from app.domain.bench import BenchReport, WorkloadResult, WriteRate, change_text
+from app.domain.bench import ROUNDS, BenchReport, WorkloadResult, WriteRate, change_text
 from app.domain.errors import InnoTuneError
 from app.domain.target import Target
 from app.ui.hostworker import Progress, Task, TaskHandle
@@ -66,6 +66,7 @@ class BenchInputs:
     threads: int
     use_sysbench: bool
     rate: WriteRate | None
+    rounds: int = ROUNDS
 
 
 def sample_rate(conn: DoctorResult, inputs: SampleInputs, progress: Progress) -> WriteRate:
@@ -97,7 +98,12 @@ def run_bench(conn: DoctorResult, inputs: BenchInputs, progress: Progress) -> Be
         session.close()
     bench = Benchmark(
         opener,
-        BenchOptions(seconds=inputs.seconds, threads=(1, inputs.threads), label=inputs.label),
+        BenchOptions(
+            seconds=inputs.seconds,
+            threads=(1, inputs.threads),
+            label=inputs.label,
+            rounds=inputs.rounds,
+        ),
         cancel=progress.cancelled,
         say=progress.say,
         progress=progress.post,
@@ -160,7 +166,10 @@ class VerifyPage(QWizardPage):
         self.seconds.setRange(2, 3600)
         self.seconds.setValue(60)
         self.seconds.setSuffix(" s")
-        self.seconds.setToolTip("The whole benchmark's time, shared by its six runs.")
+        self.seconds.setToolTip(
+            f"The whole benchmark's time, shared by its six runs of {ROUNDS} short rounds each "
+            "(their spread is the noise a change is weighed against)."
+        )
         self.seconds.setAccessibleName("benchmark duration")
         self.threads = QSpinBox()
         self.threads.setRange(1, 64)
@@ -197,7 +206,7 @@ class VerifyPage(QWizardPage):
                 "clients",
                 "before c/s",
                 "after c/s",
-                "change",
+                "verdict",
                 "before p50/p95/p99 ms",
                 "after p50/p95/p99 ms",
                 "before rows/s",
