@@ -134,6 +134,7 @@ def comparison_text(before: BenchReport, after: BenchReport) -> str:
             f"{_p99(b):>11} {_p99(a):>10}  {v.text()}"
         )
     lines.append("Noise: the spread of each run's short rounds; a change within it is no change.")
+    lines.append(after.settings_note(before))
     if before.engine != after.engine:
         lines.append(
             f"Not like for like: before ran with {before.engine}, after with {after.engine}; "

@@ -165,10 +165,14 @@ def run(args: argparse.Namespace) -> int:
 
 def comparison_json(name: str, before: BenchReport, after: BenchReport) -> dict[str, Any]:
     """What `--compare FILE --json` prints: each run's verdict, then the new report itself."""
+    changed = after.settings_changed(before)
     return {
         "format": "innotune-bench-compare/1",
         "before": {"file": name, "started_at": before.started_at, "engine": before.engine},
         "runs": [v.as_dict() for v in after.verdicts(before)],
+        "same_settings": bool(set(before.settings) & set(after.settings)) and not changed,
+        "settings_changed": {name: {"before": b, "after": a} for name, (b, a) in changed.items()},
+        "settings_note": after.settings_note(before),
         "after": to_jsonable(after),
     }
 

@@ -329,6 +329,32 @@ class BenchReport:
         """The runs whose clients, not the server, were the limit."""
         return tuple(r for r in self.results if any_client_bound(r))
 
+    def settings_changed(self, before: BenchReport) -> dict[str, tuple[str, str]]:
+        """The recorded settings that differ from ``before``'s: name → (before, after).
+
+        Only settings both reports recorded count (an older report recorded fewer).
+        """
+        common = sorted(set(before.settings) & set(self.settings))
+        return {
+            name: (before.settings[name], self.settings[name])
+            for name in common
+            if before.settings[name] != self.settings[name]
+        }
+
+    def settings_note(self, before: BenchReport) -> str:
+        """Whether this run and ``before`` ran under the same settings, in one sentence."""
+        common = set(before.settings) & set(self.settings)
+        if not common:
+            return "The settings each run used were not recorded."
+        changed = self.settings_changed(before)
+        if not changed:
+            return (
+                f"Both runs used the same settings ({len(common)} server values compared): "
+                "any difference is noise."
+            )
+        listed = ", ".join(f"{n} {b} → {a}" for n, (b, a) in changed.items())
+        return f"Settings changed between the runs: {listed}."
+
     def verdicts(self, before: BenchReport) -> list[Verdict]:
         """The verdict on each run this report and ``before`` both have, in ``before``'s order."""
         found = (verdict(b, self.result(b.workload, b.threads)) for b in before.results)

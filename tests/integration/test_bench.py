@@ -18,7 +18,7 @@ from app.access.doctor import DoctorResult, Secrets, run_doctor
 from app.bench.figures import STATUS_NAMES, CounterTrack, spread
 from app.bench.program import TargetLogin
 from app.bench.report import report_text
-from app.bench.route import session_factory, sysbench_route
+from app.bench.route import cpu_probe, loadgen_route, session_factory, sysbench_route
 from app.bench.runner import Benchmark, BenchOptions, status_values, write_rate
 from app.bench.sysbench import SysbenchRoute, find_sysbench
 from app.cli import run_cli
@@ -332,6 +332,10 @@ def test_bench_compare_json_gives_each_runs_verdict_and_spread(
     assert data["before"]["file"] == str(out)
     runs = {(r["workload"], r["threads"]): r for r in data["runs"]}
     assert set(runs) == {(w, t) for w in ("autocommit", "bulk") for t in (1, 2)}
+    # What each ran under, and what changed between them.
+    assert not data["same_settings"]
+    changed = {"innodb_flush_log_at_trx_commit": {"before": "1", "after": "0"}}
+    assert data["settings_changed"] == changed, data["settings_changed"]
     for (workload, threads), run in runs.items():
         assert run["verdict"] in ("faster", "slower", "noise"), run
         b, a = before.result(workload, threads), after.result(workload, threads)
@@ -347,4 +351,39 @@ def test_bench_compare_json_gives_each_runs_verdict_and_spread(
     # One fsync per commit against none: single-row commits are far faster, beyond any noise
     # this disk shows.
     assert runs[("autocommit", 1)]["verdict"] == "faster", runs[("autocommit", 1)]
+    assert scratch_schemas(server) == []
+
+
+def test_the_servers_cpu_is_read_after_a_restart(server: PrivateServer) -> None:
+    """The pid found at login goes stale when the server restarts (an apply that restarts it,
+    then Verify): the server's CPU column was "—" for every run. The benchmark looks again."""
+    target = parse_target("local", ConnectOptions(instance=str(server.socket_path)))
+    result = DoctorResult()
+    steps = list(run_doctor(target, Secrets(), result, opener=open_transport))
+    assert result.ok and result.session is not None and result.instance is not None, [
+        s.line() for s in steps
+    ]
+    try:
+        old = result.instance.pid
+        assert old == server.running_pid()
+        server.restart()
+        new = server.running_pid()
+        assert new is not None and new != old
+        # As the Apply page does after a restart: a new session, the same instance record.
+        result.session.close()
+        result.session = session_factory(result, target, Secrets())()
+        assert result.instance.pid == old
+        probe = cpu_probe(result)
+        assert probe is not None and probe.server_pid == new
+        route = loadgen_route(result, target, Secrets(), result.session)
+        assert route is not None and route.server_pid == new
+        options = BenchOptions(seconds=2, threads=(2,), workloads=("autocommit",))
+        for clients, cpu in ((route, None), (None, probe)):
+            report = Benchmark(
+                session_factory(result, target, Secrets()), options, route=clients, cpu_probe=cpu
+            ).run()
+            run = report.results[0]
+            assert run.cpu is not None and run.cpu.server_cores, (report.engine, run.cpu)
+    finally:
+        result.close()
     assert scratch_schemas(server) == []

@@ -136,6 +136,9 @@ def test_before_and_after_side_by_side(
     verdict = r"((faster|slower): [+-]\d+% \(noise ±\d+%\)|no change beyond the noise \(±\d+%\))"
     assert re.fullmatch(verdict + r"( \(client-bound\))?", row[4]), row[4]
     assert all(len(r.rounds) == ROUNDS for r in before.results + after.results)
+    # What changed between the two runs is said under the table.
+    assert page.settings_note.isVisible()
+    assert "innodb_flush_log_at_trx_commit 1 → 2" in page.settings_note.text()
     for report in (before, after):
         for r in report.results:
             assert r.commits > 0 and r.latency.p50_ms <= r.latency.p95_ms <= r.latency.p99_ms
@@ -244,3 +247,6 @@ def test_says_when_the_clients_were_the_limit(
     page.state.bench_before = after
     page.show_results()
     assert not page.client_note.isVisible()
+    # The same settings on both sides (the same server, untouched): said plainly.
+    assert page.settings_note.text().startswith("Both runs used the same settings")
+    assert page.settings_note.text().endswith("any difference is noise.")

@@ -154,3 +154,33 @@ def test_rounds_take_turns() -> None:
     assert opts.seconds_per_run == 6  # a run's share holds all its rounds
     with pytest.raises(ValueError):
         BenchOptions(rounds=0)
+
+
+def test_a_report_records_every_server_variable_a_plan_may_touch() -> None:
+    from app.bench.runner import SETTINGS
+    from app.knobs import default_catalogue
+
+    touched = {k.name for k in default_catalogue().knobs if k.is_server_variable}
+    assert touched <= set(SETTINGS), touched - set(SETTINGS)
+    assert "version" in SETTINGS
+
+
+def test_the_same_settings_are_said_plainly() -> None:
+    settings = {"version": "9.7.0", "innodb_flush_log_at_trx_commit": "1", "sync_binlog": "1"}
+    results = (run(100, (100.0, 101.0, 99.0)),)
+    before = BenchReport("t", "then", "x", 1.0, results, settings=settings)
+    after = BenchReport("t", "now", "x", 1.0, results, settings=dict(settings))
+    assert after.settings_changed(before) == {}
+    same = "Both runs used the same settings (3 server values compared): any difference is noise."
+    assert after.settings_note(before) == same
+    assert comparison_text(before, after).splitlines()[-1] == same
+    changed = BenchReport(
+        "t", "now", "x", 1.0, results,
+        settings={**settings, "innodb_flush_log_at_trx_commit": "2", "new_one": "x"},
+    )  # fmt: skip
+    assert changed.settings_changed(before) == {"innodb_flush_log_at_trx_commit": ("1", "2")}
+    assert changed.settings_note(before) == (
+        "Settings changed between the runs: innodb_flush_log_at_trx_commit 1 → 2."
+    )
+    unrecorded = BenchReport("t", "now", "x", 1.0, results)
+    assert unrecorded.settings_note(before) == "The settings each run used were not recorded."

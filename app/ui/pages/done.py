@@ -57,11 +57,12 @@ def summary_html(state: WizardState, log_path: str) -> str:
     else:
         parts.append("<p>Nothing was applied, so there is nothing to undo.</p>")
     measured = gains(state.bench_before, state.bench_after)
-    if measured:
+    if measured and state.bench_before is not None and state.bench_after is not None:
+        note = state.bench_after.settings_note(state.bench_before)
         parts.append(
             "<p><b>Measured on your server:</b><br>"
             + "<br>".join(html.escape(m) for m in measured)
-            + "</p>"
+            + f"<br>{html.escape(note)}</p>"
         )
     parts.append(f"<p>InnoTune's log (secrets masked): <code>{html.escape(log_path)}</code></p>")
     return "".join(parts)

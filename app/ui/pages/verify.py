@@ -222,6 +222,11 @@ class VerifyPage(QWizardPage):
         self.client_note.setObjectName("client_bound_note")
         self.client_note.setWordWrap(True)
         self.client_note.setVisible(False)
+        # Whether before and after ran under the same settings: then any difference is noise.
+        self.settings_note = QLabel("")
+        self.settings_note.setObjectName("settings_note")
+        self.settings_note.setWordWrap(True)
+        self.settings_note.setVisible(False)
 
         options = QGridLayout()
         duration_label = QLabel("&Duration:")
@@ -245,6 +250,7 @@ class VerifyPage(QWizardPage):
         layout.addWidget(self.status)
         layout.addWidget(self.chart, 1)
         layout.addWidget(self.table)
+        layout.addWidget(self.settings_note)
         layout.addWidget(self.client_note)
 
     # -- page life -------------------------------------------------------------------------
@@ -476,6 +482,9 @@ class VerifyPage(QWizardPage):
         note = client_bound_text(reports)
         self.client_note.setText(note)
         self.client_note.setVisible(bool(note))
+        same = after.settings_note(before) if before and after else ""
+        self.settings_note.setText(same)
+        self.settings_note.setVisible(bool(same))
 
     def save_results(self, path: Path) -> None:
         """Write the before and after reports as JSON (a list, before first)."""
