@@ -7,6 +7,7 @@ from app.domain.bench import (
     BenchReport,
     WorkloadResult,
     WriteRate,
+    spread,
 )
 
 MIB = 1024 * 1024
@@ -78,6 +79,15 @@ def client_bound_lines(report: BenchReport) -> list[str]:
     ]
 
 
+def rounds_text(report: BenchReport) -> str:
+    """Each run's spread of commits/s over its rounds (the run-to-run noise); "" for one round."""
+    runs = [r for r in report.results if len(r.rounds) >= 2]
+    if not runs:
+        return ""
+    listed = ", ".join(f"{r.workload} ×{r.threads} ±{spread(r.rounds) * 100:.0f}%" for r in runs)
+    return f"Spread of commits/s over each run's {len(runs[0].rounds)} rounds: {listed}."
+
+
 def report_text(report: BenchReport) -> str:
     """The whole report as a table with a short header."""
     lines = [
@@ -95,6 +105,9 @@ def report_text(report: BenchReport) -> str:
         )
     lines += ["", HEADER]
     lines += [result_line(r) for r in report.results]
+    spreads = rounds_text(report)
+    if spreads:
+        lines.append(spreads)
     if any(not r.latency.percentiles for r in report.results):
         lines.append(
             "~ mean latency from clients × seconds / commits: mysqlslap times no single "

@@ -184,3 +184,15 @@ def test_the_same_settings_are_said_plainly() -> None:
     )
     unrecorded = BenchReport("t", "now", "x", 1.0, results)
     assert unrecorded.settings_note(before) == "The settings each run used were not recorded."
+
+
+def test_a_report_shows_each_runs_spread() -> None:
+    from app.bench.report import report_text, rounds_text
+
+    report = BenchReport(
+        "t", "now", "x", 1.0, (run(100, (90.0, 100.0, 110.0)), run(50, (50.0, 51.0, 49.0), "bulk"))
+    )  # fmt: skip
+    expected = "Spread of commits/s over each run's 3 rounds: autocommit ×1 ±20%, bulk ×1 ±4%."
+    assert rounds_text(report) == expected
+    assert expected in report_text(report).splitlines()
+    assert rounds_text(BenchReport("t", "now", "x", 1.0, (run(100),))) == ""
