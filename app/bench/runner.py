@@ -92,6 +92,10 @@ SETTINGS = (
     "innodb_log_buffer_size",
 )
 
+#: What a step is assumed to spend beyond its run (a table, the clients' start) until the
+#: first one has been measured, in seconds.
+STEP_OVERHEAD = 0.3
+
 #: MySQL error numbers a write transaction can meet under concurrency and simply retry.
 RETRYABLE = ("1213", "1205")
 
@@ -359,20 +363,28 @@ class Benchmark:
             control.query(f"CREATE DATABASE `{self.schema}`")
             steps = self.options.steps
             rounds: dict[tuple[str, int], list[WorkloadResult]] = {}
-            # Setting up tables takes time too: each step gets its share of what is left, so
-            # the whole benchmark stays within its budget.
+            # Setting up a table and starting the clients take time too (the overhead of a
+            # step, measured as they go): each step runs for its equal share of what is left
+            # after the overhead of the steps to come, so the whole benchmark stays within
+            # its budget and every round is as long as the others (a round cut short by the
+            # overhead of earlier ones would differ from them for that reason alone).
             deadline = time.monotonic() + self.options.seconds
+            overheads: list[float] = []
             for i, (n, workload, threads) in enumerate(steps):
                 if self.cancel.is_set():
                     break
-                left = deadline - time.monotonic()
-                self.run_seconds = max(0.5, left / (len(steps) - i))
+                step_started = time.monotonic()
+                remaining = len(steps) - i
+                overhead = sum(overheads) / len(overheads) if overheads else STEP_OVERHEAD
+                left = deadline - step_started - overhead * remaining
+                self.run_seconds = max(0.5, left / remaining)
                 of = f", round {n} of {self.options.rounds}" if self.options.rounds > 1 else ""
                 self.say(
                     f"Run {i + 1} of {len(steps)}: {workload} with {threads} "
                     f"client{'s' if threads > 1 else ''}{of} ({self.run_seconds:.0f} s)"
                 )
                 result = self._one(control, workload, threads, i, len(steps))
+                overheads.append(max(0.0, time.monotonic() - step_started - result.seconds))
                 rounds.setdefault((workload, threads), []).append(result)
                 self.progress((i + 1) / len(steps))
             for key in self.options.runs:
