@@ -92,6 +92,9 @@ SETTINGS = (
     "innodb_log_buffer_size",
 )
 
+#: The shortest round (and run) the benchmark makes, in seconds.
+MIN_ROUND_SECONDS = 0.5
+
 #: What a step is assumed to spend beyond its run (a table, the clients' start) until the
 #: first one has been measured, in seconds.
 STEP_OVERHEAD = 0.3
@@ -151,9 +154,19 @@ class BenchOptions:
         return self.seconds / len(self.runs)
 
     @property
+    def rounds_run(self) -> int:
+        """The rounds each run is made of: as asked, but none shorter than MIN_ROUND_SECONDS.
+
+        A budget too small for that many rounds gets fewer (one at the least): a round
+        shorter than that measures the clients' start, not the server.
+        """
+        fit = int(self.seconds_per_run // MIN_ROUND_SECONDS)
+        return max(1, min(self.rounds, fit))
+
+    @property
     def steps(self) -> list[tuple[int, str, int]]:
         """(round, workload, threads) in the order they run: every run's round 1 first."""
-        return [(n, w, t) for n in range(1, self.rounds + 1) for w, t in self.runs]
+        return [(n, w, t) for n in range(1, self.rounds_run + 1) for w, t in self.runs]
 
     @property
     def row_cap(self) -> int:
@@ -377,8 +390,9 @@ class Benchmark:
                 remaining = len(steps) - i
                 overhead = sum(overheads) / len(overheads) if overheads else STEP_OVERHEAD
                 left = deadline - step_started - overhead * remaining
-                self.run_seconds = max(0.5, left / remaining)
-                of = f", round {n} of {self.options.rounds}" if self.options.rounds > 1 else ""
+                self.run_seconds = max(MIN_ROUND_SECONDS, left / remaining)
+                count = self.options.rounds_run
+                of = f", round {n} of {count}" if count > 1 else ""
                 self.say(
                     f"Run {i + 1} of {len(steps)}: {workload} with {threads} "
                     f"client{'s' if threads > 1 else ''}{of} ({self.run_seconds:.0f} s)"

@@ -69,15 +69,17 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
         "--rounds",
         type=int,
         default=ROUNDS,
-        help=f"short rounds each run is made of, taken in turn (default {ROUNDS}); their spread "
-        "is the noise a comparison weighs a change against",
+        help=f"short rounds each run is made of, taken in turn (default {ROUNDS}; fewer when "
+        "the budget gives a round under half a second); their spread is the noise a "
+        "comparison weighs a change against",
     )
     parser.add_argument("--yes", action="store_true", help="run without asking")
     parser.add_argument(
         "--json",
         action="store_true",
         help="print the report as JSON; with --compare, the comparison: per workload and "
-        "client count its verdict (faster, slower or noise) and spread_percent",
+        "client count its verdict (faster, slower or noise; unmeasured when neither side had "
+        "two rounds) and spread_percent",
     )
     parser.add_argument(
         "--compare",

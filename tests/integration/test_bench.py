@@ -239,10 +239,12 @@ def test_bench_command(
     assert "commits/s" in table and "p99 ms" in table and "quiet" in table
     assert scratch_schemas(server) == []
 
-    # After a change: the same run against the saved one, each run's change below the report.
+    # After a change: the same run against the saved one, each run's verdict below the report.
+    # The saved run had one round a run (3 s: a round is never under half a second); this one
+    # has three, whose spread is the noise the verdicts use.
     server.query("SET GLOBAL innodb_flush_log_at_trx_commit = 0")
     try:
-        argv = ["bench", "local", "--instance", sock, "--seconds", "3", "--threads", "2"]
+        argv = ["bench", "local", "--instance", sock, "--seconds", "9", "--threads", "2"]
         argv += ["--sample", "0.5", "--yes", "--engine", "innotune", "--compare", str(out)]
         assert run_cli(argv) == 0
     finally:
@@ -259,6 +261,7 @@ def test_bench_command(
     verdict = r"((faster|slower): [+-]\d+% \(noise ±\d+%\)|no change beyond the noise \(±\d+%\))"
     assert all(re.search(verdict + r"( \(client-bound\))?$", ln) for ln in rows.values()), against
     assert "Not like for like" not in printed  # both with InnoTune's own client
+    assert "Spread of commits/s over each run's 3 rounds: autocommit ×1 ±" in printed
     # A file that is no report: refused before anything runs, naming the file.
     bad = tmp_path / "notes.json"
     bad.write_text('{"hello": 1}')

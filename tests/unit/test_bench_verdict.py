@@ -152,6 +152,11 @@ def test_rounds_take_turns() -> None:
         (2, "bulk", 1),
     ]
     assert opts.seconds_per_run == 6  # a run's share holds all its rounds
+    # A budget too small for the rounds asked for gets fewer, none shorter than half a second.
+    assert BenchOptions(seconds=6, threads=(1, 4), rounds=3).rounds_run == 2
+    assert BenchOptions(seconds=1, threads=(1, 4), rounds=3).steps == [
+        (1, w, t) for w in ("autocommit", "small_tx", "bulk") for t in (1, 4)
+    ]
     with pytest.raises(ValueError):
         BenchOptions(rounds=0)
 
