@@ -251,3 +251,18 @@ def test_says_when_the_clients_were_the_limit(
     # The same settings on both sides (the same server, untouched): said plainly.
     assert page.settings_note.text().startswith("Both runs used the same settings")
     assert page.settings_note.text().endswith("any difference is noise.")
+
+
+def test_before_is_refused_once_the_changes_are_applied(
+    qtbot: QtBot, page: VerifyPage, server: PrivateServer
+) -> None:
+    """The issue's flow: Verify after Apply, "before" on the already-tuned server."""
+    page.initializePage()
+    wait_idle(qtbot, page)
+    page.state.changes_in_force = "20261127-snap"
+    page.run_before.click()
+    text = page.status.text()
+    assert "Not run: the changes are applied already (snapshot 20261127-snap)" in text
+    assert "Roll the changes back on the Apply page" in text
+    assert not page.running() and page._pending is None
+    assert page.state.bench_before is None and scratch(server) == []

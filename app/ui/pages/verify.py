@@ -353,6 +353,19 @@ class VerifyPage(QWizardPage):
             log_error(log, "benchmark", problem, fix)
             self.status.setText(error_html(problem, fix))
             return
+        if label == "before" and self.state.changes_in_force:
+            problem = (
+                "Not run: the changes are applied already (snapshot "
+                f"{self.state.changes_in_force}), so a “before” run now would measure the "
+                "changed server."
+            )
+            fix = (
+                "Roll the changes back on the Apply page to measure “before”, or run “after” "
+                "and compare it with a run saved before the change."
+            )
+            log_error(log, "benchmark", problem, fix)
+            self.status.setText(error_html(problem, fix))
+            return
         self._sample(then=label)
 
     def _queue_bench(self, label: str) -> None:
