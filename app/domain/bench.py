@@ -183,8 +183,9 @@ class Verdict:
             ``unmeasured`` when no side has rounds to measure the noise from).
         change_percent: the change of commits/s (:func:`change_percent`), shown only with a
             verdict of faster or slower.
-        spread_percent: the noise band, ±: the larger run-to-run spread of the two sides'
-            rounds, never below :data:`NOISE_FLOOR_PERCENT`; None when unmeasured.
+        spread_percent: the noise band, ±: the run-to-run spreads of the two sides' rounds
+            added (a difference of two noisy figures carries the noise of both), never
+            below :data:`NOISE_FLOOR_PERCENT`; None when unmeasured.
         before_spread_percent: the before side's own spread of rounds (None: one round).
         after_spread_percent: the after side's own spread of rounds (None: one round).
         client_bound: the clients set the pace in either run (the change is partly theirs).
@@ -245,7 +246,9 @@ def verdict(before: WorkloadResult | None, after: WorkloadResult | None) -> Verd
     """Faster, slower or noise: the one judgement of a before/after change every face shows.
 
     The change is that of the runs' commits/s (:func:`change_percent`). Each side's noise is
-    the spread of its rounds ((max - min) / median); the band is the larger side's, at least
+    the spread of its rounds ((max - min) / median); the band is both sides' added (the
+    difference of two noisy figures carries both noises: on a busy host the load drifts
+    between the two sides, which one side's rounds alone do not see), at least
     :data:`NOISE_FLOOR_PERCENT`. A change counts as faster or slower only when it is larger
     than the band *and* every round of one side beats every round of the other; anything
     less is noise. None unless both ran.
@@ -256,7 +259,7 @@ def verdict(before: WorkloadResult | None, after: WorkloadResult | None) -> Verd
     b, a = _rounds_of(before), _rounds_of(after)
     sides = [spread(r) * 100 if len(r) >= 2 else None for r in (b, a)]
     measured = [s for s in sides if s is not None]
-    band = max([NOISE_FLOOR_PERCENT, *measured]) if measured else None
+    band = max(NOISE_FLOOR_PERCENT, sum(measured)) if measured else None
     # A change exactly at the band is inside it (the tolerance absorbs float rounding).
     beyond = band is not None and abs(change) - band > 1e-9
     if band is None:

@@ -52,4 +52,4 @@ def test_each_run_names_its_change_under_its_bars(qtbot: QtBot) -> None:
     chart.show_reports([_report("before", 100.0, 0.4), _report("after", 72.0, 0.4)])
     axis = chart.throughput.axes(Qt.Orientation.Horizontal)[0]
     assert isinstance(axis, QBarCategoryAxis)
-    assert axis.categories() == ["autocommit<br>×1<br>noise ±40%"]
+    assert axis.categories() == ["autocommit<br>×1<br>noise ±80%"]  # 40 % a side

@@ -48,14 +48,19 @@ def test_the_floor_holds_when_the_rounds_agree() -> None:
     assert found.before_spread_percent == found.after_spread_percent == 0
 
 
-def test_the_band_is_the_larger_sides_spread() -> None:
+def test_the_band_adds_both_sides_spreads() -> None:
     before = run(100, (90.0, 100.0, 110.0))  # (110 - 90) / 100: 20 %
-    after_same = run(100, (99.0, 100.0, 101.0))  # 2 %
     found = verdict(before, run(120, (120.0, 120.0, 120.0)))
     assert found is not None and found.spread_percent == pytest.approx(20)
     assert found.verdict == "noise"  # +20 % is inside ±20 %
     assert word(before, run(121, (121.0, 121.0, 121.0))) == "faster"
-    assert word(before, after_same) == "noise"
+    # 20 % and 10 %: ±30 %, though each side alone would allow less.
+    after = (126.0, 131.0, 139.1)  # (139.1 - 126) / 131: 10 %
+    found = verdict(before, run(130, after))
+    assert found is not None and found.spread_percent == pytest.approx(30)
+    assert found.after_spread_percent == pytest.approx(10)
+    assert found.verdict == "noise"  # +30 %: inside
+    assert word(before, run(131, after)) == "faster"  # +31 %: beyond, and no round overlaps
     # The after side's spread counts as much as the before side's.
     assert word(run(100, (100.0,) * 3), run(130, (100.0, 130.0, 160.0))) == "noise"
 
@@ -85,7 +90,7 @@ def test_noise_is_never_printed_as_a_gain_or_a_loss() -> None:
     before = run(3270, (3000.0, 3270.0, 4200.0))
     after = run(2357, (2357.0, 2900.0, 3100.0))
     text = change_text(before, after)
-    assert text == "no change beyond the noise (±37%)"
+    assert text == "no change beyond the noise (±62%)"  # 37 % and 26 %
     assert not re.search(r"[+-]\d", text)
     assert change_text(run(100, (100.0,) * 3), run(250, (250.0,) * 3)) == (
         "faster: +150% (noise ±5%)"
@@ -107,7 +112,7 @@ def test_the_comparison_and_its_json_carry_each_verdict() -> None:
     rows = comparison_text(before, after).splitlines()
     assert rows[0].split()[-1] == "verdict"
     assert rows[1].startswith("autocommit") and rows[1].endswith(
-        "no change beyond the noise (±10%)"
+        "no change beyond the noise (±12%)"
     )
     assert "-2%" not in rows[1]
     assert rows[2].startswith("bulk") and rows[2].endswith("faster: +60% (noise ±5%)")
@@ -116,7 +121,7 @@ def test_the_comparison_and_its_json_carry_each_verdict() -> None:
         ("autocommit", 1, "noise"),
         ("bulk", 1, "faster"),
     ]
-    assert data[0]["spread_percent"] == 10.0 and data[1]["spread_percent"] == 5.0
+    assert data[0]["spread_percent"] == 12.04 and data[1]["spread_percent"] == 5.0
 
 
 def test_rounds_merge_into_one_run() -> None:
