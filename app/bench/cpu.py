@@ -17,6 +17,45 @@ from app.remote.transport import Transport
 
 _SCRIPT = 'getconf CLK_TCK; nproc; head -n 1 /proc/stat; cat "/proc/$1/stat" 2>/dev/null || true'
 
+#: The server's process now: the one its pid file names, else the pid given (found at login)
+#: while it still is a server, else the host's only mysqld/mariadbd. A pid found at login goes
+#: stale when the server restarts (an apply that restarts it), and /proc/OLD/stat is then gone.
+_PID_SCRIPT = r"""
+is_server() {
+    case "$(cat "/proc/$1/comm" 2>/dev/null)" in mysqld|mariadbd) return 0 ;; esac
+    return 1
+}
+if [ -n "$2" ] && [ -r "$2" ]; then
+    read -r q < "$2" 2>/dev/null
+    case "$q" in ''|*[!0-9]*) ;; *) is_server "$q" && { echo "$q"; exit 0; } ;; esac
+fi
+[ "$1" != 0 ] && is_server "$1" && { echo "$1"; exit 0; }
+found= n=0
+for p in /proc/[0-9]*; do
+    is_server "${p#/proc/}" && { found=${p#/proc/}; n=$((n + 1)); }
+done
+[ "$n" = 1 ] && echo "$found"
+exit 0
+"""
+
+
+def live_server_pid(transport: Transport, pid: int | None, pid_file: str | None) -> int | None:
+    """The server's process id now (see :data:`_PID_SCRIPT`); None when it cannot be told.
+
+    Args:
+        transport: the way to the server's host.
+        pid: the pid found when logging in (it may be stale).
+        pid_file: the server's ``@@pid_file``, read without sudo where it is readable.
+    """
+    try:
+        result = transport.run(
+            ["sh", "-c", _PID_SCRIPT, "sh", str(pid or 0), pid_file or ""], timeout=20
+        )
+    except InnoTuneError:
+        return pid
+    text = result.out.strip()
+    return int(text) if text.isdigit() else None
+
 
 @dataclass(frozen=True)
 class CpuSample:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from app.domain.bench import Counters, CpuUse, Latency
+from app.domain.bench import Counters, CpuUse, Latency, WorkloadResult, median
+from app.domain.bench import spread as spread  # re-exported: the benchmarks' scripts use it
 
 #: Server status counters a run follows, by the Counters field they feed.
 COUNTER_SOURCES: dict[str, tuple[str, ...]] = {
@@ -139,25 +140,6 @@ class CounterTrack:
         )
 
 
-def median(values: Sequence[float]) -> float:
-    """The median; 0 for no values."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    if len(ordered) % 2:
-        return float(ordered[mid])
-    return (ordered[mid - 1] + ordered[mid]) / 2
-
-
-def spread(values: Sequence[float]) -> float:
-    """The relative spread of repeated measurements: (max - min) / median; 0 for fewer than 2."""
-    mid = median(values)
-    if len(values) < 2 or mid <= 0:
-        return 0.0
-    return (max(values) - min(values)) / mid
-
-
 def geometric_mean(values: Sequence[float]) -> float:
     """The geometric mean of positive values (0 if any is not positive or none given)."""
     if not values or any(v <= 0 for v in values):
@@ -243,3 +225,85 @@ def parse_host_cpu(stat_text: str) -> tuple[int, int] | None:
             idle = parts[3] + (parts[4] if len(parts) > 4 else 0)
             return sum(parts) - idle, sum(parts)
     return None
+
+
+def _sum(values: Sequence[int | None]) -> int | None:
+    return None if any(v is None for v in values) else sum(v for v in values if v is not None)
+
+
+def _weighted(values: Sequence[tuple[float | None, float]]) -> float | None:
+    """The time-weighted mean of (value, seconds); None if any value is missing."""
+    total = sum(s for _, s in values)
+    if any(v is None for v, _ in values) or total <= 0:
+        return None
+    return round(sum((v or 0.0) * s for v, s in values) / total, 3)
+
+
+def merge_rounds(rounds: Sequence[WorkloadResult]) -> WorkloadResult:
+    """One run's result from its short rounds (same workload and client count).
+
+    Commits, rows, seconds and counter deltas add up, so commits/s is that of the whole run;
+    ``rounds`` keeps each round's commits/s for the noise. Latency percentiles are the median
+    of the rounds' (their samples are not kept), the maximum the highest, the mean weighted
+    by commits. CPU figures are time-weighted means; client-bound if any round was.
+    """
+    if not rounds:
+        raise ValueError("no rounds to merge")
+    if len(rounds) == 1:
+        only = rounds[0]
+        return replace(only, rounds=(only.commits_per_s,))
+    first = rounds[0]
+    seconds = sum(r.seconds for r in rounds)
+    commits = sum(r.commits for r in rounds)
+    rows = sum(r.rows for r in rounds)
+    lats = [r.latency for r in rounds]
+    timed = all(x.percentiles for x in lats)
+    latency = Latency(
+        p50_ms=median([x.p50_ms for x in lats]) if timed else 0.0,
+        p95_ms=median([x.p95_ms for x in lats]) if timed else 0.0,
+        p99_ms=median([x.p99_ms for x in lats]) if timed else 0.0,
+        max_ms=max(x.max_ms for x in lats) if timed else 0.0,
+        mean_ms=(
+            sum(x.mean_ms * r.commits for x, r in zip(lats, rounds, strict=True)) / commits
+            if commits
+            else 0.0
+        ),
+        percentiles=timed,
+    )
+    counters = Counters(
+        redo_bytes=_sum([r.counters.redo_bytes for r in rounds]),
+        pages_written=_sum([r.counters.pages_written for r in rounds]),
+        data_fsyncs=_sum([r.counters.data_fsyncs for r in rounds]),
+        log_fsyncs=_sum([r.counters.log_fsyncs for r in rounds]),
+        restarted=any(r.counters.restarted for r in rounds),
+    )
+    cpus = [r.cpu for r in rounds if r.cpu is not None]
+    cpu = None
+    if len(cpus) == len(rounds):
+        timed_cpu = list(zip(cpus, [r.seconds for r in rounds], strict=True))
+        whys = list(dict.fromkeys(c.why for c in cpus if c.why))
+        cpu = CpuUse(
+            client_cores=_weighted([(c.client_cores, s) for c, s in timed_cpu]),
+            server_cores=_weighted([(c.server_cores, s) for c, s in timed_cpu]),
+            host_busy=_weighted([(c.host_busy, s) for c, s in timed_cpu]),
+            cpus=cpus[-1].cpus,
+            where=cpus[-1].where,
+            client_bound=any(c.client_bound for c in cpus),
+            why="; ".join(whys),
+        )
+    unusual = [r.stopped for r in rounds if r.stopped != "time"]
+    return WorkloadResult(
+        workload=first.workload,
+        threads=first.threads,
+        seconds=round(seconds, 3),
+        commits=commits,
+        rows=rows,
+        commits_per_s=rate(commits, seconds),
+        rows_per_s=rate(rows, seconds),
+        latency=latency,
+        counters=counters,
+        stopped=unusual[-1] if unusual else "time",
+        errors=sum(r.errors for r in rounds),
+        cpu=cpu,
+        rounds=tuple(r.commits_per_s for r in rounds),
+    )

@@ -7,8 +7,7 @@ from app.domain.bench import (
     BenchReport,
     WorkloadResult,
     WriteRate,
-    any_client_bound,
-    change_percent,
+    spread,
 )
 
 MIB = 1024 * 1024
@@ -80,6 +79,15 @@ def client_bound_lines(report: BenchReport) -> list[str]:
     ]
 
 
+def rounds_text(report: BenchReport) -> str:
+    """Each run's spread of commits/s over its rounds (the run-to-run noise); "" for one round."""
+    runs = [r for r in report.results if len(r.rounds) >= 2]
+    if not runs:
+        return ""
+    listed = ", ".join(f"{r.workload} ×{r.threads} ±{spread(r.rounds) * 100:.0f}%" for r in runs)
+    return f"Spread of commits/s over each run's {len(runs[0].rounds)} rounds: {listed}."
+
+
 def report_text(report: BenchReport) -> str:
     """The whole report as a table with a short header."""
     lines = [
@@ -97,6 +105,9 @@ def report_text(report: BenchReport) -> str:
         )
     lines += ["", HEADER]
     lines += [result_line(r) for r in report.results]
+    spreads = rounds_text(report)
+    if spreads:
+        lines.append(spreads)
     if any(not r.latency.percentiles for r in report.results):
         lines.append(
             "~ mean latency from clients × seconds / commits: mysqlslap times no single "
@@ -119,22 +130,24 @@ def report_text(report: BenchReport) -> str:
 
 
 def comparison_text(before: BenchReport, after: BenchReport) -> str:
-    """Before and after side by side: commits/s and p99 of each run, with the change."""
+    """Before and after side by side: commits/s and p99 of each run, with the verdict.
+
+    The verdict (:func:`app.domain.bench.verdict`) names a change faster or slower only
+    beyond the noise the rounds measured; inside it, it says so, without a percentage.
+    """
     lines = [
-        f"{'workload':<11} {'clients':>7} {'before c/s':>11} {'after c/s':>11} {'change':>8} "
-        f"{'p99 before':>11} {'p99 after':>10}"
+        f"{'workload':<11} {'clients':>7} {'before c/s':>11} {'after c/s':>11} "
+        f"{'p99 before':>11} {'p99 after':>10}  verdict"
     ]
-    for b in before.results:
-        a = after.result(b.workload, b.threads)
-        if a is None:
-            continue
-        change = change_percent(b, a)
-        shown = "—" if change is None else f"{change:+.0f}%"
+    for v in after.verdicts(before):
+        b, a = before.result(v.workload, v.threads), after.result(v.workload, v.threads)
+        assert b is not None and a is not None  # a verdict needs both
         lines.append(
             f"{b.workload:<11} {b.threads:>7} {b.commits_per_s:>11,.1f} {a.commits_per_s:>11,.1f} "
-            f"{shown:>8} {_p99(b):>11} {_p99(a):>10}"
-            + ("  client-bound" if any_client_bound(a, b) else "")
+            f"{_p99(b):>11} {_p99(a):>10}  {v.text()}"
         )
+    lines.append("Noise: the spread of each run's short rounds; a change within it is no change.")
+    lines.append(after.settings_note(before))
     if before.engine != after.engine:
         lines.append(
             f"Not like for like: before ran with {before.engine}, after with {after.engine}; "

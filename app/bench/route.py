@@ -8,7 +8,7 @@ from typing import TypeVar
 
 from app.access.database import Credentials, open_session
 from app.access.doctor import DoctorResult, Secrets
-from app.bench.cpu import CpuProbe
+from app.bench.cpu import CpuProbe, live_server_pid
 from app.bench.loadgen import LoadgenRoute, find_loadgen
 from app.bench.program import TargetLogin
 from app.bench.runner import SessionFactory
@@ -79,7 +79,7 @@ def _on_target(
     login = target_login(result, target, secrets, session)
     if login is None or result.transport is None or result.instance is None:
         return None
-    return find(result.transport, login, result.instance.pid)
+    return find(result.transport, login, server_pid(result, session))
 
 
 def sysbench_route(
@@ -161,10 +161,30 @@ MISSING = {
 }
 
 
-def cpu_probe(result: DoctorResult) -> CpuProbe | None:
+def server_pid(result: DoctorResult, session: Session | None = None) -> int | None:
+    """The server's process id now, for its CPU figures.
+
+    The instance's pid was found at login; a restart since (an apply that restarted the
+    server) leaves it naming a process that is gone, so look again, the server's pid file
+    first.
+    """
+    transport, instance = result.transport, result.instance
+    if transport is None or instance is None:
+        return None
+    session = session or result.session
+    pid_file = None
+    if session is not None:
+        try:
+            pid_file = session.query("SELECT @@pid_file")[0][0]
+        except (InnoTuneError, IndexError):
+            pid_file = None
+    return live_server_pid(transport, instance.pid, pid_file)
+
+
+def cpu_probe(result: DoctorResult, session: Session | None = None) -> CpuProbe | None:
     """Reads the target's CPU around runs of InnoTune's own client (on this computer)."""
     transport, instance = result.transport, result.instance
     if transport is None or instance is None:
         return None
     where = "this computer" if isinstance(transport, LocalTransport) else "link"
-    return CpuProbe(transport, instance.pid, where)
+    return CpuProbe(transport, server_pid(result, session), where)

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from app.bench.cpu import CpuProbe, cpu_between
-from app.bench.figures import STATUS_NAMES, CounterTrack, latency_of, rate
+from app.bench.figures import STATUS_NAMES, CounterTrack, latency_of, merge_rounds, rate
 from app.bench.workloads import (
     ROW_BYTES,
     ROWS_PER_TX,
@@ -51,20 +51,53 @@ class ClientRoute(Protocol):
         ...
 
 
-#: Server settings recorded with each report, so before and after can be told apart.
+#: Server settings recorded with each report, so that two runs can be told apart: the version,
+#: the binary log's switch, and every server variable a plan may touch (the catalogue's
+#: server variables; a unit test holds the two lists together). A variable the server lacks
+#: is simply absent from the report.
 SETTINGS = (
     "version",
-    "innodb_flush_log_at_trx_commit",
-    "sync_binlog",
     "log_bin",
-    "innodb_buffer_pool_size",
-    "innodb_log_file_size",
-    "innodb_log_buffer_size",
-    "innodb_flush_method",
+    "innodb_flush_log_at_trx_commit",
+    "innodb_flush_log_at_timeout",
+    "sync_binlog",
+    "binlog_group_commit_sync_delay",
+    "binlog_commit_wait_count",
+    "binlog_commit_wait_usec",
     "innodb_doublewrite",
+    "innodb_flush_method",
+    "innodb_log_file_buffering",
+    "innodb_data_file_buffering",
+    "innodb_log_file_write_through",
+    "innodb_data_file_write_through",
+    "innodb_use_fdatasync",
     "innodb_io_capacity",
+    "innodb_io_capacity_max",
     "innodb_flush_neighbors",
+    "innodb_max_dirty_pages_pct",
+    "innodb_max_dirty_pages_pct_lwm",
+    "innodb_adaptive_flushing",
+    "innodb_lru_scan_depth",
+    "innodb_read_io_threads",
+    "innodb_write_io_threads",
+    "innodb_change_buffering",
+    "innodb_file_per_table",
+    "innodb_buffer_pool_size",
+    "innodb_buffer_pool_instances",
+    "innodb_buffer_pool_chunk_size",
+    "key_buffer_size",
+    "innodb_log_file_size",
+    "innodb_redo_log_capacity",
+    "innodb_log_files_in_group",
+    "innodb_log_buffer_size",
 )
+
+#: The shortest round (and run) the benchmark makes, in seconds.
+MIN_ROUND_SECONDS = 0.5
+
+#: What a step is assumed to spend beyond its run (a table, the clients' start) until the
+#: first one has been measured, in seconds.
+STEP_OVERHEAD = 0.3
 
 #: MySQL error numbers a write transaction can meet under concurrency and simply retry.
 RETRYABLE = ("1213", "1205")
@@ -84,6 +117,10 @@ class BenchOptions:
         threads: the client counts each workload runs at.
         max_rows: a run stops once it has written this many rows.
         max_bytes: a run stops once its rows take about this much space.
+        rounds: each run is made of this many short rounds, taken in turn with the other
+            runs' (round 1 of every run, then round 2, …), so that the spread of a run's
+            rounds shows the host's run-to-run noise over the whole benchmark. The caps hold
+            per round (each round has a fresh table).
     """
 
     seconds: float = 60.0
@@ -92,6 +129,7 @@ class BenchOptions:
     max_rows: int = 2_000_000
     max_bytes: int = 512 * 1024 * 1024
     label: str = ""
+    rounds: int = 1
 
     def __post_init__(self) -> None:
         if self.seconds <= 0:
@@ -101,6 +139,8 @@ class BenchOptions:
         unknown = set(self.workloads) - set(WORKLOADS)
         if unknown:
             raise ValueError(f"unknown workloads: {', '.join(sorted(unknown))}")
+        if not 1 <= self.rounds <= 20:
+            raise ValueError("a run takes between 1 and 20 rounds")
 
     @property
     def runs(self) -> list[tuple[str, int]]:
@@ -110,8 +150,23 @@ class BenchOptions:
 
     @property
     def seconds_per_run(self) -> float:
-        """Each run's share of the time budget."""
+        """Each run's share of the time budget (all its rounds)."""
         return self.seconds / len(self.runs)
+
+    @property
+    def rounds_run(self) -> int:
+        """The rounds each run is made of: as asked, but none shorter than MIN_ROUND_SECONDS.
+
+        A budget too small for that many rounds gets fewer (one at the least): a round
+        shorter than that measures the clients' start, not the server.
+        """
+        fit = int(self.seconds_per_run // MIN_ROUND_SECONDS)
+        return max(1, min(self.rounds, fit))
+
+    @property
+    def steps(self) -> list[tuple[int, str, int]]:
+        """(round, workload, threads) in the order they run: every run's round 1 first."""
+        return [(n, w, t) for n in range(1, self.rounds_run + 1) for w, t in self.runs]
 
     @property
     def row_cap(self) -> int:
@@ -319,23 +374,37 @@ class Benchmark:
                 engine = self.route.engine
             self.say(f"Creating the scratch schema {self.schema}")
             control.query(f"CREATE DATABASE `{self.schema}`")
-            runs = self.options.runs
-            # Setting up tables takes time too: each run gets its share of what is left, so
-            # the whole benchmark stays within its budget.
+            steps = self.options.steps
+            rounds: dict[tuple[str, int], list[WorkloadResult]] = {}
+            # Setting up a table and starting the clients take time too (the overhead of a
+            # step, measured as they go): each step runs for its equal share of what is left
+            # after the overhead of the steps to come, so the whole benchmark stays within
+            # its budget and every round is as long as the others (a round cut short by the
+            # overhead of earlier ones would differ from them for that reason alone).
             deadline = time.monotonic() + self.options.seconds
-            for i, (workload, threads) in enumerate(runs):
+            overheads: list[float] = []
+            for i, (n, workload, threads) in enumerate(steps):
                 if self.cancel.is_set():
                     break
-                left = deadline - time.monotonic()
-                self.run_seconds = max(0.5, left / (len(runs) - i))
+                step_started = time.monotonic()
+                remaining = len(steps) - i
+                overhead = sum(overheads) / len(overheads) if overheads else STEP_OVERHEAD
+                left = deadline - step_started - overhead * remaining
+                self.run_seconds = max(MIN_ROUND_SECONDS, left / remaining)
+                count = self.options.rounds_run
+                of = f", round {n} of {count}" if count > 1 else ""
                 self.say(
-                    f"Run {i + 1} of {len(runs)}: {workload} with {threads} "
-                    f"client{'s' if threads > 1 else ''} ({self.run_seconds:.0f} s)"
+                    f"Run {i + 1} of {len(steps)}: {workload} with {threads} "
+                    f"client{'s' if threads > 1 else ''}{of} ({self.run_seconds:.0f} s)"
                 )
-                result = self._one(control, workload, threads, i, len(runs))
-                results.append(result)
-                self.on_result(result)
-                self.progress((i + 1) / len(runs))
+                result = self._one(control, workload, threads, i, len(steps))
+                overheads.append(max(0.0, time.monotonic() - step_started - result.seconds))
+                rounds.setdefault((workload, threads), []).append(result)
+                self.progress((i + 1) / len(steps))
+            for key in self.options.runs:
+                if key in rounds:
+                    results.append(merge_rounds(rounds[key]))
+                    self.on_result(results[-1])
         finally:
             self._drop(control)
         return BenchReport(
@@ -411,7 +480,7 @@ class Benchmark:
                 if now - last_sample >= 1.0:
                     self.sample(control, track)
                     last_sample = now
-                self.progress(base + min(1.0, (now - started) / seconds) / len(self.options.runs))
+                self.progress(base + min(1.0, (now - started) / seconds) / len(self.options.steps))
                 self.cancel.wait(0.1)
                 continue
             stop(why)

@@ -1,4 +1,4 @@
-"""`innotune bench TARGET [--seconds N] [--threads N] [--json | --compare FILE] [--yes]`."""
+"""`innotune bench TARGET [--seconds N] [--threads N] [--rounds N] [--compare FILE] [--json]`."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from typing import Any
 
 from app.commands import Handler
 from app.commands.common import add_target_arguments, login, progress
-from app.domain.bench import ENGINES, WORKLOADS, BenchReport
+from app.domain.bench import ENGINES, ROUNDS, WORKLOADS, BenchReport
 from app.domain.errors import InnoTuneError
+from app.domain.facts import to_jsonable
 
 
 def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
@@ -64,14 +65,28 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
         metavar="SECONDS",
         help="sample the current write rate this long first (default 3)",
     )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=ROUNDS,
+        help=f"short rounds each run is made of, taken in turn (default {ROUNDS}; fewer when "
+        "the budget gives a round under half a second); their spread is the noise a "
+        "comparison weighs a change against",
+    )
     parser.add_argument("--yes", action="store_true", help="run without asking")
-    shown = parser.add_mutually_exclusive_group()
-    shown.add_argument("--json", action="store_true", help="print the report as JSON")
-    shown.add_argument(
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the report as JSON; with --compare, the comparison: per workload and "
+        "client count its verdict (faster, slower or noise; unmeasured when neither side had "
+        "two rounds) and spread_percent",
+    )
+    parser.add_argument(
         "--compare",
         metavar="FILE",
-        help="after the report, each run's change against a report saved earlier (--out, or "
-        "the Verify page's Save results: its first report)",
+        help="after the report, each run's verdict against a report saved earlier (--out, or "
+        "the Verify page's Save results: its first report): faster or slower only beyond "
+        "the noise measured by the rounds",
     )
     parser.add_argument("--out", metavar="FILE", help="also save the report as JSON to FILE")
     handlers["bench"] = run
@@ -104,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
         raise InnoTuneError("--seconds must be between 1 and 3600.")
     if not 1 <= args.threads <= 64:
         raise InnoTuneError("--threads must be between 1 and 64.")
+    if not 1 <= args.rounds <= 20:
+        raise InnoTuneError("--rounds must be between 1 and 20.")
     workloads = tuple(w.strip() for w in args.workloads.split(",") if w.strip())
     if not workloads or set(workloads) - set(WORKLOADS):
         raise InnoTuneError(f"--workloads takes some of {', '.join(WORKLOADS)}.")
@@ -113,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
         threads=(1, args.threads),
         max_rows=max(1000, args.max_rows),
         workloads=workloads,
+        rounds=args.rounds,
     )
     conn, target, secrets = login(args)
     try:
@@ -138,10 +156,27 @@ def run(args: argparse.Namespace) -> int:
     text = report.to_json()
     if args.out:
         Path(args.out).write_text(text + "\n")
-    print(text if args.json else report_text(report))
-    if before is not None:
+    if before is not None and args.json:
+        print(json.dumps(comparison_json(args.compare, before, report), indent=2))
+    else:
+        print(text if args.json else report_text(report))
+    if before is not None and not args.json:
         print(f"\nAgainst {args.compare} ({before.started_at}):\n{comparison_text(before, report)}")
     return 130 if report.cancelled else 0
+
+
+def comparison_json(name: str, before: BenchReport, after: BenchReport) -> dict[str, Any]:
+    """What `--compare FILE --json` prints: each run's verdict, then the new report itself."""
+    changed = after.settings_changed(before)
+    return {
+        "format": "innotune-bench-compare/1",
+        "before": {"file": name, "started_at": before.started_at, "engine": before.engine},
+        "runs": [v.as_dict() for v in after.verdicts(before)],
+        "same_settings": bool(set(before.settings) & set(after.settings)) and not changed,
+        "settings_changed": {name: {"before": b, "after": a} for name, (b, a) in changed.items()},
+        "settings_note": after.settings_note(before),
+        "after": to_jsonable(after),
+    }
 
 
 def _saved_report(path: Path) -> BenchReport:

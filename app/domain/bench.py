@@ -7,6 +7,7 @@ a run after a rollback.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from app.domain.facts import from_json, to_json
@@ -21,6 +22,9 @@ WORKLOADS = ("autocommit", "small_tx", "bulk")
 #: them: sysbench, InnoTune's load generator and mysqlslap on the target, InnoTune's own client
 #: here.
 ENGINES = ("sysbench", "loadgen", "slap", "innotune")
+
+#: Short rounds per run by default (the command and the Verify page): three give a spread.
+ROUNDS = 3
 
 WORKLOAD_TITLES = {
     "autocommit": "single-row inserts, one commit each (a slow import)",
@@ -109,6 +113,9 @@ class WorkloadResult:
         stopped: why it stopped: ``time``, ``rows`` (the row cap), ``bytes`` (the byte cap),
             ``cancelled`` or ``error``.
         errors: transactions that failed (deadlocks, lock-wait timeouts); not counted as commits.
+        rounds: commits/s of each short round the run was made of, in the order they ran
+            (empty: one round, a report saved before rounds existed); their spread is the
+            run-to-run noise a comparison weighs a change against.
     """
 
     workload: str
@@ -123,6 +130,7 @@ class WorkloadResult:
     stopped: str = "time"
     errors: int = 0
     cpu: CpuUse | None = None
+    rounds: tuple[float, ...] = ()
 
 
 def change_percent(before: WorkloadResult | None, after: WorkloadResult | None) -> float | None:
@@ -137,12 +145,147 @@ def any_client_bound(*runs: WorkloadResult | None) -> bool:
     return any(r is not None and r.cpu is not None and r.cpu.client_bound for r in runs)
 
 
-def change_text(before: WorkloadResult | None, after: WorkloadResult | None) -> str:
-    """The change of commits/s ("+534%", "+76% (client-bound)"); "" unless both ran."""
+def median(values: Sequence[float]) -> float:
+    """The median; 0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    if len(ordered) % 2:
+        return float(ordered[mid])
+    return (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def spread(values: Sequence[float]) -> float:
+    """The relative spread of repeated measurements: (max - min) / median; 0 for fewer than 2."""
+    mid = median(values)
+    if len(values) < 2 or mid <= 0:
+        return 0.0
+    return (max(values) - min(values)) / mid
+
+
+#: The narrowest noise band a verdict uses, in percent: three short rounds can agree closely by
+#: chance, and a few per cent between two runs on a shared host is never the server's doing.
+NOISE_FLOOR_PERCENT = 5.0
+
+#: The verdicts of :func:`verdict`. "unmeasured": neither side ran two rounds or more, so the
+#: noise is unknown and no change is claimed.
+VERDICTS = ("faster", "slower", "noise", "unmeasured")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a before/after comparison of one run says, after weighing the noise.
+
+    Attributes:
+        verdict: ``faster`` or ``slower`` only when the change is larger than the noise band
+            and the rounds of the two sides do not overlap; otherwise ``noise`` (or
+            ``unmeasured`` when no side has rounds to measure the noise from).
+        change_percent: the change of commits/s (:func:`change_percent`), shown only with a
+            verdict of faster or slower.
+        spread_percent: the noise band, ±: the run-to-run spreads of the two sides' rounds
+            added (a difference of two noisy figures carries the noise of both), never
+            below :data:`NOISE_FLOOR_PERCENT`; None when unmeasured.
+        before_spread_percent: the before side's own spread of rounds (None: one round).
+        after_spread_percent: the after side's own spread of rounds (None: one round).
+        client_bound: the clients set the pace in either run (the change is partly theirs).
+    """
+
+    workload: str
+    threads: int
+    verdict: str
+    change_percent: float
+    spread_percent: float | None
+    before_spread_percent: float | None
+    after_spread_percent: float | None
+    client_bound: bool
+
+    def text(self) -> str:
+        """The verdict in words: "faster: +150% (noise ±4%)", "no change beyond the noise (±9%)"."""
+        bound = " (client-bound)" if self.client_bound else ""
+        if self.verdict == "unmeasured":
+            return "noise not measured (one round a side): no change claimed" + bound
+        band = f"±{self.spread_percent:.0f}%"
+        if self.verdict == "noise":
+            return f"no change beyond the noise ({band}){bound}"
+        return f"{self.verdict}: {self.change_percent:+.0f}% (noise {band}){bound}"
+
+    def short(self) -> str:
+        """Few words, for under a chart's bars: "+150%", "noise ±12%"."""
+        if self.verdict == "unmeasured":
+            return "noise ?"
+        if self.verdict == "noise":
+            return f"noise ±{self.spread_percent:.0f}%"
+        return f"{self.change_percent:+.0f}%"
+
+    def as_dict(self) -> dict[str, object]:
+        """The JSON form `innotune bench --compare --json` prints."""
+        return {
+            "workload": self.workload,
+            "threads": self.threads,
+            "verdict": self.verdict,
+            "change_percent": round(self.change_percent, 2),
+            "spread_percent": None
+            if self.spread_percent is None
+            else round(self.spread_percent, 2),
+            "before_spread_percent": _rounded(self.before_spread_percent),
+            "after_spread_percent": _rounded(self.after_spread_percent),
+            "client_bound": self.client_bound,
+        }
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
+def _rounds_of(result: WorkloadResult) -> tuple[float, ...]:
+    return result.rounds or (result.commits_per_s,)
+
+
+def verdict(before: WorkloadResult | None, after: WorkloadResult | None) -> Verdict | None:
+    """Faster, slower or noise: the one judgement of a before/after change every face shows.
+
+    The change is that of the runs' commits/s (:func:`change_percent`). Each side's noise is
+    the spread of its rounds ((max - min) / median); the band is both sides' added (the
+    difference of two noisy figures carries both noises: on a busy host the load drifts
+    between the two sides, which one side's rounds alone do not see), at least
+    :data:`NOISE_FLOOR_PERCENT`. A change counts as faster or slower only when it is larger
+    than the band *and* every round of one side beats every round of the other; anything
+    less is noise. None unless both ran.
+    """
     change = change_percent(before, after)
-    if change is None:
-        return ""
-    return f"{change:+.0f}%" + (" (client-bound)" if any_client_bound(before, after) else "")
+    if before is None or after is None or change is None:
+        return None
+    b, a = _rounds_of(before), _rounds_of(after)
+    sides = [spread(r) * 100 if len(r) >= 2 else None for r in (b, a)]
+    measured = [s for s in sides if s is not None]
+    band = max(NOISE_FLOOR_PERCENT, sum(measured)) if measured else None
+    # A change exactly at the band is inside it (the tolerance absorbs float rounding).
+    beyond = band is not None and abs(change) - band > 1e-9
+    if band is None:
+        word = "unmeasured"
+    elif beyond and change > 0 and min(a) > max(b):
+        word = "faster"
+    elif beyond and change < 0 and max(a) < min(b):
+        word = "slower"
+    else:
+        word = "noise"
+    return Verdict(
+        workload=before.workload,
+        threads=before.threads,
+        verdict=word,
+        change_percent=change,
+        spread_percent=band,
+        before_spread_percent=sides[0],
+        after_spread_percent=sides[1],
+        client_bound=any_client_bound(before, after),
+    )
+
+
+def change_text(before: WorkloadResult | None, after: WorkloadResult | None) -> str:
+    """The verdict on a change in words (:meth:`Verdict.text`); "" unless both ran."""
+    found = verdict(before, after)
+    return "" if found is None else found.text()
 
 
 @dataclass(frozen=True)
@@ -188,6 +331,37 @@ class BenchReport:
     def client_bound(self) -> tuple[WorkloadResult, ...]:
         """The runs whose clients, not the server, were the limit."""
         return tuple(r for r in self.results if any_client_bound(r))
+
+    def settings_changed(self, before: BenchReport) -> dict[str, tuple[str, str]]:
+        """The recorded settings that differ from ``before``'s: name → (before, after).
+
+        Only settings both reports recorded count (an older report recorded fewer).
+        """
+        common = sorted(set(before.settings) & set(self.settings))
+        return {
+            name: (before.settings[name], self.settings[name])
+            for name in common
+            if before.settings[name] != self.settings[name]
+        }
+
+    def settings_note(self, before: BenchReport) -> str:
+        """Whether this run and ``before`` ran under the same settings, in one sentence."""
+        common = set(before.settings) & set(self.settings)
+        if not common:
+            return "The settings each run used were not recorded."
+        changed = self.settings_changed(before)
+        if not changed:
+            return (
+                f"Both runs used the same settings ({len(common)} server values compared): "
+                "any difference is noise."
+            )
+        listed = ", ".join(f"{n} {b} → {a}" for n, (b, a) in changed.items())
+        return f"Settings changed between the runs: {listed}."
+
+    def verdicts(self, before: BenchReport) -> list[Verdict]:
+        """The verdict on each run this report and ``before`` both have, in ``before``'s order."""
+        found = (verdict(b, self.result(b.workload, b.threads)) for b in before.results)
+        return [v for v in found if v is not None]
 
     def to_json(self) -> str:
         """JSON text; :meth:`from_json` gives back an equal value."""

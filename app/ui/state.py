@@ -37,6 +37,9 @@ class WizardState:
     # are kept beside it so a rollback can be measured against them later.
     snapshot_id: str | None = None
     snapshot_dir: Path | None = None
+    # The snapshot whose changes are in force now (applied here and not rolled back): a
+    # "before" benchmark would measure the changed server, so Verify refuses one.
+    changes_in_force: str | None = None
     # MySQL: a value SET PERSIST keeps in mysqld-auto.cnf beats InnoTune's option file;
     # "reset" removes it there (RESET PERSIST), "persist" writes InnoTune's value there too.
     persisted: str = "reset"

@@ -4,6 +4,7 @@ restarts, the sysbench path and the `innotune bench` command."""
 from __future__ import annotations
 
 import getpass
+import json
 import re
 import shutil
 import threading
@@ -14,14 +15,14 @@ from pathlib import Path
 import pytest
 
 from app.access.doctor import DoctorResult, Secrets, run_doctor
-from app.bench.figures import STATUS_NAMES, CounterTrack
+from app.bench.figures import STATUS_NAMES, CounterTrack, spread
 from app.bench.program import TargetLogin
 from app.bench.report import report_text
-from app.bench.route import session_factory, sysbench_route
+from app.bench.route import cpu_probe, loadgen_route, session_factory, sysbench_route
 from app.bench.runner import Benchmark, BenchOptions, status_values, write_rate
 from app.bench.sysbench import SysbenchRoute, find_sysbench
 from app.cli import run_cli
-from app.domain.bench import WORKLOADS, BenchReport
+from app.domain.bench import NOISE_FLOOR_PERCENT, WORKLOADS, BenchReport
 from app.domain.target import ConnectOptions, parse_target
 from app.mysql.session import PyMySQLSession, Session
 from app.practice.server import PrivateServer
@@ -238,10 +239,12 @@ def test_bench_command(
     assert "commits/s" in table and "p99 ms" in table and "quiet" in table
     assert scratch_schemas(server) == []
 
-    # After a change: the same run against the saved one, each run's change below the report.
+    # After a change: the same run against the saved one, each run's verdict below the report.
+    # The saved run had one round a run (3 s: a round is never under half a second); this one
+    # has three, whose spread is the noise the verdicts use.
     server.query("SET GLOBAL innodb_flush_log_at_trx_commit = 0")
     try:
-        argv = ["bench", "local", "--instance", sock, "--seconds", "3", "--threads", "2"]
+        argv = ["bench", "local", "--instance", sock, "--seconds", "9", "--threads", "2"]
         argv += ["--sample", "0.5", "--yes", "--engine", "innotune", "--compare", str(out)]
         assert run_cli(argv) == 0
     finally:
@@ -250,12 +253,15 @@ def test_bench_command(
     against = printed.split(f"Against {out} ({report.started_at}):\n", 1)[1].splitlines()
     assert (
         against[0].split()
-        == "workload clients before c/s after c/s change p99 before p99 after".split()
+        == "workload clients before c/s after c/s p99 before p99 after verdict".split()
     )
-    rows = {(ln.split()[0], ln.split()[1]): ln for ln in against[1:]}
+    rows = {(ln.split()[0], ln.split()[1]): ln for ln in against[1:7]}
     assert set(rows) == {(w, t) for w in WORKLOADS for t in ("1", "2")}
-    assert all(re.search(r" [+-]\d+% ", ln) for ln in rows.values()), against
+    # Each row's verdict: a change in per cent only beyond the noise, else the noise band.
+    verdict = r"((faster|slower): [+-]\d+% \(noise ±\d+%\)|no change beyond the noise \(±\d+%\))"
+    assert all(re.search(verdict + r"( \(client-bound\))?$", ln) for ln in rows.values()), against
     assert "Not like for like" not in printed  # both with InnoTune's own client
+    assert "Spread of commits/s over each run's 3 rounds: autocommit ×1 ±" in printed
     # A file that is no report: refused before anything runs, naming the file.
     bad = tmp_path / "notes.json"
     bad.write_text('{"hello": 1}')
@@ -300,4 +306,87 @@ def test_over_ssh_through_the_sudo_relay(
         result.close()
     assert report.engine.startswith("sysbench" if route else "innotune")
     check_report(report, (2,))
+    assert scratch_schemas(server) == []
+
+
+def test_bench_compare_json_gives_each_runs_verdict_and_spread(
+    server: PrivateServer, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`--compare BEFORE.json --json`: per workload and client count, the verdict (faster,
+    slower or noise) and the spread of the rounds; a flush per commit against none is faster."""
+    sock = str(server.socket_path)
+    out = tmp_path / "before.json"
+    base = ["bench", "local", "--instance", sock, "--seconds", "9", "--threads", "2"]
+    base += ["--sample", "0.5", "--yes", "--engine", "innotune", "--rounds", "3"]
+    assert run_cli([*base, "--workloads", "autocommit,bulk", "--out", str(out)]) == 0
+    capsys.readouterr()
+    before = BenchReport.from_json(out.read_text())
+    assert all(len(r.rounds) == 3 and all(x > 0 for x in r.rounds) for r in before.results)
+
+    server.query("SET GLOBAL innodb_flush_log_at_trx_commit = 0")
+    try:
+        argv = [*base, "--workloads", "autocommit,bulk", "--compare", str(out), "--json"]
+        assert run_cli(argv) == 0
+    finally:
+        server.query("SET GLOBAL innodb_flush_log_at_trx_commit = 1")
+    data = json.loads(capsys.readouterr().out)
+    after = BenchReport.from_json(json.dumps(data["after"]))
+    assert after.settings["innodb_flush_log_at_trx_commit"] == "0"
+    assert data["before"]["file"] == str(out)
+    runs = {(r["workload"], r["threads"]): r for r in data["runs"]}
+    assert set(runs) == {(w, t) for w in ("autocommit", "bulk") for t in (1, 2)}
+    # What each ran under, and what changed between them.
+    assert not data["same_settings"]
+    changed = {"innodb_flush_log_at_trx_commit": {"before": "1", "after": "0"}}
+    assert data["settings_changed"] == changed, data["settings_changed"]
+    for (workload, threads), run in runs.items():
+        assert run["verdict"] in ("faster", "slower", "noise"), run
+        b, a = before.result(workload, threads), after.result(workload, threads)
+        assert b is not None and a is not None
+        # The band is both sides' spreads of rounds added, never below the floor.
+        spreads = spread(b.rounds) * 100 + spread(a.rounds) * 100
+        assert run["spread_percent"] == pytest.approx(max(spreads, NOISE_FLOOR_PERCENT), abs=0.01)
+        change = (a.commits_per_s / b.commits_per_s - 1) * 100
+        assert run["change_percent"] == pytest.approx(change, abs=0.01)
+        if run["verdict"] != "noise":  # outside the band, and no round of one side overlaps
+            assert abs(change) > run["spread_percent"]
+            assert min(a.rounds) > max(b.rounds) or max(a.rounds) < min(b.rounds)
+    # One fsync per commit against none: single-row commits are far faster, beyond any noise
+    # this disk shows.
+    assert runs[("autocommit", 1)]["verdict"] == "faster", runs[("autocommit", 1)]
+    assert scratch_schemas(server) == []
+
+
+def test_the_servers_cpu_is_read_after_a_restart(server: PrivateServer) -> None:
+    """The pid found at login goes stale when the server restarts (an apply that restarts it,
+    then Verify): the server's CPU column was "—" for every run. The benchmark looks again."""
+    target = parse_target("local", ConnectOptions(instance=str(server.socket_path)))
+    result = DoctorResult()
+    steps = list(run_doctor(target, Secrets(), result, opener=open_transport))
+    assert result.ok and result.session is not None and result.instance is not None, [
+        s.line() for s in steps
+    ]
+    try:
+        old = result.instance.pid
+        assert old == server.running_pid()
+        server.restart()
+        new = server.running_pid()
+        assert new is not None and new != old
+        # As the Apply page does after a restart: a new session, the same instance record.
+        result.session.close()
+        result.session = session_factory(result, target, Secrets())()
+        assert result.instance.pid == old
+        probe = cpu_probe(result)
+        assert probe is not None and probe.server_pid == new
+        route = loadgen_route(result, target, Secrets(), result.session)
+        assert route is not None and route.server_pid == new
+        options = BenchOptions(seconds=2, threads=(2,), workloads=("autocommit",))
+        for clients, cpu in ((route, None), (None, probe)):
+            report = Benchmark(
+                session_factory(result, target, Secrets()), options, route=clients, cpu_probe=cpu
+            ).run()
+            run = report.results[0]
+            assert run.cpu is not None and run.cpu.server_cores, (report.engine, run.cpu)
+    finally:
+        result.close()
     assert scratch_schemas(server) == []

@@ -57,6 +57,9 @@ def test_apply_then_roll_back_from_the_page(
     assert page.status is not None and page.status.state == "applied", page.state_label.text()
     assert "✓ verify" in page.journal.toPlainText()
     assert server.query("SELECT @@innodb_flush_log_at_trx_commit").split()[-1] == "2"
+    # Verify's "before" now would measure the changed server: the wizard knows the changes
+    # are in force.
+    assert page.state.changes_in_force == page.status.snapshot_id is not None
     # Complete once the worker's thread has ended (and while the list is read again after it).
     qtbot.waitUntil(page.isComplete)
 
@@ -67,6 +70,7 @@ def test_apply_then_roll_back_from_the_page(
     )
     assert page.status.state == "rolled-back", page.state_label.text()
     assert server.query("SELECT @@innodb_flush_log_at_trx_commit").split()[-1] == "1"
+    assert page.state.changes_in_force is None
     assert _tree(server.base / "etc") == before
 
     qtbot.waitUntil(page.list_button.isEnabled)

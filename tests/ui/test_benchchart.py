@@ -11,10 +11,11 @@ from app.domain.bench import BenchReport, Counters, Latency, WorkloadResult
 from app.ui.widgets.benchchart import BenchChart
 
 
-def _report(label: str, rate: float) -> BenchReport:
+def _report(label: str, rate: float, spread: float = 0.0) -> BenchReport:
     lat = Latency(p50_ms=1.0, p95_ms=2.0, p99_ms=3.0)
     n = int(rate * 10)
-    result = WorkloadResult("autocommit", 1, 10.0, n, n, rate, rate, lat, Counters())
+    rounds = (rate * (1 - spread / 2), rate, rate * (1 + spread / 2))
+    result = WorkloadResult("autocommit", 1, 10.0, n, n, rate, rate, lat, Counters(), rounds=rounds)
     return BenchReport("t", "now", "innotune", 10.0, (result,), label=label)
 
 
@@ -40,9 +41,15 @@ def test_each_run_names_its_change_under_its_bars(qtbot: QtBot) -> None:
     chart.show_reports([_report("before", 100.0)])
     axis = chart.throughput.axes(Qt.Orientation.Horizontal)[0]
     assert isinstance(axis, QBarCategoryAxis)
-    assert axis.categories() == ["1-row ×1"]  # one report: nothing to compare
+    # The table's name for the run (autocommit, not a nickname); one report: no comparison.
+    assert axis.categories() == ["autocommit<br>×1"]
     chart.show_reports([_report("before", 100.0), _report("after", 634.0)])
     axis = chart.throughput.axes(Qt.Orientation.Horizontal)[0]
     assert isinstance(axis, QBarCategoryAxis)
-    assert axis.categories() == ["1-row ×1<br>+534%"]
-    assert chart.run_box.itemText(0) == "1-row ×1"  # the box has no room for it
+    assert axis.categories() == ["autocommit<br>×1<br>+534%"]
+    assert chart.run_box.itemText(0) == "autocommit ×1"  # the box has no room for the verdict
+    # Inside the noise the chart gives the band, never the -28 %: the table's verdict.
+    chart.show_reports([_report("before", 100.0, 0.4), _report("after", 72.0, 0.4)])
+    axis = chart.throughput.axes(Qt.Orientation.Horizontal)[0]
+    assert isinstance(axis, QBarCategoryAxis)
+    assert axis.categories() == ["autocommit<br>×1<br>noise ±80%"]  # 40 % a side

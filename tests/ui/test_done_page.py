@@ -43,16 +43,27 @@ def test_summary_names_changes_snapshot_and_log(qtbot: QtBot) -> None:
 
 
 def test_gains_compare_the_same_workloads() -> None:
-    def report(label: str, rate: float) -> BenchReport:
+    def report(label: str, rate: float, rounds: tuple[float, ...] = ()) -> BenchReport:
         from app.domain.bench import Counters, Latency, WorkloadResult
 
         lat = Latency(p50_ms=1.0, p95_ms=2.0, p99_ms=3.0)
         n = int(rate * 10)
-        result = WorkloadResult("autocommit", 1, 10.0, n, n, rate, rate, lat, Counters())
+        rounds = rounds or (rate, rate, rate)
+        result = WorkloadResult(
+            "autocommit", 1, 10.0, n, n, rate, rate, lat, Counters(), rounds=rounds
+        )
         return BenchReport("t", "now", "innotune", 10.0, (result,), label=label)
 
     assert gains(report("before", 100.0), report("after", 150.0)) == [
-        "autocommit × 1 client(s): 100 → 150 commits/s (+50%)"
+        "autocommit × 1 client(s): 100 → 150 commits/s: faster: +50% (noise ±5%)"
+    ]
+    # The issue's case: the same settings twice, 28 % apart on a busy host: noise, no -28 %.
+    noisy = gains(
+        report("before", 3270.0, (3000.0, 3270.0, 4200.0)),
+        report("after", 2357.0, (2357.0, 2900.0, 3100.0)),
+    )
+    assert noisy == [
+        "autocommit × 1 client(s): 3,270 → 2,357 commits/s: no change beyond the noise (±62%)"
     ]
     assert gains(None, report("after", 1.0)) == []
     # A run whose clients set the pace says so: its change is not all the server's.
@@ -60,6 +71,5 @@ def test_gains_compare_the_same_workloads() -> None:
     bound = CpuUse(1.0, 0.5, 0.95, 2, "target", True, "the host's CPUs were 95% busy")
     after = dataclasses.replace(after, results=(dataclasses.replace(after.results[0], cpu=bound),))
     assert gains(report("before", 100.0), after) == [
-        "autocommit × 1 client(s): 100 → 150 commits/s (+50%)"
-        " — client-bound: partly the clients' change"
+        "autocommit × 1 client(s): 100 → 150 commits/s: faster: +50% (noise ±5%) (client-bound)"
     ]

@@ -15,7 +15,7 @@ from pytestqt.qtbot import QtBot
 
 from app.access.doctor import DoctorResult, Secrets, run_doctor
 from app.bench.runner import Benchmark, BenchOptions
-from app.domain.bench import BenchReport, WriteRate
+from app.domain.bench import ROUNDS, BenchReport, WriteRate
 from app.domain.target import ConnectOptions, Target
 from app.mysql.session import PyMySQLSession
 from app.practice.server import PrivateServer
@@ -78,6 +78,7 @@ def wait_idle(qtbot: QtBot, page: VerifyPage, timeout: int = 60_000) -> None:
 def test_before_and_after_side_by_side(
     qtbot: QtBot, page: VerifyPage, server: PrivateServer, tmp_path: Path
 ) -> None:
+    page.seconds.setValue(9)  # six runs of three rounds of half a second
     page.initializePage()
     qtbot.waitUntil(lambda: page.rate is not None, timeout=30_000)
     assert "quiet" in page.rate_label.text()
@@ -129,10 +130,16 @@ def test_before_and_after_side_by_side(
     assert page.chart.run_box.itemData(0) == ("autocommit", 1)
     assert page.table.rowCount() == 6
     row = [page.table.item(0, c).text() for c in range(page.table.columnCount())]  # type: ignore[union-attr]
-    # A change in per cent; "(client-bound)" follows it when either run's clients set the pace
-    # (a busy machine can make them so).
+    # The verdict: a change in per cent only beyond the noise of the rounds, else the noise
+    # band; "(client-bound)" follows it when either run's clients set the pace (a busy machine
+    # can make them so).
     assert row[0] == "autocommit" and row[1] == "1"
-    assert re.fullmatch(r"[+-]\d+%( \(client-bound\))?", row[4]), row[4]
+    verdict = r"((faster|slower): [+-]\d+% \(noise ±\d+%\)|no change beyond the noise \(±\d+%\))"
+    assert re.fullmatch(verdict + r"( \(client-bound\))?", row[4]), row[4]
+    assert all(len(r.rounds) == ROUNDS for r in before.results + after.results)
+    # What changed between the two runs is said under the table.
+    assert page.settings_note.isVisible()
+    assert "innodb_flush_log_at_trx_commit 1 → 2" in page.settings_note.text()
     for report in (before, after):
         for r in report.results:
             assert r.commits > 0 and r.latency.p50_ms <= r.latency.p95_ms <= r.latency.p99_ms
@@ -241,3 +248,21 @@ def test_says_when_the_clients_were_the_limit(
     page.state.bench_before = after
     page.show_results()
     assert not page.client_note.isVisible()
+    # The same settings on both sides (the same server, untouched): said plainly.
+    assert page.settings_note.text().startswith("Both runs used the same settings")
+    assert page.settings_note.text().endswith("any difference is noise.")
+
+
+def test_before_is_refused_once_the_changes_are_applied(
+    qtbot: QtBot, page: VerifyPage, server: PrivateServer
+) -> None:
+    """The issue's flow: Verify after Apply, "before" on the already-tuned server."""
+    page.initializePage()
+    wait_idle(qtbot, page)
+    page.state.changes_in_force = "20261127-snap"
+    page.run_before.click()
+    text = page.status.text()
+    assert "Not run: the changes are applied already (snapshot 20261127-snap)" in text
+    assert "Roll the changes back on the Apply page" in text
+    assert not page.running() and page._pending is None
+    assert page.state.bench_before is None and scratch(server) == []

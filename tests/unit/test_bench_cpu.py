@@ -114,6 +114,7 @@ def result(bound: bool, rate: float) -> WorkloadResult:
         cpu=CpuUse(
             0.9, 0.4, 0.95, 2, "link", bound, "the clients ran on this computer" if bound else ""
         ),
+        rounds=(rate, rate, rate),
     )
 
 
@@ -136,9 +137,10 @@ def test_reports_say_which_runs_were_client_bound() -> None:
 
 def test_every_face_words_a_client_bound_change_the_same() -> None:
     before, after = result(False, 100.0), result(False, 250.0)
-    assert change_text(before, after) == "+150%" and change_percent(before, after) == 150.0
-    assert change_text(result(True, 100.0), after) == "+150% (client-bound)"
-    assert change_text(before, result(True, 40.0)) == "-60% (client-bound)"
+    assert change_text(before, after) == "faster: +150% (noise ±5%)"
+    assert change_percent(before, after) == 150.0
+    assert change_text(result(True, 100.0), after) == "faster: +150% (noise ±5%) (client-bound)"
+    assert change_text(before, result(True, 40.0)) == "slower: -60% (noise ±5%) (client-bound)"
     assert change_text(None, after) == change_text(before, None) == ""
     assert change_percent(result(False, 0.0), after) is None  # no rate to compare with
     reports = [
@@ -146,7 +148,7 @@ def test_every_face_words_a_client_bound_change_the_same() -> None:
         for r, label in ((result(False, 100.0), "before"), (result(True, 250.0), "after"))
     ]
     line = comparison_text(*reports).splitlines()[1]
-    assert "+150%" in line and line.endswith("client-bound")
+    assert "+150%" in line and line.endswith("(client-bound)")
     assert "Not like for like" not in comparison_text(*reports)
     other = dataclasses.replace(reports[1], engine="sysbench 1.0.20")
     assert comparison_text(reports[0], other).splitlines()[-1] == (

@@ -670,6 +670,13 @@ class ApplyPage(QWizardPage):
             self.state.snapshot_dir = local_snapshot_dir(self.state.target.label)
             keep_bench(self.state, "before", self.state.bench_before)
 
+    def _note_changes_in_force(self, result: runner.JobStatus) -> None:
+        """Whether the server now runs with this wizard's changes (Verify's "before" asks)."""
+        if result.state == "rolled-back":
+            self.state.changes_in_force = None
+        elif result.mode != "restore" and result.state in ("applied", "awaiting-confirm"):
+            self.state.changes_in_force = result.snapshot_id
+
     def _apply_work_returned(self) -> None:
         """The apply's worker has returned; its thread ends a moment later.
 
@@ -696,6 +703,7 @@ class ApplyPage(QWizardPage):
         self._apply_work_returned()
         self.seen.emit(result)
         self._keep_bench_with_snapshot(result)
+        self._note_changes_in_force(result)
         lines = [f"Job {result.job_id}: {result.state}."]
         if result.cancelled:
             lines.append(

@@ -7,26 +7,23 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWizardPage
 
-from app.domain.bench import BenchReport, any_client_bound, change_percent
+from app.domain.bench import BenchReport
 from app.knobs import default_catalogue
 from app.planner.report import change_values
 from app.ui.state import WizardState
 
 
 def gains(before: BenchReport | None, after: BenchReport | None) -> list[str]:
-    """One line per workload run in both: commits/s before → after and the change."""
+    """One line per workload run in both: commits/s before → after and the verdict."""
     if before is None or after is None:
         return []
     lines = []
-    for b in before.results:
-        a = after.result(b.workload, b.threads)
-        change = change_percent(b, a)
-        if a is None or change is None:
-            continue
-        bound = " — client-bound: partly the clients' change" if any_client_bound(a, b) else ""
+    for v in after.verdicts(before):
+        b, a = before.result(v.workload, v.threads), after.result(v.workload, v.threads)
+        assert b is not None and a is not None  # a verdict needs both
         lines.append(
-            f"{b.workload} × {b.threads} client(s): {b.commits_per_s:,.0f} → "
-            f"{a.commits_per_s:,.0f} commits/s ({change:+.0f}%){bound}"
+            f"{v.workload} × {v.threads} client(s): {b.commits_per_s:,.0f} → "
+            f"{a.commits_per_s:,.0f} commits/s: {v.text()}"
         )
     return lines
 
@@ -60,11 +57,12 @@ def summary_html(state: WizardState, log_path: str) -> str:
     else:
         parts.append("<p>Nothing was applied, so there is nothing to undo.</p>")
     measured = gains(state.bench_before, state.bench_after)
-    if measured:
+    if measured and state.bench_before is not None and state.bench_after is not None:
+        note = state.bench_after.settings_note(state.bench_before)
         parts.append(
             "<p><b>Measured on your server:</b><br>"
             + "<br>".join(html.escape(m) for m in measured)
-            + "</p>"
+            + f"<br>{html.escape(note)}</p>"
         )
     parts.append(f"<p>InnoTune's log (secrets masked): <code>{html.escape(log_path)}</code></p>")
     return "".join(parts)

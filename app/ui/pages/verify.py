@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 
 from app.access.doctor import DoctorResult, Secrets
 from app.bench.report import rate_text
-from app.domain.bench import BenchReport, WorkloadResult, WriteRate, change_text
+from app.domain.bench import ROUNDS, BenchReport, WorkloadResult, WriteRate, change_text
 from app.domain.errors import InnoTuneError
 from app.domain.target import Target
 from app.ui.hostworker import Progress, Task, TaskHandle
@@ -66,6 +66,7 @@ class BenchInputs:
     threads: int
     use_sysbench: bool
     rate: WriteRate | None
+    rounds: int = ROUNDS
 
 
 def sample_rate(conn: DoctorResult, inputs: SampleInputs, progress: Progress) -> WriteRate:
@@ -97,7 +98,12 @@ def run_bench(conn: DoctorResult, inputs: BenchInputs, progress: Progress) -> Be
         session.close()
     bench = Benchmark(
         opener,
-        BenchOptions(seconds=inputs.seconds, threads=(1, inputs.threads), label=inputs.label),
+        BenchOptions(
+            seconds=inputs.seconds,
+            threads=(1, inputs.threads),
+            label=inputs.label,
+            rounds=inputs.rounds,
+        ),
         cancel=progress.cancelled,
         say=progress.say,
         progress=progress.post,
@@ -160,7 +166,10 @@ class VerifyPage(QWizardPage):
         self.seconds.setRange(2, 3600)
         self.seconds.setValue(60)
         self.seconds.setSuffix(" s")
-        self.seconds.setToolTip("The whole benchmark's time, shared by its six runs.")
+        self.seconds.setToolTip(
+            f"The whole benchmark's time, shared by its six runs of {ROUNDS} short rounds each "
+            "(their spread is the noise a change is weighed against)."
+        )
         self.seconds.setAccessibleName("benchmark duration")
         self.threads = QSpinBox()
         self.threads.setRange(1, 64)
@@ -197,7 +206,7 @@ class VerifyPage(QWizardPage):
                 "clients",
                 "before c/s",
                 "after c/s",
-                "change",
+                "verdict",
                 "before p50/p95/p99 ms",
                 "after p50/p95/p99 ms",
                 "before rows/s",
@@ -213,6 +222,11 @@ class VerifyPage(QWizardPage):
         self.client_note.setObjectName("client_bound_note")
         self.client_note.setWordWrap(True)
         self.client_note.setVisible(False)
+        # Whether before and after ran under the same settings: then any difference is noise.
+        self.settings_note = QLabel("")
+        self.settings_note.setObjectName("settings_note")
+        self.settings_note.setWordWrap(True)
+        self.settings_note.setVisible(False)
 
         options = QGridLayout()
         duration_label = QLabel("&Duration:")
@@ -236,6 +250,7 @@ class VerifyPage(QWizardPage):
         layout.addWidget(self.status)
         layout.addWidget(self.chart, 1)
         layout.addWidget(self.table)
+        layout.addWidget(self.settings_note)
         layout.addWidget(self.client_note)
 
     # -- page life -------------------------------------------------------------------------
@@ -335,6 +350,19 @@ class VerifyPage(QWizardPage):
             return
         if not self.state.connected:
             problem, fix = "Not connected.", "Go back to the Connect page and check the connection."
+            log_error(log, "benchmark", problem, fix)
+            self.status.setText(error_html(problem, fix))
+            return
+        if label == "before" and self.state.changes_in_force:
+            problem = (
+                "Not run: the changes are applied already (snapshot "
+                f"{self.state.changes_in_force}), so a “before” run now would measure the "
+                "changed server."
+            )
+            fix = (
+                "Roll the changes back on the Apply page to measure “before”, or run “after” "
+                "and compare it with a run saved before the change."
+            )
             log_error(log, "benchmark", problem, fix)
             self.status.setText(error_html(problem, fix))
             return
@@ -467,6 +495,9 @@ class VerifyPage(QWizardPage):
         note = client_bound_text(reports)
         self.client_note.setText(note)
         self.client_note.setVisible(bool(note))
+        same = after.settings_note(before) if before and after else ""
+        self.settings_note.setText(same)
+        self.settings_note.setVisible(bool(same))
 
     def save_results(self, path: Path) -> None:
         """Write the before and after reports as JSON (a list, before first)."""

@@ -21,10 +21,7 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from app.domain.bench import BenchReport, any_client_bound, change_percent
-
-#: Short names that fit under a bar.
-SHORT = {"autocommit": "1-row", "small_tx": "txn", "bulk": "bulk"}
+from app.domain.bench import BenchReport, verdict
 
 
 def chart_theme(palette: QPalette) -> QChart.ChartTheme:
@@ -34,24 +31,27 @@ def chart_theme(palette: QPalette) -> QChart.ChartTheme:
 
 
 def run_key(workload: str, threads: int) -> str:
-    """The category name of one run, short enough to show under its bars."""
-    return f"{SHORT.get(workload, workload)} ×{threads}"
+    """The name of one run, as the table names it: its workload and client count."""
+    return f"{workload} ×{threads}"
 
 
 def category_label(workload: str, threads: int, reports: list[BenchReport]) -> str:
-    """A run's name under its bars, and the change from the first report to the last.
+    """A run's name under its bars, and the verdict from the first report to the last.
 
-    The change is written out because a bulk run's bars are too short to read it from.
+    The verdict (:func:`app.domain.bench.verdict`, as in the table) is written out because a
+    bulk run's bars are too short to read it from: the change where it is beyond the noise,
+    else the noise band.
     """
     first = reports[0].result(workload, threads) if reports else None
     last = reports[-1].result(workload, threads) if len(reports) > 1 else None
-    name = run_key(workload, threads)
-    change = change_percent(first, last)
-    if change is None:
+    # The client count on a line of its own: a category is only as wide as its bars.
+    name = f"{workload}<br>×{threads}"
+    found = verdict(first, last)
+    if found is None:
         return name
-    # "client-bound" on two more lines: a category is only as wide as its bars.
-    bound = "<br>client-<br>bound" if any_client_bound(first, last) else ""
-    return f"{name}<br>{change:+.0f}%{bound}"
+    # "client-bound" on two more lines, for the same reason.
+    bound = "<br>client-<br>bound" if found.client_bound else ""
+    return f"{name}<br>{found.short()}{bound}"
 
 
 def _runs(reports: list[BenchReport]) -> list[tuple[str, int]]:

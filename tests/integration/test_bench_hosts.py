@@ -1,0 +1,76 @@
+"""The benchmark on the packaged server lines, as a user runs it: every column filled."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.access.doctor import DoctorResult, Secrets, run_doctor
+from app.bench.route import client_route, cpu_probe, session_factory
+from app.bench.runner import Benchmark, BenchOptions
+from app.domain.target import ConnectOptions, parse_target
+from app.remote.connect import open_transport
+from tests.hosts.debian_hosts import DebianHost, LocalDebian
+from tests.integration.test_lifecycle import innotune, ok
+
+
+@pytest.mark.parametrize("server_host", ["sid", "bullseye", "trixie", "bookworm"], indirect=True)
+@pytest.mark.parametrize("engine", ["auto", "slap"])
+def test_the_servers_cpu_is_measured(
+    server_host: DebianHost | LocalDebian, tmp_path: Path, engine: str
+) -> None:
+    """The server's CPU column was "—" for every run on MySQL 9.7 (sid, under systemd)."""
+    cli, target = innotune(server_host, tmp_path)
+    argv = ["bench", *target, "--seconds", "2", "--threads", "2", "--engine", engine]
+    argv += ["--workloads", "autocommit", "--rounds", "1"]
+    report = json.loads(ok(cli(*argv, "--json", "--yes", "--sample", "0.5")))
+    # What it ran under: the server's version and the variables a plan may touch.
+    redo = "innodb_redo_log_capacity" if server_host.flavour == "mysql" else "innodb_log_file_size"
+    recorded = {"version", "innodb_flush_log_at_trx_commit", "sync_binlog", redo}
+    recorded |= {"innodb_buffer_pool_size", "innodb_doublewrite", "innodb_io_capacity"}
+    assert recorded <= set(report["settings"]), report["settings"]
+    for r in report["results"]:
+        cpu = r["cpu"]
+        assert cpu is not None and cpu["where"] == "target", r
+        assert cpu["server_cores"] is not None and cpu["server_cores"] > 0, (report["engine"], r)
+        assert cpu["client_cores"] is not None, (report["engine"], r)
+
+
+@pytest.mark.parametrize("server_host", ["sid"], indirect=True)
+def test_the_servers_cpu_after_a_restart_under_systemd(
+    server_host: DebianHost | LocalDebian, tmp_path: Path
+) -> None:
+    """The wizard's way: log in, a restart by the service manager (an apply that restarts),
+    then benchmark on the same connection. The pid found at login is gone by then."""
+    assert isinstance(server_host, DebianHost)
+    known = tmp_path / "known_hosts"
+    known.write_text(server_host.known_hosts_line())
+    options = ConnectOptions(identity=str(server_host.client_key), known_hosts=str(known))
+    target = parse_target(server_host.target, options)
+    result = DoctorResult()
+    steps = list(run_doctor(target, Secrets(), result, opener=open_transport))
+    assert result.ok and result.session is not None and result.instance is not None, [
+        s.line() for s in steps
+    ]
+    try:
+        old = result.instance.pid
+        server_host.run("systemctl", "restart", server_host.service)
+        server_host.wait_for_server()
+        new = server_host.main_pid()
+        assert new != old
+        result.session.close()  # as the Apply page does after a restart: a new session
+        result.session = session_factory(result, target, Secrets())()
+        route = client_route(result, target, Secrets(), result.session)
+        assert route is not None and route.server_pid == new, route
+        bench = Benchmark(
+            session_factory(result, target, Secrets()),
+            BenchOptions(seconds=2, threads=(2,), workloads=("autocommit",)),
+            route=route,
+            cpu_probe=cpu_probe(result),
+        )
+        run = bench.run().results[0]
+        assert run.cpu is not None and run.cpu.server_cores, run.cpu
+    finally:
+        result.close()
