@@ -230,9 +230,14 @@ class DebianMariaDB:
 
 
 def _leave(original: dict[str, Entry] | None) -> bool:
-    """This run stops using the server; the last one out restores /etc/mysql and stops it."""
+    """This run stops using the server; the last one out restores /etc/mysql and stops it.
+
+    Without ``original`` no run leaves: only the runs that died are let go (the record's own
+    ``original`` is what is put back).
+    """
+    leaving = os.getpid() if original is not None else 0
     with shared_state(SHARED_STATE) as state:
-        pids = [p for p in state.get("pids", []) if pid_alive(p) and p != os.getpid()]
+        pids = [p for p in state.get("pids", []) if pid_alive(p) and p != leaving]
         if pids:
             state["pids"] = pids  # the last session out restores and stops
             return False

@@ -317,7 +317,7 @@ def _release_shared() -> list[str]:
     from tests.hosts.sshd import USERS_STATE, SshUsers
 
     if USERS_STATE.exists():
-        SshUsers().remove()
+        SshUsers().remove(leaving=0)  # whoever calls this (a supervisor, a run) stays
         if not USERS_STATE.exists():
             said.append("removed the test accounts (no run uses them)")
     if DebianMariaDB.release_if_unused():

@@ -71,10 +71,15 @@ class SshUsers:
         sh("visudo", "-cf", str(tmp))
         tmp.rename(SUDOERS_FILE)
 
-    def remove(self) -> None:
-        """Leave; the last session using the accounts removes them and the sudo rules."""
+    def remove(self, leaving: int | None = None) -> None:
+        """Leave; the last session using the accounts removes them and the sudo rules.
+
+        ``leaving`` is the session that leaves (this one by default); ``0`` when none does
+        and only the sessions that died are let go (tests/hosts/reaper.py).
+        """
+        leaving = os.getpid() if leaving is None else leaving
         with shared_state(USERS_STATE) as state:
-            pids = [p for p in state.get("pids", []) if pid_alive(p) and p != os.getpid()]  # type: ignore[attr-defined]
+            pids = [p for p in state.get("pids", []) if pid_alive(p) and p != leaving]  # type: ignore[attr-defined]
             if pids:
                 state["pids"] = pids
                 return

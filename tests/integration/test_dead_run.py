@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from tests.hosts import reaper
-from tests.hosts.util import need, need_root
+from tests.hosts.sshd import USERS_STATE, SshUsers
+from tests.hosts.util import need, need_root, shared_state
 
 REPO = Path(__file__).resolve().parents[2]
 PROBE = Path(__file__).with_name("dying_run.py")
@@ -104,7 +105,9 @@ def test_a_run_killed_with_sigkill_leaves_nothing_within_30_s(tmp_path: Path, ba
     assert f"run {child.pid}: killed" in log, log
 
 
-def test_a_run_killed_with_its_supervisor_is_cleaned_by_the_next(tmp_path: Path, base: str) -> None:
+def test_a_run_killed_with_its_supervisor_is_cleaned_by_the_next(
+    tmp_path: Path, base: str, ssh_users: SshUsers
+) -> None:
     need_root()
     need(reaper.cgroup2_root() is not None, "no cgroup2 hierarchy")
     child, record = _start_dying_run(tmp_path, base)
@@ -115,4 +118,7 @@ def test_a_run_killed_with_its_supervisor_is_cleaned_by_the_next(tmp_path: Path,
     assert _what_is_left(record), "nothing was left to clean: the test proves nothing"
     said = reaper.sweep_dead_runs()  # what the next run does at its start
     assert any(f"run {child.pid}:" in line for line in said), said
+    # The live runs keep the shared accounts: only the dead one let go of them.
+    with shared_state(USERS_STATE) as state:
+        assert os.getpid() in state["pids"] and child.pid not in state["pids"]
     _wait_until_gone(record)
