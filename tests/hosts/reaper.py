@@ -290,24 +290,11 @@ def tear_down(record: dict[str, object]) -> list[str]:
             subprocess.run(["losetup", "-d", loop], capture_output=True)
             said.append(f"detached {loop}")
     said += _release_shared()
-    for port_dir in Path("/run").glob("innotune-tests-sshd-*"):
-        # The sshd fixture's authorized keys: left when its sshd is gone.
-        port = port_dir.name.rsplit("-", 1)[-1]
-        if port.isdigit() and not _listening(int(port)):
-            shutil.rmtree(port_dir, ignore_errors=True)
     _put_devices_back(said)
     for marker in markers:
         if "innotune-tests-home-" in marker:
             shutil.rmtree(marker, ignore_errors=True)
     return said
-
-
-def _listening(port: int) -> bool:
-    import socket
-
-    with socket.socket() as probe:
-        probe.settimeout(0.5)
-        return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
 def _release_shared() -> list[str]:
