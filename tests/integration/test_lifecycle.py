@@ -238,7 +238,7 @@ def bench_step(host: Host, tmp_path: Path, engine: str) -> None:
     server's own mariadb-slap / mysqlslap, the route of a host with only server and client."""
     cli, target = innotune(host, tmp_path)
     before = host.sql("SHOW DATABASES")
-    # 1 s a run (6 runs): a bulk transaction of 4 clients may not end within 0.2 s on a busy host.
+    # 1 s a run (6 runs): a bulk transaction of 2 clients may not end within 0.2 s on a busy host.
     argv = ["bench", *target, "--seconds", "6", "--threads", "2", "--engine", engine]
     report = json.loads(ok(cli(*argv, "--json", "--yes")))
     rates = [r["commits_per_s"] for r in report["results"]]
