@@ -12,6 +12,7 @@ from pytestqt.qtbot import QtBot
 from app.access.doctor import DoctorResult
 from app.domain.hostfacts import HostFacts
 from app.domain.instance import ServerInstance
+from app.domain.words import count
 from app.knobs import default_catalogue
 from app.planner import default_positions, make_plan
 from app.planner.sliders import current_share
@@ -155,7 +156,7 @@ def test_ticking_the_restart_shows_what_apply_does(
     assert "systemctl restart mariadb.service" in ticked
     effective = page.effective_preview()
     assert effective is not None and effective.restart is not None
-    assert f"{len(effective.commands)} command(s)" in page.status.text()
+    assert count(len(effective.commands), "command") in page.status.text()
     assert len(effective.commands) >= 1
 
     page.restart_box.setChecked(False)
