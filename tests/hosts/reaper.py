@@ -130,17 +130,31 @@ def leave_shared(argv: list[str]) -> list[str]:
 
 
 def shared_service_pids() -> set[int]:
-    """The Debian MariaDB (and its mysqld_safe) and rsyslogd: shared, handled by their records."""
+    """The Debian MariaDB and rsyslogd, shared by the runs and handled by their own records.
+
+    The server as its init script starts it: mysqld_safe and everything below it (mariadbd,
+    and the ``logger`` that carries its error lines to syslog), born in whichever run's
+    cgroup restarted it.
+    """
     pids: set[int] = set()
     with contextlib.suppress(OSError, ValueError):
         pids.add(int(Path("/run/mysqld/mysqld.pid").read_text().strip()))
+    children: dict[int, list[int]] = {}
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, ValueError, IndexError):
             comm = (proc / "comm").read_text().strip()
+            ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(proc.name))
             if comm in ("rsyslogd", "mysqld_safe"):
                 pids.add(int(proc.name))
+    todo = list(pids)
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in pids:
+                pids.add(child)
+                todo.append(child)
     return pids
 
 
