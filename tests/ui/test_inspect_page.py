@@ -87,6 +87,9 @@ def test_inspect_again_after_the_server_restarted_logs_in_again(
     private_server.restart()
     new_pid = private_server.running_pid()
     assert new_pid is not None and new_pid != old_pid
+    # A person can press it once the first inspection has ended (the facts come a moment
+    # before the end reaches the page; on a busy machine, more than a moment).
+    qtbot.waitUntil(inspect.again.isEnabled, timeout=60_000)
     qtbot.mouseClick(inspect.again, Qt.MouseButton.LeftButton)
     assert not server_box.isVisible()  # the old facts are not shown as current
     assert inspect.task is not None
@@ -99,6 +102,7 @@ def test_inspect_again_after_the_server_restarted_logs_in_again(
 
     # Cancelled: no facts are shown as if they were current.
     inspect.sample.setValue(600)
+    qtbot.waitUntil(inspect.again.isEnabled, timeout=60_000)
     qtbot.mouseClick(inspect.again, Qt.MouseButton.LeftButton)
     qtbot.mouseClick(inspect.cancel, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(inspect.again.isEnabled, timeout=30_000)
