@@ -87,4 +87,8 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         Path(args.out).write_text(text + "\n")
     print(text if args.json else plan_text(plan, catalogue, starting_points(facts)))
+    probe = facts.disk_probe
+    if not args.json and not (probe and probe.page_writes_per_s):
+        # The plan's own words are the window's; the command line names its flag.
+        print("To size innodb_io_capacity from the disk, plan again with --probe-disk.")
     return 0

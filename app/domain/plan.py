@@ -39,7 +39,7 @@ class SliderPositions:
             redo slider's presets, or any number); None keeps the current size.
         doublewrite: torn-page protection on (True) or off (False; only honoured where the
             storage cannot tear pages).
-        fit_disks: accept the changes that fit the server to its disks (slider 5).
+        fit_disks: accept the changes that fit the server to its disks (slider 5a).
         fit_os: accept the changes that fit the OS (swappiness, dirty ratios).
         myisam: size key_buffer_size to the MyISAM indexes found (only where MyISAM holds data).
         rejected: ids of single changes the person turned down (``Change.id``), e.g.

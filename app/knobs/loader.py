@@ -560,6 +560,8 @@ def _knob(file: Path, area: str, index: int, raw: Any) -> Knob:
         risks=text("risks"),
         verify=_str(ctx, "verify", table["verify"]),
         advice=text("advice"),
+        advice_mysql=text("advice_mysql") if "advice_mysql" in table else "",
+        advice_mariadb=text("advice_mariadb") if "advice_mariadb" in table else "",
         field_reports=_str_list(ctx, "field_reports", table.get("field_reports", [])),
         advice_only=advice_only,
         advice_lines=advice_lines,

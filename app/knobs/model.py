@@ -230,6 +230,8 @@ class Knob:
     risks: str
     verify: str
     advice: str
+    advice_mysql: str = ""  # what InnoTune does on MySQL, when it differs from ``advice``
+    advice_mariadb: str = ""  # ... and on MariaDB
     field_reports: tuple[str, ...] = ()
     advice_only: bool = False
     advice_lines: tuple[str, ...] = ()
@@ -241,6 +243,11 @@ class Knob:
     def is_server_variable(self) -> bool:
         """True for variables of the database server (option file, maybe SET GLOBAL)."""
         return self.kind == "server_variable"
+
+    def advice_for(self, family: Flavour) -> str:
+        """What InnoTune does with it on this product line: no remark about the other line."""
+        own = {Flavour.MYSQL: self.advice_mysql, Flavour.MARIADB: self.advice_mariadb}.get(family)
+        return own or self.advice
 
     def lifecycle_for(self, family: Flavour) -> Lifecycle:
         """The variable's history in MySQL or MariaDB."""

@@ -16,7 +16,7 @@ from app.knobs import Catalogue, default_catalogue
 from app.knobs.sliders import slider_keys
 from app.knobs.sliders import sliders as declared_sliders  # app.planner.sliders is a module here
 from app.planner import rules
-from app.planner.context import Ctx, PlanError, first_sentence
+from app.planner.context import Ctx, PlanError
 from app.planner.sliders import default_positions, starting_points
 from app.planner.sliders import describe as declared_sentence
 
@@ -122,7 +122,7 @@ def _account_for_the_rest(ctx: Ctx) -> None:
             continue
         if knob.is_server_variable and ctx.facts_for(knob.name) is None:
             continue  # this version does not have it: nothing to say
-        ctx.leave(knob.name, knob.slider, first_sentence(knob.advice))
+        ctx.leave(knob.name, knob.slider, ctx.advice(knob.name))
 
 
 def make_plan(facts: HostFacts, positions: SliderPositions, catalogue: Catalogue) -> Plan:

@@ -203,6 +203,10 @@ class Ctx:
         """A catalogue knob."""
         return self.catalogue.knob(name)
 
+    def advice(self, name: str) -> str:
+        """The first sentence of what InnoTune does with ``name`` on this server's line."""
+        return first_sentence(self.knob(name).advice_for(self.version.family))
+
     @property
     def path(self) -> WritePath | None:
         """The datadir's write path (the first one gathered when the datadir is unknown)."""
@@ -241,9 +245,9 @@ class Ctx:
     def accepted(self, change_id: str, slider: str) -> str | None:
         """None when the person accepts this change; otherwise why not."""
         if slider == "fit_disks" and not self.positions.fit_disks:
-            return "you chose not to fit the disks (slider 5)"
+            return "you chose not to fit the disks (slider 5a)"
         if slider == "fit_os" and not self.positions.fit_os:
-            return "you chose not to fit the OS (slider 5)"
+            return "you chose not to fit the OS (slider 5b)"
         if change_id in self.positions.rejected:
             return "you turned this change down"
         return None

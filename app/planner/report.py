@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from app.domain.plan import Change, Plan
+from app.domain.words import count
 from app.knobs import Catalogue, UnknownKnob, default_catalogue
 from app.knobs.sliders import sliders
 from app.planner.sliders import Start
@@ -93,6 +94,21 @@ def change_lines(change: Change, catalogue: Catalogue) -> list[str]:
     return lines
 
 
+def ending(changes: int, restart: bool) -> str:
+    """The plan's last line: how many changes and how they would apply (none is applied yet).
+
+    >>> ending(1, False)
+    '1 change; it can be applied live, without a restart.'
+    >>> ending(3, True)
+    '3 changes; some take effect only after a server restart.'
+    """
+    head = count(changes, "change")
+    if restart:
+        some = "it takes" if changes == 1 else "some take"
+        return f"{head}; {some} effect only after a server restart."
+    return f"{head}; {'it' if changes == 1 else 'all'} can be applied live, without a restart."
+
+
 def _at(plan: Plan, slider: str, value: object) -> bool:
     """True when the plan's slider stands at ``value``."""
     field = next((s.field for s in sliders() if s.key == slider), None)
@@ -140,8 +156,6 @@ def plan_text(plan: Plan, catalogue: Catalogue, starts: Mapping[str, Start] | No
     applied = [c for c in plan.changes if c.target != "advice"]
     if not applied:
         out.append("Nothing to change at these slider positions.")
-    elif plan.restart_needed:
-        out.append(f"{len(applied)} change(s); some need a server restart.")
     else:
-        out.append(f"{len(applied)} change(s), all applied live.")
+        out.append(ending(len(applied), plan.restart_needed))
     return "\n".join(out)

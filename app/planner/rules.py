@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from app.domain.plan import Change, PoolRule
 from app.domain.server import Flavour
+from app.domain.words import count
 from app.knobs import UnknownKnob
 from app.knobs.sliders import Position, slider, slider_keys
 from app.planner.context import DIRECT_IO_FS, Ctx, Disk, first_sentence, reports_rotational
@@ -312,11 +313,10 @@ def memory(ctx: Ctx) -> None:
         )
     if ctx.server_change(name, str(proposed), reason, "memory", risk=risk, restart=restart):
         ctx.pool_rules.append(_pool_rule(ctx, budget, share, minimum, target))
-    ctx.leave(
-        "innodb_buffer_pool_instances",
-        "memory",
-        first_sentence(ctx.knob("innodb_buffer_pool_instances").advice),
-    )
+    if ctx.facts_for("innodb_buffer_pool_instances") is not None:  # gone from MariaDB 10.6
+        ctx.leave(
+            "innodb_buffer_pool_instances", "memory", ctx.advice("innodb_buffer_pool_instances")
+        )
 
 
 def _pool_rule(ctx: Ctx, budget: MemoryBudget, share: int, minimum: int, target: int) -> PoolRule:
@@ -739,9 +739,11 @@ def _io_capacity(ctx: Ctx) -> None:
     if not measured:
         why = (
             "The disk probe measured only synced single writes (a flush's latency), not how "
-            "many pages per second the disk takes; inspect again with --probe-disk to size it."
+            "many pages per second the disk takes; inspect again measuring the disk's sync rate "
+            "to size it."
             if probe is not None and probe.sync_writes_per_s
-            else "The disk's page-write rate was not measured (plan with --probe-disk to size it)."
+            else "The disk's page-write rate was not measured (inspect again measuring the "
+            "disk's sync rate to size it)."
         )
         for name in ("innodb_io_capacity", "innodb_io_capacity_max"):
             ctx.leave(name, "fit_disks", why)
@@ -1051,12 +1053,12 @@ def _io_threads(ctx: Ctx) -> None:
         ctx.leave(
             "innodb_write_io_threads",
             "fit_disks",
-            first_sentence(ctx.knob("innodb_write_io_threads").advice),
+            ctx.advice("innodb_write_io_threads"),
         )
     ctx.leave(
         "innodb_read_io_threads",
         "fit_disks",
-        first_sentence(ctx.knob("innodb_read_io_threads").advice),
+        ctx.advice("innodb_read_io_threads"),
     )
 
 
@@ -1085,9 +1087,7 @@ def fit_disks(ctx: Ctx) -> None:
     _io_threads(ctx)
     _scheduler(ctx)
     _read_ahead(ctx)
-    ctx.leave(
-        "queue/nr_requests", "fit_disks", first_sentence(ctx.knob("queue/nr_requests").advice)
-    )
+    ctx.leave("queue/nr_requests", "fit_disks", ctx.advice("queue/nr_requests"))
     _consistent_io_capacity(ctx)
 
 
@@ -1299,10 +1299,11 @@ def myisam(ctx: Ctx) -> None:
     tables = sum(e.tables for e in used)
     index = sum(e.index_bytes for e in used)
     data = sum(e.data_bytes for e in used)
+    hold = "holds" if tables == 1 else "hold"
     ctx.warn(
-        f"{tables} MyISAM table(s) hold {size_text(data + index)}: MyISAM has no transactions "
-        "and no crash recovery, so a crash can lose or corrupt recent changes whatever slider 1 "
-        "says. Convert them: ALTER TABLE db.tbl ENGINE=InnoDB;"
+        f"{count(tables, 'MyISAM table')} {hold} {size_text(data + index)}: MyISAM has no "
+        "transactions and no crash recovery, so a crash can lose or corrupt recent changes "
+        "whatever slider 1 says. Convert them: ALTER TABLE db.tbl ENGINE=InnoDB;"
     )
     if not ctx.positions.myisam:
         ctx.leave(name, "myisam", "The MyISAM slider is off: the key buffer stays as it is.")
@@ -1315,8 +1316,8 @@ def myisam(ctx: Ctx) -> None:
     ctx.server_change(
         name,
         str(proposed),
-        f"{tables} MyISAM table(s) hold {size_text(index)} of indexes, so the key buffer holds "
-        "them all with a fifth to spare (at least 8 MiB).",
+        f"{count(tables, 'MyISAM table')} {hold} {size_text(index)} of indexes, so the key "
+        "buffer holds them all with a fifth to spare (at least 8 MiB).",
         "myisam",
         risk="Memory given to the key buffer is taken from the buffer pool's room; MyISAM itself "
         "still loses or corrupts recent changes in a crash.",

@@ -266,7 +266,7 @@ def planning_rate(server: ServerFacts) -> tuple[float, str]:
     )
     return ASSUMED_REDO_BYTES_PER_S, (
         f"{seen}, so this is a labelled default: an assumed 1 GiB of redo per hour (inspect "
-        "with a longer --sample under the real load to size it from a measurement)"
+        "with a longer status sample under the real load to size it from a measurement)"
     )
 
 

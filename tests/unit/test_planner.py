@@ -186,7 +186,7 @@ ROWS = [
         "mysql57-myisam",
         moves={"myisam": True},
         changes={"key_buffer_size": str(960 * MIB)},
-        reasons={"key_buffer_size": "12 MyISAM table(s)"},
+        reasons={"key_buffer_size": "12 MyISAM tables"},
         warnings=("ENGINE=InnoDB",),
     ),
     Row(

@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWizardPage
 
 from app.domain.bench import BenchReport
+from app.domain.words import count
 from app.knobs import default_catalogue
 from app.planner.report import change_values
 from app.ui.state import WizardState
@@ -22,7 +23,7 @@ def gains(before: BenchReport | None, after: BenchReport | None) -> list[str]:
         b, a = before.result(v.workload, v.threads), after.result(v.workload, v.threads)
         assert b is not None and a is not None  # a verdict needs both
         lines.append(
-            f"{v.workload} × {v.threads} client(s): {b.commits_per_s:,.0f} → "
+            f"{v.workload} × {count(v.threads, 'client')}: {b.commits_per_s:,.0f} → "
             f"{a.commits_per_s:,.0f} commits/s: {v.text()}"
         )
     return lines
@@ -36,7 +37,7 @@ def summary_html(state: WizardState, log_path: str) -> str:
     if plan is not None:
         applied = [c for c in plan.changes if c.target != "advice"]
         done = "applied to" if state.snapshot_id else "planned (not applied) for"
-        parts.append(f"<h3>{len(applied)} change(s) {done} {html.escape(target)}</h3>")
+        parts.append(f"<h3>{count(len(applied), 'change')} {done} {html.escape(target)}</h3>")
         items = []
         catalogue = default_catalogue()
         for c in applied:

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from app.domain.errors import InnoTuneError
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Change, Plan, SliderPositions
+from app.domain.words import count
 from app.knobs import default_catalogue
 from app.knobs.sliders import Slider, sliders
 from app.planner import default_positions, facts_checksum, make_plan, starting_points
@@ -585,13 +586,15 @@ class TradeoffsPage(QWizardPage):
 
     def _show_summary(self, plan: Plan) -> None:
         applied = [c for c in plan.changes if c.target != "advice"]
-        restart = (
-            "The server must restart for some of them."
-            if plan.restart_needed
-            else ("No restart needed: they all apply live.")
-        )
+        n = len(applied)
+        if n == 0:
+            restart = "Nothing to change at these positions."
+        elif plan.restart_needed:
+            restart = f"The server must restart for {'it' if n == 1 else 'some of them'}."
+        else:
+            restart = f"No restart needed: {'it applies' if n == 1 else 'they all apply'} live."
         self.summary.setText(
-            f"<b>{len(applied)} change(s)</b> for {html.escape(plan.facts.target)} "
+            f"<b>{count(n, 'change')}</b> for {html.escape(plan.facts.target)} "
             f"({html.escape(plan.facts.flavour or '')} {html.escape(plan.facts.version or '')}). "
             f"{restart}"
             + (f"<br><i>{html.escape(self.summary_note)}</i>" if self.summary_note else "")
