@@ -45,10 +45,39 @@ def _text(value: Any) -> str | None:
     return str(value)
 
 
-def explain_login_error(exc: pymysql.err.MySQLError, who: str) -> DatabaseError:
-    """Turn a PyMySQL error into one naming the cause and the fix."""
+def server_words(message: str, server_version: str) -> str:
+    """PyMySQL's message with the server named by its product line.
+
+    PyMySQL says "MySQL server" for every server ("MySQL server has gone away"); on MariaDB
+    that is MariaDB's, and before the handshake (no version yet) it is only "the server".
+
+    >>> server_words("MySQL server has gone away", "11.8.2-MariaDB-log")
+    'MariaDB server has gone away'
+    >>> server_words("Can't connect to MySQL server on 'db' (111)", "")
+    "Can't connect to the server on 'db' (111)"
+    >>> server_words("Lost connection to MySQL server during query", "9.7.0")
+    'Lost connection to MySQL server during query'
+    """
+    if "mariadb" in server_version.lower():
+        return message.replace("MySQL server", "MariaDB server")
+    if not server_version:
+        message = message.replace("to MySQL server", "to the server")
+        return message.replace("MySQL server", "The server")
+    return message
+
+
+def explain_login_error(
+    exc: pymysql.err.MySQLError, who: str, server_version: str = ""
+) -> DatabaseError:
+    """Turn a PyMySQL error into one naming the cause and the fix.
+
+    Args:
+        exc: PyMySQL's error.
+        who: the login (or "the query") that failed.
+        server_version: what the server announced, if it got that far (names the server).
+    """
     code = exc.args[0] if exc.args else 0
-    message = exc.args[1] if len(exc.args) > 1 else str(exc)
+    message = server_words(str(exc.args[1] if len(exc.args) > 1 else exc), server_version)
     if code == 1045:
         return DatabaseError(
             f"The server refused the login of {who}: {message}",
@@ -120,7 +149,9 @@ class PyMySQLSession:
             conn.connect(sock=sock)
         except pymysql.err.MySQLError as exc:
             sock.close()
-            raise explain_login_error(exc, user) from None
+            raise explain_login_error(
+                exc, user, str(getattr(conn, "server_version", "") or "")
+            ) from None
         finally:
             delattr(conn, "set_character_set")  # the method again
         return cls(conn, via)
@@ -201,9 +232,9 @@ class PyMySQLSession:
             except pymysql.err.MySQLError as exc:
                 code = exc.args[0] if exc.args else 0
                 if code in _LINK_ERRORS or isinstance(exc, pymysql.err.InterfaceError):
-                    raise explain_login_error(exc, "the query") from None
+                    raise explain_login_error(exc, "the query", self.server_version) from None
                 outcomes += got
-                outcomes.append(explain_login_error(exc, "the query"))
+                outcomes.append(explain_login_error(exc, "the query", self.server_version))
                 rest = rest[len(got) + 1 :]
         return outcomes
 
@@ -215,7 +246,7 @@ class PyMySQLSession:
                 cur.execute(sql, args)
                 return [tuple(_text(v) for v in row) for row in cur.fetchall()]
         except pymysql.err.MySQLError as exc:
-            raise explain_login_error(exc, "the query") from None
+            raise explain_login_error(exc, "the query", self.server_version) from None
 
     def close(self) -> None:
         """Close the connection (never reconnects on its own: PyMySQL's reconnect is off)."""

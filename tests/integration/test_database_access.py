@@ -104,3 +104,21 @@ def test_socket_login_and_a_stopped_server_leaks_no_socket(tmp_path: Path) -> No
         assert caught.value.fix and "--instance" in caught.value.fix
         del caught
         gc.collect()
+
+
+def test_a_lost_session_names_mariadb_not_mysql(private_server: PrivateServer) -> None:
+    """PyMySQL says "MySQL server has gone away" to every server; a MariaDB is named so."""
+    session = PyMySQLSession.direct(user="root", socket_path=str(private_server.socket_path))
+    killer = PyMySQLSession.direct(user="root", socket_path=str(private_server.socket_path))
+    try:
+        assert "MariaDB" in session.server_version
+        (own,) = session.query("SELECT CONNECTION_ID()")
+        killer.query(f"KILL CONNECTION {int(own[0] or 0)}")
+        with pytest.raises(DatabaseError) as caught:
+            session.query("SELECT 1")
+        text = str(caught.value)
+        assert "MySQL server" not in text, text
+        assert "MariaDB server" in text, text
+    finally:
+        session.close()
+        killer.close()
