@@ -7,11 +7,16 @@ a worker and shows the result.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
+from app.domain.errors import InnoTuneError
 from app.exercises import badchange, bufferpool, crash, powercut, restart
-from app.exercises.model import ExerciseResult, Lab
+from app.exercises.model import ExerciseResult, Lab, text_for
+from app.mysql import burst
+
+log = logging.getLogger(__name__)
 
 RUNNERS: dict[str, Callable[..., ExerciseResult]] = {
     "crash": crash.run,
@@ -23,5 +28,32 @@ RUNNERS: dict[str, Callable[..., ExerciseResult]] = {
 
 
 def run(exercise_id: str, lab: Lab, **scale: Any) -> ExerciseResult:
-    """Run one exercise by its id (the name of its ``.toml`` file)."""
-    return RUNNERS[exercise_id](lab, **scale)
+    """Run one exercise by its id (the name of its ``.toml`` file).
+
+    It says first how long it takes; at its end (also a stopped or failed one) the
+    exercises' own database is dropped from the practice server.
+    """
+    text = text_for(exercise_id)
+    if text.duration:
+        lab.say(f"{text.title}: this takes {text.duration} …")
+    try:
+        return RUNNERS[exercise_id](lab, **scale)
+    finally:
+        drop_schema(lab)
+
+
+def drop_schema(lab: Lab) -> None:
+    """Drop the exercises' database from the lab's server, if the server runs."""
+    if lab.server.running_pid() is None:
+        return
+    try:
+        session = burst.connect(str(lab.server.socket_path))
+    except InnoTuneError as exc:
+        log.warning("could not drop %s: %s", burst.SCHEMA, exc.problem)
+        return
+    try:
+        session.query(f"DROP DATABASE IF EXISTS {burst.SCHEMA}")
+    except InnoTuneError as exc:
+        log.warning("could not drop %s: %s", burst.SCHEMA, exc.problem)
+    finally:
+        session.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import threading
 import tomllib
 from collections.abc import Callable, Sequence
@@ -69,6 +70,12 @@ class ExerciseText:
     title: str
     intro: str
     happened: str  # a str.format template filled with the result's figures
+    duration: str = ""  # how long a run takes here, said before it starts ("about 15 s")
+
+    @property
+    def before_start(self) -> str:
+        """The introduction and how long a run takes: what a learner reads before Start."""
+        return f"{self.intro}\n\nIt takes {self.duration}." if self.duration else self.intro
 
     def explain(self, figures: dict[str, Any]) -> str:
         """The "what just happened" text with this run's figures in it."""
@@ -81,7 +88,7 @@ def load_texts() -> list[ExerciseText]:
     Raises:
         ValueError: a file lacks a key or has an unknown one.
     """
-    keys = {"order", "title", "intro", "happened"}
+    keys = {"order", "title", "intro", "happened", "duration"}
     texts = []
     for path in sorted(resource_dir().glob("*.toml")):
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -96,6 +103,7 @@ def load_texts() -> list[ExerciseText]:
                 title=str(data["title"]),
                 intro=unwrap(str(data["intro"])),
                 happened=str(data["happened"]),
+                duration=str(data["duration"]),
             )
         )
     return sorted(texts, key=lambda t: t.order)
@@ -107,6 +115,30 @@ def text_for(exercise_id: str) -> ExerciseText:
         if text.id == exercise_id:
             return text
     raise KeyError(exercise_id)
+
+
+def nice_ticks(top: float) -> tuple[float, float, int]:
+    """A value axis for bars up to ``top``: its end, its step and the decimals a tick needs.
+
+    Steps are 1, 2, 2.5 or 5 times a power of ten, so ticks read 0, 10000, 20000 (never
+    39576.1) or 0, 0.05, 0.1.
+
+    >>> nice_ticks(39576.1)
+    (50000.0, 10000.0, 0)
+    >>> nice_ticks(0.31)
+    (0.4, 0.1, 1)
+    >>> nice_ticks(0.0)
+    (1.0, 0.2, 1)
+    """
+    top = max(top, 0.0) * 1.15 or 1.0
+    raw = top / 5
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+    end = math.ceil(top / step - 1e-9) * step
+    decimals = max(0, -math.floor(math.log10(step) + 1e-9))
+    if round(step, decimals) != step:
+        decimals += 1  # 2.5, 0.25
+    return float(round(end, decimals)), float(round(step, decimals)), decimals
 
 
 @dataclass(frozen=True)
@@ -214,7 +246,8 @@ def loss_result(
             categories=[f"trx_commit={r.level}" for r in runs],
             series={
                 "lost": [float(r.lost) for r in runs],
-                "at risk (last window)": [float(r.window) for r in runs],
+                # At 1 every acknowledged commit was on disk: nothing was at risk.
+                "at risk (last window)": [0.0 if r.level == 1 else float(r.window) for r in runs],
             },
             y_label="commits",
         ),

@@ -19,7 +19,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.exercises.model import ExerciseResult, Lab, loss_result, resource_dir, text_for
+from app.exercises.model import ExerciseResult, Lab, Say, loss_result, resource_dir, text_for
 from app.mysql import burst
 from app.practice.server import SERVER_CNF, PrivateServer, ServerError
 
@@ -91,8 +91,19 @@ def restore_writeback(saved_file: Path) -> None:
     saved_file.unlink(missing_ok=True)
 
 
+def writeback_notice(saved: dict[str, str]) -> str:
+    """What is about to change on this computer, said before it changes."""
+    names = [
+        f"vm.{Path(p).name} from {saved.get(p, '?')} to {value}" for p, value in WRITEBACK.items()
+    ]
+    return (
+        f"Changing this computer's {' and '.join(names)} until the copy is made "
+        "(they are put back right after) …"
+    )
+
+
 @contextmanager
-def writeback_held(saved_file: Path) -> Iterator[None]:
+def writeback_held(saved_file: Path, say: Say | None = None) -> Iterator[None]:
     """Hold back the kernel's periodic writeback; the old values come back in any case.
 
     The old values go to ``saved_file`` before the first write, so that a run killed in
@@ -100,12 +111,16 @@ def writeback_held(saved_file: Path) -> Iterator[None]:
     """
     saved = {path: Path(path).read_text().strip() for path in WRITEBACK}
     saved_file.write_text(json.dumps(saved))
+    if say is not None:
+        say(writeback_notice(saved))
     try:
         for path, value in WRITEBACK.items():
             Path(path).write_text(value)
         yield
     finally:
         restore_writeback(saved_file)
+        if say is not None:
+            say("The kernel's writeback settings are back as they were.")
 
 
 def clean_leftovers(work: Path) -> None:
@@ -153,7 +168,7 @@ def cut_once(lab: Lab, server: PrivateServer, device: str, level: int, seconds: 
         session.close()
     _sh("sync", "-f", str(server.datadir))  # everything before the burst is on disk
     copy = server.base.parent / f"copy-{level}.img"
-    with writeback_held(server.base.parent / "writeback.json"):
+    with writeback_held(server.base.parent / "writeback.json", lab.say):
         writer = burst.WriteBurst(sock, table)
         lab.say(f"trx_commit={level}: writing for {seconds:.0f} s, then the power cut …")
         writer.start()

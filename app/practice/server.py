@@ -25,6 +25,10 @@ from pathlib import Path
 from app.domain.errors import InnoTuneError
 from app.practice.binaries import INSTALL_HINT, ServerBinaries, find_binaries
 
+#: Seconds between checks while a server starts or stops: the Restart exercise reports both
+#: phases, and a coarser check would add up to its own length to each.
+POLL = 0.02
+
 SERVER_CNF = """\
 # Settings of a fresh install, as a distribution ships them; InnoTune tunes from here.
 [mysqld]
@@ -347,7 +351,7 @@ class PrivateServer:
                     raise ServerError("The server stopped while starting.", self.log_tail_hint())
             if self._greets():
                 return
-            time.sleep(0.1)
+            time.sleep(POLL)
         raise ServerError(
             f"The server did not accept connections in {timeout:.0f} s.", self.log_tail_hint()
         )
@@ -383,7 +387,7 @@ class PrivateServer:
         while time.monotonic() < deadline:
             if not pid_alive(pid):
                 break
-            time.sleep(0.1)
+            time.sleep(POLL)
         else:
             os.kill(pid, signal.SIGKILL)
             time.sleep(0.5)

@@ -41,6 +41,7 @@ from app.exercises.model import (
     ExerciseText,
     Lab,
     load_texts,
+    nice_ticks,
 )
 from app.ui.hostworker import HostWorker, Progress, Task, TaskHandle
 
@@ -106,8 +107,13 @@ class ExerciseChart(QChartView):
         x = QBarCategoryAxis()
         x.append(spec.categories)
         y = QValueAxis()
-        top = max((v for vs in spec.series.values() for v in vs), default=1.0)
-        y.setRange(0, max(1.0, top * 1.15))
+        top = max((v for vs in spec.series.values() for v in vs), default=0.0)
+        end, step, decimals = nice_ticks(top)  # round ticks: 0, 10000, 20000; never 39576.1
+        y.setRange(0, end)
+        y.setTickType(QValueAxis.TickType.TicksDynamic)
+        y.setTickAnchor(0)
+        y.setTickInterval(step)
+        y.setLabelFormat(f"%.{decimals}f")
         y.setTitleText(spec.y_label)
         chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
         chart.addAxis(y, Qt.AlignmentFlag.AlignLeft)
@@ -115,6 +121,20 @@ class ExerciseChart(QChartView):
         series.attachAxis(y)
         chart.legend().setVisible(len(spec.series) > 1)
         self.setChart(chart)
+
+    def clear_chart(self) -> None:
+        """Show nothing (a new run's numbers are on their way)."""
+        self.setChart(QChart())
+
+    def axis_labels(self) -> list[str]:
+        """The value axis's tick labels as drawn (for tests)."""
+        axes = [a for a in self.chart().axes() if isinstance(a, QValueAxis)]
+        if not axes:
+            return []
+        axis = axes[0]
+        fmt, step = axis.labelFormat(), axis.tickInterval()
+        count = round((axis.max() - axis.min()) / step) if step else 0
+        return [fmt % (axis.min() + i * step) for i in range(count + 1)]
 
     def series_names(self) -> list[str]:
         """The names of the bar sets shown (for tests)."""
@@ -158,7 +178,7 @@ class ExercisePanel(QWidget):
         scroll.setWidget(content)
         outer.addWidget(scroll)
         layout = QVBoxLayout(content)
-        self.intro = QLabel(text.intro)
+        self.intro = QLabel(text.before_start)
         self.intro.setWordWrap(True)
         self.intro.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         buttons = QHBoxLayout()
@@ -206,6 +226,13 @@ class ExercisePanel(QWidget):
         self.progress.clear()
         self.happened.clear()
         self.recorded.hide()
+        # A rerun shows none of the last run's numbers while the new ones are measured.
+        self.table.clear()
+        self.table.setRowCount(0)
+        self.table.setColumnCount(0)
+        self.table.hide()
+        self.chart.clear_chart()
+        self.chart.hide()
         self.result = None
         inputs = ExerciseInputs(self.text.id, self._lab_factory, tuple(self._scale.items()))
         self.task = self.worker.submit(Task("exercise", exercise_task, inputs), self)

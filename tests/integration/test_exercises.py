@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from app import exercises
 from app.exercises import badchange, bufferpool, crash, powercut, restart
 from app.exercises.model import ExerciseResult, Lab
 from app.practice.server import PrivateServer
@@ -164,6 +165,39 @@ def test_restart_downtime_is_seen_by_a_polling_client(
     assert f["failed"] >= 1  # the client really was locked out for a while
     assert 0 < f["downtime"] <= f["shutdown"] + f["startup"] + 3.0
     assert private_server.running_pid() is not None
+
+
+def test_restart_explains_its_figures_and_what_this_server_resizes_live(
+    private_server: PrivateServer, tmp_path: Path
+) -> None:
+    """Each phase says what it measures, why the lock-out is not their sum, in hundredths;
+    the redo log sentence is the server's own (MariaDB resizes it live from 10.9)."""
+    result = exercises.run("restart", lab(private_server, tmp_path), dirty_seconds=1.0)
+    f = result.figures
+    assert result.chart is not None
+    for value in result.chart.series["seconds"]:
+        assert value == round(value, 2)  # labels like 0.100633 are gone
+    text = result.explanation
+    assert f"not simply the two phases added ({f['both']:.2f} s)" in text
+    assert "until its process was gone" in text and "until it greeted a login" in text
+    version = private_server.query("SELECT VERSION()").split()[-1]
+    major, minor = (int(x) for x in version.split(".")[:2])
+    live = (major, minor) >= (10, 9)
+    assert ("changes live" in text) is live, text
+    assert ("takes effect only after a restart" in f["redo"]) is not live
+    assert "MariaDB" in f["redo"]
+
+
+def test_an_exercise_says_how_long_it_takes_first_and_leaves_no_database(
+    private_server: PrivateServer, tmp_path: Path
+) -> None:
+    said: list[str] = []
+    work = tmp_path / "work"
+    work.mkdir()
+    exercises.run("restart", Lab(private_server, work, say=said.append), dirty_seconds=1.0)
+    assert said[0] == "What a restart costs: this takes about 5 s …"
+    schemas = private_server.query("SHOW DATABASES").split()
+    assert "innotune_exercises" not in schemas, schemas
 
 
 @pytest.mark.usefixtures("own_apply_jobs")

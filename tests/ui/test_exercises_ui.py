@@ -6,6 +6,7 @@ is a fresh one there, never the user's.
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import QWizard
 from pytestqt.qtbot import QtBot
 
 from app.exercises.model import ExerciseCancelled, ExerciseResult, load_texts
+from app.exercises.powercut import recorded
 from app.practice.binaries import find_binaries
 from app.practice.practice import PracticeServer
 from app.practice.server import PrivateServer
@@ -98,6 +100,38 @@ def test_stop_ends_an_exercise_after_its_current_step(qtbot: QtBot) -> None:
         assert isinstance(finished.args[0], ExerciseCancelled)
         assert panel.happened.text().startswith("Stopped.")
         assert "trx_commit=2" not in panel.progress.toPlainText()
+        qtbot.waitUntil(panel.start_button.isEnabled)
+    finally:
+        PrivateServer(base / "server").stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_rerun_clears_the_last_result_at_once_and_the_axis_ticks_are_round(
+    qtbot: QtBot,
+) -> None:
+    need(find_binaries() is not None, "no MariaDB/MySQL server programs installed")
+    base = Path(tempfile.mkdtemp(prefix="itx-"))
+    try:
+        dialog = ExercisesDialog(
+            lab_factory=scratch_lab(base / "server", base),
+            scale={"restart": {"dirty_seconds": 1.0}},
+        )
+        qtbot.addWidget(dialog)
+        panel = dialog.panels["restart"]
+        assert panel.intro.text().endswith("It takes about 5 s.")
+        panel.show_result(recorded())  # a last result on screen: commits in the thousands
+        assert panel.table.rowCount() == 2 and panel.chart.series_names()
+        labels = panel.chart.axis_labels()
+        assert labels and all(re.fullmatch(r"\d+", x) for x in labels), labels
+        assert len({int(x) % (int(labels[1]) or 1) for x in labels}) == 1  # one round step
+        with qtbot.waitSignal(panel.finished, timeout=240_000) as finished:
+            panel.start_button.click()
+            # At once: none of the last run's numbers while the new ones are measured.
+            assert panel.table.isHidden() and panel.table.rowCount() == 0
+            assert panel.chart.isHidden() and panel.chart.series_names() == []
+        assert isinstance(finished.args[0], ExerciseResult), finished.args[0]
+        assert panel.table.rowCount() == 4 and not panel.table.isHidden()
+        assert all(re.fullmatch(r"\d+\.\d{1,2}", x) for x in panel.chart.axis_labels())
         qtbot.waitUntil(panel.start_button.isEnabled)
     finally:
         PrivateServer(base / "server").stop()
