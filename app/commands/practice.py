@@ -40,7 +40,7 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
         "--dir",
         metavar="DIR",
         help="the practice server's directory (default: <data directory>/practice, "
-        "e.g. ~/.local/share/InnoTune/InnoTune/practice)",
+        "e.g. ~/.local/share/InnoTune/practice)",
     )
     handlers["practice"] = run
 

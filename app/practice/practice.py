@@ -167,7 +167,7 @@ def resolve_target(target: Target, base: Path) -> Target:
 
 
 class PracticeServer:
-    """The practice server under ``base`` (for example ~/.local/share/InnoTune/InnoTune/practice).
+    """The practice server under ``base`` (for example ~/.local/share/InnoTune/practice).
 
     Every method that starts or stops the server holds an exclusive lock first, so a second
     InnoTune process waits for the first instead of starting a second server; once the first

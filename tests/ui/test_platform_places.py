@@ -21,10 +21,9 @@ def test_known_hosts_in_the_data_directory_with_the_old_file_carried_over(
     legacy.parent.mkdir()
     legacy.write_text("db.lan ssh-ed25519 AAAA\n")
     path = known_hosts_file()
-    assert path == app_data_dir() / "known_hosts" == tmp_path / "InnoTune/InnoTune/known_hosts"
-    assert path.read_text() == legacy.read_text()
-    legacy.write_text("changed later\n")
-    assert known_hosts_file().read_text() == "db.lan ssh-ed25519 AAAA\n"  # copied once only
+    # The XDG place is the data directory itself now: the same file, nothing to copy.
+    assert path == app_data_dir() / "known_hosts" == tmp_path / "InnoTune/known_hosts" == legacy
+    assert path.read_text() == "db.lan ssh-ed25519 AAAA\n"
 
 
 def test_entry_point_points_the_ssh_layer_at_it(
@@ -34,7 +33,7 @@ def test_entry_point_points_the_ssh_layer_at_it(
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
     assert hostkeys.default_own_file() == tmp_path / "InnoTune" / "known_hosts"
     _use_platform_places()
-    assert hostkeys.default_own_file() == tmp_path / "InnoTune" / "InnoTune" / "known_hosts"
+    assert hostkeys.default_own_file() == tmp_path / "InnoTune" / "known_hosts"
     assert hostkeys.HostKeyStore().own_file == hostkeys.default_own_file()
 
 
@@ -67,7 +66,7 @@ def test_places_without_qt_are_the_ones_qt_gives(
         monkeypatch.setenv("XDG_DATA_HOME", xdg.format(tmp=tmp_path))
     monkeypatch.setenv("HOME", home.format(tmp=tmp_path))
     saved = QCoreApplication.organizationName(), QCoreApplication.applicationName()
-    QCoreApplication.setOrganizationName("InnoTune")
+    QCoreApplication.setOrganizationName("")  # as the wizard sets them (launch.py)
     QCoreApplication.setApplicationName("InnoTune")
     try:
         qt = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation)
