@@ -101,7 +101,7 @@ def time_cli(
     env.pop("SSH_AUTH_SOCK", None)
     # As an installed program runs: from compiled bytecode (the warm-up run writes it).
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    log = home / "data" / "InnoTune" / "InnoTune" / "logs" / "innotune.log"
+    log = home / "data" / "InnoTune" / "logs" / "innotune.log"
     seconds, trips, sessions = [], [], []
     for n in range(runs + 1):  # the first run warms caches and is not counted
         sshd_before = sshd.log.read_text(errors="replace").count("Starting session:")

@@ -137,7 +137,7 @@ def test_inspect_over_ssh_from_the_frozen_program(
     assert "started by a SysV init script (mariadb)" in out.stdout
     assert "Write path of /var/lib/mysql:" in out.stdout
     # Logs go to the platform's data directory (QStandardPaths), here under XDG_DATA_HOME.
-    assert list((tmp_path / "xdg" / "InnoTune" / "InnoTune" / "logs").iterdir())
+    assert list((tmp_path / "xdg" / "InnoTune" / "logs").iterdir())
 
 
 def test_apply_job_source_travels_as_source(frozen: Path) -> None:

@@ -35,7 +35,7 @@ def fields(out: str) -> dict[str, str]:
 def test_cli_start_status_restart_stop_reset(tmp_path_factory: pytest.TempPathFactory) -> None:
     # A short directory: the socket path under it must stay within 107 bytes.
     xdg = tmp_path_factory.mktemp("x")
-    base = xdg / "InnoTune" / "InnoTune" / "practice"  # QStandardPaths honours XDG_DATA_HOME
+    base = xdg / "InnoTune" / "practice"  # QStandardPaths honours XDG_DATA_HOME
     try:
         status = innotune(xdg, "practice", "status")
         assert status.returncode == 0, status.stderr

@@ -40,7 +40,7 @@ def test_inspect_and_doctor_run_without_qt(tmp_path: Path) -> None:
         line = _run(tmp_path, command, f"root@127.0.0.1:{port}", "--identity", "/nonexistent")
         assert line.startswith("exit 1") and line.endswith("qt none"), (command, line)
     # The log and known-hosts places were still set up, in the data directory Qt would name.
-    assert (tmp_path / "data" / "InnoTune" / "InnoTune" / "logs" / "innotune.log").exists()
+    assert (tmp_path / "data" / "InnoTune" / "logs" / "innotune.log").exists()
 
 
 def test_plan_from_facts_runs_without_qt(tmp_path: Path) -> None:
