@@ -244,12 +244,14 @@ class Ctx:
 
     def accepted(self, change_id: str, slider: str) -> str | None:
         """None when the person accepts this change; otherwise why not."""
+        # Said of the boxes, not of the person: InnoTune itself starts some unticked (the
+        # practice server spares this computer's kernel and disk queues).
         if slider == "fit_disks" and not self.positions.fit_disks:
-            return "you chose not to fit the disks (slider 5a)"
+            return "slider 5a (fit the disks) is unticked"
         if slider == "fit_os" and not self.positions.fit_os:
-            return "you chose not to fit the OS (slider 5b)"
+            return "slider 5b (fit the OS) is unticked"
         if change_id in self.positions.rejected:
-            return "you turned this change down"
+            return "this change is unticked (turned down)"
         return None
 
     def propose(self, change: Change) -> bool:

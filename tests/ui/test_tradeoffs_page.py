@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -187,6 +188,35 @@ def test_practice_server_leaves_this_computers_kernel_and_disks_alone(qtbot: QtB
     assert [c for c in state.plan.changes if c.target == "sysctl"]
 
 
+def test_practice_note_says_what_the_boxes_show_and_left_alone_blames_nobody(
+    qtbot: QtBot,
+) -> None:
+    from app.domain.target import parse_target
+
+    state = WizardState(
+        target=parse_target("practice"), facts=HostFacts.from_json(FACTS.read_text())
+    )
+    page = TradeoffsPage(state)
+    qtbot.addWidget(page)
+    page.initializePage()
+    note = page.summary.text()
+    fit_disks, fit_os = page.sections["fit_disks"].control, page.sections["fit_os"].control
+    assert isinstance(fit_disks, QCheckBox) and isinstance(fit_os, QCheckBox)
+    # 5a stays ticked (the server's own disk settings); only the disk queues are unticked.
+    assert fit_disks.isChecked() and not fit_os.isChecked()
+    assert "kernel and disk settings start unticked" not in note
+    assert "slider 5b" in note and "disk queues under 5a" in note
+    tree = page.sections["fit_disks"].changes
+    rows = [tree.topLevelItem(i) for i in range(tree.topLevelItemCount())]
+    queues = [r for r in rows if r is not None and r.text(0).startswith("queue/")]
+    from PySide6.QtCore import Qt
+
+    assert queues and all(r.checkState(0) == Qt.CheckState.Unchecked for r in queues)
+    text = page.left_alone.toPlainText()
+    assert "you turned" not in text and "you chose" not in text
+    assert "this change is unticked" in text and "slider 5b (fit the OS) is unticked" in text
+
+
 def test_ticking_a_change_back_updates_the_same_row(page: TradeoffsPage) -> None:
     """Turning a change down and back on only flips its tick: the row is never rebuilt
     from inside the tree's own itemChanged (that deleted the item being delivered)."""
@@ -226,7 +256,7 @@ def test_page_is_filled_before_it_opens(qtbot: QtBot, tmp_path: Path) -> None:
     assert not page.isVisible()
     plan = wizard.state.plan
     assert page.sections["crash_loss"].sentence.text().startswith("<b>Risk:</b>")
-    assert "change(s)" in page.summary.text()
+    assert re.search(r"<b>\d+ changes?</b>", page.summary.text())
     wizard.next()
     assert wizard.currentPage() is page and wizard.state.plan is plan
     wizard.done(0)

@@ -345,9 +345,9 @@ def test_turning_down_a_slider_or_a_change() -> None:
     assert plan.change("vm.swappiness") is None
     assert plan.change("vm.dirty_ratio") is not None
     whys = {x.knob + (x.device or ""): x.why for x in plan.left_alone}
-    assert "you chose not to fit the disks" in whys["queue/schedulersda"]
+    assert "slider 5a (fit the disks) is unticked" in whys["queue/schedulersda"]
     assert "sda is non-rotational" in whys["queue/schedulersda"]
-    assert "you turned this change down" in whys["vm.swappiness"]
+    assert "this change is unticked (turned down)" in whys["vm.swappiness"]
 
 
 def test_value_already_in_force_is_no_change() -> None:

@@ -484,10 +484,10 @@ class TradeoffsPage(QWizardPage):
         device_changes = {c.id for c in plan.changes if c.target == "sysfs"}
         self._rejected |= device_changes
         self.summary_note = (
-            "Practice server: this computer's kernel and disk settings start unticked and the "
-            "buffer pool and redo log at their current sizes, so trying InnoTune does not "
-            "retune your desktop or take its memory and disk. Tick them or move the sliders "
-            "to include them."
+            "Practice server: slider 5b (this computer's kernel settings) and the changes to "
+            "this computer's disk queues under 5a start unticked, and the buffer pool and redo "
+            "log at their current sizes, so trying InnoTune does not retune your desktop or "
+            "take its memory and disk. Tick them or move the sliders to include them."
         )
         share = current_share(facts)
         return dataclasses.replace(
