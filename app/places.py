@@ -1,8 +1,9 @@
 """Where InnoTune keeps its files on this computer, without Qt.
 
-The same directories Qt's ``QStandardPaths.AppDataLocation`` names for the application
-"InnoTune" with no organisation name (the wizard sets it so), found with the standard
-library alone, so a headless command never loads Qt (~0.3 s) just to learn a path:
+Qt's ``QStandardPaths.GenericDataLocation`` with "InnoTune" under it (Qt's own
+``AppDataLocation`` would add the organisation name, "InnoTune" again, which the wizard
+keeps for its QSettings file), found with the standard library alone, so a headless
+command never loads Qt (~0.3 s) just to learn a path:
 
 - Linux and other Unix: ``$XDG_DATA_HOME/InnoTune``, where a relative or empty
   ``XDG_DATA_HOME`` counts as unset and means ``$HOME/.local/share`` (an empty ``HOME`` is

@@ -154,7 +154,7 @@ def launch_wizard(argv: list[str] | None = None) -> int:
 
     app = QApplication.instance() or QApplication(argv or sys.argv[:1])
     app.setApplicationName(APP_NAME)
-    app.setOrganizationName("")  # AppDataLocation: InnoTune, not InnoTune/InnoTune
+    app.setOrganizationName(APP_NAME)  # QSettings: ~/.config/InnoTune/InnoTune.conf
     app.setApplicationVersion(__version__)
     assert isinstance(app, QApplication)
     app.setDesktopFileName("innotune")  # Wayland matches the window to innotune.desktop

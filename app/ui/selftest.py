@@ -102,7 +102,7 @@ def _check_wizard() -> str:
     assert isinstance(app, QApplication)
     if existing is None:  # set up as launch.py does; an application already running keeps its own
         app.setApplicationName(APP_NAME)
-        app.setOrganizationName("")  # AppDataLocation: InnoTune, not InnoTune/InnoTune
+        app.setOrganizationName(APP_NAME)  # QSettings: ~/.config/InnoTune/InnoTune.conf
         app.setApplicationVersion(__version__)
         register_gui_thread()
     from app.ui.launch import window_icon

@@ -66,10 +66,11 @@ def test_places_without_qt_are_the_ones_qt_gives(
         monkeypatch.setenv("XDG_DATA_HOME", xdg.format(tmp=tmp_path))
     monkeypatch.setenv("HOME", home.format(tmp=tmp_path))
     saved = QCoreApplication.organizationName(), QCoreApplication.applicationName()
-    QCoreApplication.setOrganizationName("")  # as the wizard sets them (launch.py)
+    QCoreApplication.setOrganizationName("InnoTune")  # as the wizard sets them (launch.py)
     QCoreApplication.setApplicationName("InnoTune")
     try:
-        qt = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation)
+        generic = QStandardPaths.StandardLocation.GenericDataLocation
+        qt = QStandardPaths.writableLocation(generic) + "/InnoTune"  # never InnoTune/InnoTune
     finally:
         QCoreApplication.setOrganizationName(saved[0])
         QCoreApplication.setApplicationName(saved[1])
