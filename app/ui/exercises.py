@@ -320,7 +320,8 @@ class ExercisesDialog(QDialog):
         layout.addWidget(
             QLabel(
                 "Each exercise runs for real on the practice server (never on a server you "
-                "connected to) and ends with what it measured."
+                "connected to) and ends with what it measured. A practice server started here "
+                "stops when you close InnoTune."
             )
         )
         self.tabs = QTabWidget()

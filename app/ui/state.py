@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.access.doctor import DoctorResult, Secrets
 from app.appliers.preview import Preview
 from app.domain.bench import BenchReport
+from app.domain.errors import InnoTuneError
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan, SliderPositions
 from app.domain.target import Target
 from app.ui.hostworker import HostWorker
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -46,6 +50,8 @@ class WizardState:
     # Workers of hosts given up (a new check, a cut-off inspection) still ending their
     # tasks: the window waits for them when it closes.
     retired: list[HostWorker] = field(default_factory=list)
+    # Practice servers this window started (not running before): stopped when it closes.
+    practice_bases: set[Path] = field(default_factory=set)
     # Work on this computer alone: a preview without a connection, an export.
     local: HostWorker = field(default_factory=lambda: HostWorker(name="local"))
 
@@ -73,6 +79,38 @@ class WizardState:
         for host in (*self.retired, self.local):
             host.stop(msecs)
         self.retired.clear()
+
+    def note_practice(self, base: Path | None = None) -> None:
+        """Remember the practice server at ``base`` (None: the default) if it is not running.
+
+        Called before this window may start it: closing the window stops it again. A
+        practice server started elsewhere (``innotune practice start``) is left running.
+        """
+        from app.places import default_practice_dir
+        from app.practice.practice import PracticeServer
+
+        base = base or default_practice_dir()
+        if base in self.practice_bases:
+            return
+        if PracticeServer(base).server.running_pid() is None:
+            self.practice_bases.add(base)
+
+    def stop_practice(self) -> list[Path]:
+        """Stop the practice servers this window started; the bases of those that ran."""
+        from app.practice.practice import PracticeServer
+
+        stopped = []
+        for base in sorted(self.practice_bases):
+            practice = PracticeServer(base)
+            try:
+                if practice.server.running_pid() is not None:
+                    practice.stop(timeout=60)
+                    stopped.append(base)
+                    log.info("practice server at %s stopped: the window closed", base)
+            except (InnoTuneError, OSError) as exc:
+                log.warning("could not stop the practice server at %s: %s", base, exc)
+        self.practice_bases.clear()
+        return stopped
 
     @property
     def connected(self) -> bool:

@@ -203,6 +203,9 @@ class MainWizard(QWizard):
         if self.exercises_dialog is not None:
             self.exercises_dialog.done(0)  # type: ignore[attr-defined] # its exercise ends first
         self.state.stop_hosts(15000)
+        # Said on the Connect page and in the Exercises window: a practice server this
+        # window started stops with it (one started by innotune practice start stays).
+        self.state.stop_practice()
         super().done(result)
 
     def about_text(self) -> str:
@@ -225,6 +228,7 @@ class MainWizard(QWizard):
             from app.ui.exercises import ExercisesDialog
 
             if self.exercises_dialog is None:
+                self.state.note_practice()  # the exercises may start it
                 self.exercises_dialog = ExercisesDialog(self)
             self.exercises_dialog.show()
             self.exercises_dialog.raise_()

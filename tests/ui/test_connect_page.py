@@ -195,3 +195,47 @@ def test_a_port_with_letters_is_refused_and_an_empty_one_is_the_default(
     assert page.build_target().port == 225
     v.port.clear()  # cleared: the default, never the value typed before
     assert page.build_target().port is None
+
+
+def test_closing_the_window_stops_the_practice_server_it_started_and_says_so_first(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    from tests.ui.wizards import open_wizard
+
+    wizard, page = open_wizard(qtbot, tmp_path)
+    page.own_known_hosts = str(tmp_path / "known_hosts")
+    page.practice_dir = tmp_path / "practice"
+    practice = PracticeServer(tmp_path / "practice")
+    try:
+        assert page.view.practice.isChecked()
+        assert "stops it when you close InnoTune" in page.view.practice_note.text()
+        qtbot.mouseClick(page.view.check, Qt.MouseButton.LeftButton)
+        _wait_job(qtbot, page)
+        assert page.state.connected, page.view.message.text()
+        pid = practice.server.running_pid()
+        assert pid is not None
+        wizard.close()
+        assert practice.server.running_pid() is None
+        assert not Path(f"/proc/{pid}").exists()  # gone, not still ending
+    finally:
+        practice.stop()
+
+
+def test_a_practice_server_started_elsewhere_stays_when_the_window_closes(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    from tests.ui.wizards import open_wizard
+
+    practice = PracticeServer(tmp_path / "practice")
+    practice.start()  # as innotune practice start does
+    try:
+        wizard, page = open_wizard(qtbot, tmp_path)
+        page.own_known_hosts = str(tmp_path / "known_hosts")
+        page.practice_dir = tmp_path / "practice"
+        qtbot.mouseClick(page.view.check, Qt.MouseButton.LeftButton)
+        _wait_job(qtbot, page)
+        assert page.state.connected, page.view.message.text()
+        wizard.close()
+        assert practice.server.running_pid() is not None
+    finally:
+        practice.stop()

@@ -278,6 +278,8 @@ class ConnectPage(QWizardPage):
         v.message.setText(f"Checking {target.label}…")
         v.check.setEnabled(False)
         worker = HostWorker(name=target.label)
+        if target.kind == "practice":
+            self.state.note_practice(self.practice_dir)
         inputs = CheckInputs(target, secrets, self.own_known_hosts, self.practice_dir)
         task = worker.submit(Task("check", check_connection, inputs), self)
         self.task, self._checking = task, worker
@@ -543,7 +545,7 @@ class ConnectPage(QWizardPage):
         else:
             self.view.practice_note.setText(
                 "A private MariaDB with its own data directory under your user account; "
-                "InnoTune starts it when you press Check."
+                "InnoTune starts it when you press Check and stops it when you close InnoTune."
             )
 
     def _on_browse_clicked(self) -> None:
