@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from pathlib import Path
 
 import pytest
 
@@ -117,3 +118,19 @@ def test_the_plan_ends_by_saying_what_would_happen_not_that_it_happened() -> Non
     last = plan_text(make_plan(facts, default_positions(facts), CAT), CAT).splitlines()[-1]
     assert "(s)" not in last and "all applied live" not in last
     assert last.endswith(("without a restart.", "server restart.", "slider positions."))
+
+
+def test_the_command_line_plan_names_its_flag_where_the_window_says_it_in_words(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plan's reason says "inspect again measuring the disk's sync rate" (the window's
+    box); innotune plan adds the flag that does it on the command line."""
+    from app.cli import run_cli
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))  # its log goes there
+    facts = Path(__file__).parents[1] / "fixtures/hosts/practice-debian12/facts.json"
+    assert run_cli(["plan", "--facts", str(facts)]) == 0
+    out = capsys.readouterr().out
+    assert "measuring the disk's sync rate" in out
+    assert out.rstrip().endswith("plan again with --probe-disk.")
+    assert "change(s)" not in out and "all applied live" not in out
