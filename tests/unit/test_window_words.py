@@ -54,3 +54,18 @@ def test_a_failed_step_carries_the_window_wording() -> None:
     assert step == Step("login", "fail", "refused", "give --mysql-user", "type a Database user")
     same = _fail("login", InnoTuneError("refused", "check the password"))
     assert same.window_fix == ""  # the window shows the fix as it is
+
+
+def test_errors_name_the_server_by_its_line() -> None:
+    from app.mysql.session import server_words
+
+    assert server_words("MySQL server has gone away", "11.8.2-MariaDB-log") == (
+        "MariaDB server has gone away"
+    )
+    assert server_words("Lost connection to MySQL server during query", "10.5.27-MariaDB") == (
+        "Lost connection to MariaDB server during query"
+    )
+    assert server_words("MySQL server has gone away", "9.7.4") == "MySQL server has gone away"
+    assert server_words("Can't connect to MySQL server on 'db' (111)", "") == (
+        "Can't connect to the server on 'db' (111)"
+    )
