@@ -30,6 +30,8 @@ def test_the_recorded_power_cut_is_a_real_run_and_says_so() -> None:
     runs = {r["level"]: r for r in result.figures["runs"]}
     assert runs[1]["lost"] == 0 and runs[2]["lost"] <= runs[2]["window"]
     assert "{" not in result.explanation  # filled in when it was recorded
+    assert result.chart is not None  # drawn as a run here draws it: nothing at risk at 1
+    assert result.chart.series["at risk (last window)"][0] == 0.0
 
 
 def test_every_exercise_says_how_long_it_takes_before_it_starts() -> None:
