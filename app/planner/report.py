@@ -94,19 +94,26 @@ def change_lines(change: Change, catalogue: Catalogue) -> list[str]:
     return lines
 
 
-def ending(changes: int, restart: bool) -> str:
+def ending(changes: int, restart: int) -> str:
     """The plan's last line: how many changes and how they would apply (none is applied yet).
 
-    >>> ending(1, False)
+    Args:
+        changes: the changes InnoTune would make.
+        restart: how many of them take effect only after a server restart.
+
+    >>> ending(1, 0)
     '1 change; it can be applied live, without a restart.'
-    >>> ending(3, True)
-    '3 changes; some take effect only after a server restart.'
+    >>> ending(3, 1)
+    '3 changes; 1 of them takes effect only after a server restart.'
     """
     head = count(changes, "change")
-    if restart:
-        some = "it takes" if changes == 1 else "some take"
-        return f"{head}; {some} effect only after a server restart."
-    return f"{head}; {'it' if changes == 1 else 'all'} can be applied live, without a restart."
+    if not restart:
+        return f"{head}; {'it' if changes == 1 else 'all'} can be applied live, without a restart."
+    if restart >= changes:
+        who = "it takes" if changes == 1 else "all take"
+    else:
+        who = f"{restart} of them {'takes' if restart == 1 else 'take'}"
+    return f"{head}; {who} effect only after a server restart."
 
 
 def _at(plan: Plan, slider: str, value: object) -> bool:
@@ -157,5 +164,5 @@ def plan_text(plan: Plan, catalogue: Catalogue, starts: Mapping[str, Start] | No
     if not applied:
         out.append("Nothing to change at these slider positions.")
     else:
-        out.append(ending(len(applied), plan.restart_needed))
+        out.append(ending(len(applied), sum(1 for c in applied if c.restart_needed)))
     return "\n".join(out)

@@ -109,10 +109,12 @@ def test_mysql_plan_text_carries_no_mariadb_remark() -> None:
 
 
 def test_the_plan_ends_by_saying_what_would_happen_not_that_it_happened() -> None:
-    assert ending(1, False) == "1 change; it can be applied live, without a restart."
-    assert ending(2, False) == "2 changes; all can be applied live, without a restart."
-    assert ending(1, True) == "1 change; it takes effect only after a server restart."
-    assert ending(3, True) == "3 changes; some take effect only after a server restart."
+    assert ending(1, 0) == "1 change; it can be applied live, without a restart."
+    assert ending(2, 0) == "2 changes; all can be applied live, without a restart."
+    assert ending(1, 1) == "1 change; it takes effect only after a server restart."
+    assert ending(3, 3) == "3 changes; all take effect only after a server restart."
+    assert ending(3, 1) == "3 changes; 1 of them takes effect only after a server restart."
+    assert ending(4, 2) == "4 changes; 2 of them take effect only after a server restart."
     line = next(x for x in LINES if x.version == "11.8.2")
     facts = facts_for(next(h for h in hosts() if h.name == "sata-ssd"), line)
     last = plan_text(make_plan(facts, default_positions(facts), CAT), CAT).splitlines()[-1]
