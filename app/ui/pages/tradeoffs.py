@@ -590,7 +590,9 @@ class TradeoffsPage(QWizardPage):
         if n == 0:
             restart = "Nothing to change at these positions."
         elif plan.restart_needed:
-            restart = f"The server must restart for {'it' if n == 1 else 'some of them'}."
+            needs = sum(1 for c in applied if c.restart_needed)
+            which = "it" if n == 1 else "all of them" if needs >= n else f"{needs} of them"
+            restart = f"The server must restart for {which}."
         else:
             restart = f"No restart needed: {'it applies' if n == 1 else 'they all apply'} live."
         self.summary.setText(
