@@ -15,7 +15,7 @@ from fractions import Fraction
 
 from app.domain.errors import InnoTuneError
 from app.domain.plan import Change, Plan, PoolRule
-from app.optionfiles import parse, render, set_option
+from app.optionfiles import parse, render, set_server_option
 
 GROUP = "mysqld"
 DROPIN_NAME = "99-innotune.cnf"
@@ -155,7 +155,7 @@ def dropin_text(export: Export) -> str:
     option_file = parse(b"", DROPIN_NAME)
     for setting in export.settings:
         value = PLACEHOLDER if setting.per_host else setting.change.proposed
-        option_file = set_option(option_file, GROUP, setting.key, value)
+        option_file = set_server_option(option_file, GROUP, setting.key, value)
     return render(option_file).decode()
 
 

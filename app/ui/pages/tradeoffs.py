@@ -33,7 +33,7 @@ from app.knobs.sliders import Slider, sliders
 from app.planner import default_positions, facts_checksum, make_plan, starting_points
 from app.planner.carry import carry_over, same_host
 from app.planner.report import change_values
-from app.planner.sliders import current_share, note
+from app.planner.sliders import binlog_lock, current_share, note
 from app.ui.logview import error_html, error_parts, link_to_log, log_error
 from app.ui.state import WizardState
 from app.ui.widgets.wraplabel import WrapLabel
@@ -115,6 +115,7 @@ class SliderSection(QGroupBox):
         layout.addWidget(self.changes)
         self._filling = False
         self.locked = False
+        self.locked_note = ""  # why it is locked on this host, when the declaration cannot say
         self._shown: tuple[object, ...] = ()
         self._checkable: dict[str, QTreeWidgetItem] = {}  # tickable rows by change id
 
@@ -430,6 +431,7 @@ class TradeoffsPage(QWizardPage):
                 positions, self._kept, notes = carried.positions, carried.kept, carried.notes
                 self._rejected = set(positions.rejected)
             self._lock_doublewrite(facts, positions)
+            self._lock_binlog(facts)
         except (InnoTuneError, ValueError) as exc:
             self.state.positions = None
             self.since.setVisible(False)
@@ -552,6 +554,14 @@ class TradeoffsPage(QWizardPage):
         section.control.setEnabled(allowed)
         section.locked = not allowed
 
+    def _lock_binlog(self, facts: HostFacts) -> None:
+        """The binary log can go off only where it is on and nothing uses it (the reason shown)."""
+        lock = binlog_lock(facts.server) if facts.server is not None else None
+        section = self.sections["binlog"]
+        section.control.setEnabled(lock is None)
+        section.locked = lock is not None
+        section.locked_note = f"Locked: {lock}." if lock else ""
+
     def positions_from_controls(self) -> SliderPositions:
         """Read every control into slider positions."""
         moved: dict[str, Any] = {s.declared.field: s.position() for s in self.sections.values()}
@@ -618,7 +628,7 @@ class TradeoffsPage(QWizardPage):
         declared = section.declared
         value = section.control_value(getattr(pos, declared.field))
         if section.locked:
-            words = declared.locked or ""
+            words = section.locked_note or declared.locked or ""
         elif isinstance(section.control, QSlider) and declared.positions:
             words = declared.positions[int(value)].label or ""  # the position the control shows
         else:
