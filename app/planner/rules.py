@@ -152,14 +152,6 @@ def binlog_stays(ctx: Ctx) -> bool:
 
 # -- 7. the binary log (planned first: slider 1 reads whether it stays) -------------------
 
-#: Where the manuals say how to turn the binary log off (MySQL) and on (MariaDB).
-BINLOG_LINKS = {
-    Flavour.MYSQL: "https://dev.mysql.com/doc/refman/8.4/en/replication-options-binary-log.html"
-    "#option_mysqld_log-bin",
-    Flavour.MARIADB: "https://mariadb.com/docs/server/server-management/server-monitoring-logs"
-    "/binary-log/activating-the-binary-log",
-}
-
 #: The measured price of the binary log, as the slider's explanation cites it.
 BINLOG_MEASURED = (
     "on a Debian sid host with MySQL 9.7 (sysbench oltp_write_only, 4 clients, every commit "
@@ -200,6 +192,7 @@ def binlog(ctx: Ctx) -> None:
         ctx.leave("log_bin", "binlog", said)
         ctx.warn(f"The binary log stays on although you asked to turn it off: {lock}.")
         return
+    facts = ctx.facts_for("log_bin")
     ctx.sentences["binlog"] = (
         "The binary log goes off at the restart: from then on replicas, point-in-time "
         f"recovery and tools that read it get nothing new. InnoTune found: {found}."
@@ -224,8 +217,8 @@ def binlog(ctx: Ctx) -> None:
             ),
             live=False,
             restart_needed=True,
-            link=BINLOG_LINKS[ctx.version.family],
-            confidence="checked",
+            link=facts.link if facts is not None else "",
+            confidence=facts.confidence if facts is not None else "unverified",
         )
     )
 

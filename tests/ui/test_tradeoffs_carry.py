@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QCheckBox, QSlider
 from pytestqt.qtbot import QtBot
 
 from app.domain.hostfacts import HostFacts
+from app.domain.serverfacts import BinlogUse
 from app.planner.values import GIB
 from app.practice.server import PrivateServer
 from app.ui.pages.connect import ConnectPage
@@ -131,3 +132,42 @@ def test_back_and_inspect_again_keeps_the_choices_and_names_the_change(
     assert "The slider follows the server" in text
     assert "stays where you put it" in page.sections["memory"].start.text()
     wizard.done(0)
+
+
+def _binlog_facts(**server: object) -> HostFacts:
+    base = HostFacts.from_json(FACTS.read_text())
+    assert base.server is not None
+    return dataclasses.replace(base, server=dataclasses.replace(base.server, **server))
+
+
+def test_the_binary_log_choice_is_locked_with_its_reason(qtbot: QtBot) -> None:
+    """Slider 7: off already, or used by a replica, the box is disabled and says why."""
+    state = WizardState(facts=_binlog_facts(binlog_enabled=False))
+    page = TradeoffsPage(state)
+    qtbot.addWidget(page)
+    page.initializePage()
+    page.show()
+    section = page.sections["binlog"]
+    assert section.title() == "7. Keep the binary log?"
+    assert not section.control.isEnabled() and _box(page, "binlog").isChecked()
+    assert section.value_label.text() == "Locked: the binary log is off already."
+    assert "InnoTune never turns it on" in section.sentence.text()
+
+    used = BinlogUse(replica_hosts=1, dump_threads=1)
+    state.facts = _binlog_facts(binlog_enabled=True, binlog_use=used, replicas_connected=1)
+    page.initializePage()
+    assert not section.control.isEnabled()
+    assert section.value_label.text() == (
+        "Locked: 1 replica is connected and 1 connection reads it now."
+    )
+
+    free = BinlogUse(replica_hosts=0, dump_threads=0)
+    state.facts = _binlog_facts(binlog_enabled=True, binlog_use=free, replicas_connected=0)
+    page.initializePage()
+    assert section.control.isEnabled() and _box(page, "binlog").isChecked()
+    assert state.plan is not None and state.plan.change("log_bin") is None
+    _box(page, "binlog").setChecked(False)
+    change = state.plan.change("log_bin")
+    assert change is not None and change.proposed == "OFF" and state.plan.restart_needed
+    assert "3,795" in change.reason
+    assert "goes off at the restart" in section.sentence.text()
