@@ -58,6 +58,9 @@ def test_the_binary_log_goes_off_and_comes_back(
         _restart(host)
     try:
         assert host.sql("SELECT @@log_bin") == "1"
+        report = ok(cli("inspect", *target, "--sample", "0"))
+        assert "binary log on" in report and "replicas registered 0" in report, report
+        assert "connections reading it 0" in report and " kept, the oldest " in report, report
         kept = _plan(cli, target)
         said = dict(kept["sentences"])["binlog"]  # type: ignore[call-overload]
         assert said.startswith("The binary log stays on: "), said
