@@ -18,7 +18,7 @@ from app.domain.plan import Plan, SliderPositions
 from app.domain.words import count
 from app.knobs.sliders import Slider, sliders
 from app.planner.context import classify, datadir_path, server_variable
-from app.planner.sliders import PER_CONNECTION, pool_of, starting_points
+from app.planner.sliders import PER_CONNECTION, binlog_lock, pool_of, starting_points
 from app.planner.values import parse_int, size_text
 
 #: The server variables each slider's start depends on, beyond the catalogue's own knobs
@@ -116,6 +116,15 @@ def carry_over(
         if before == after:
             continue
         notes.append(_note(declared, old, new, before, after, _words(declared, mine), touched))
+    lock = binlog_lock(new.server) if new.server is not None else None
+    if not chosen.binlog and lock is not None:
+        # Something uses it now (or it is off already): the choice no longer applies.
+        moved["binlog"] = True
+        notes.append(
+            f"Since the last inspection {lock}, so the binary log stays as it is although "
+            "you had chosen to turn it off."
+        )
+    # Turned down by the person, or by the new start (the practice server's own devices).
     rejected = tuple(
         sorted(set(chosen.rejected) | (set(new_start.rejected) - set(old_start.rejected)))
     )

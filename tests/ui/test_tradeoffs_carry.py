@@ -64,6 +64,11 @@ def test_a_changed_fact_is_named_and_a_moved_slider_stays(qtbot: QtBot) -> None:
     assert "stays where you put it" in page.sections["redo"].start.text()
 
 
+def state_plan_lacks(plan: object, change_id: str) -> bool:
+    """The plan in force leaves the change out (it is listed unticked)."""
+    return plan is not None and all(c.id != change_id for c in plan.changes)  # type: ignore[attr-defined]
+
+
 def _connect(qtbot: QtBot, connect: ConnectPage, server: PrivateServer) -> None:
     connect.view.local.setChecked(True)
     connect.view.instance.setText(str(server.socket_path))
@@ -101,8 +106,14 @@ def test_back_and_inspect_again_keeps_the_choices_and_names_the_change(
     _box(page, "fit_disks").setChecked(False)
     crash = _slider(page, "crash_loss")
     assert crash.value() == 0  # "Nothing": the private server runs trx_commit 1
+    # One change turned down on its own (its row unticked), as a person does.
+    rows = page.sections["fit_os"]._checkable or page.sections["redo"]._checkable
+    assert rows, "no change to turn down on this host"
+    turned_down, row = next(iter(rows.items()))
+    row.setCheckState(0, Qt.CheckState.Unchecked)
     chosen = wizard.state.positions
     assert chosen is not None and chosen.memory_share == moved and not chosen.fit_disks
+    assert turned_down in chosen.rejected
 
     # A fact changes on the server between the inspections.
     private_server.query("SET GLOBAL innodb_flush_log_at_trx_commit = 2")
@@ -125,6 +136,10 @@ def test_back_and_inspect_again_keeps_the_choices_and_names_the_change(
     pos = wizard.state.positions
     assert pos is not None and pos.memory_share == moved and not pos.fit_disks
     assert pos.crash_loss == "os" and crash.value() == 1  # untouched: follows the server
+    assert turned_down in pos.rejected
+    assert state_plan_lacks(wizard.state.plan, turned_down)
+    again = {**page.sections["fit_os"]._checkable, **page.sections["redo"]._checkable}
+    assert again[turned_down].checkState(0) == Qt.CheckState.Unchecked
     text = page.since.text()
     assert page.since.isVisible(), text
     assert "innodb_flush_log_at_trx_commit changed from 1 to 2" in text

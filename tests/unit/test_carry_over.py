@@ -105,3 +105,27 @@ def test_other_hosts_start_over() -> None:
     a = _facts("9.7")
     b = dataclasses.replace(a, target="another-host")
     assert same_host(a, a) and not same_host(a, b)
+
+
+def test_a_binary_log_turned_off_stays_on_once_a_replica_connects() -> None:
+    from app.domain.serverfacts import BinlogUse
+
+    base = _facts("9.7")
+    assert base.server is not None
+    free = dataclasses.replace(
+        base.server, binlog_enabled=True, replicas_connected=0, binlog_use=BinlogUse(0, 0)
+    )
+    used = dataclasses.replace(free, replicas_connected=1, binlog_use=BinlogUse(1, 1))
+    old = dataclasses.replace(base, server=free)
+    new = dataclasses.replace(base, server=used)
+    start = default_positions(old)
+    chosen = dataclasses.replace(start, binlog=False)
+    carried = carry_over(old, start, chosen, new, default_positions(new), _plan)
+    assert carried.positions.binlog is True
+    assert (
+        "Since the last inspection 1 replica is connected and 1 connection reads it now, so "
+        "the binary log stays as it is although you had chosen to turn it off."
+    ) in carried.notes
+    # Nothing uses it: the choice stays.
+    again = carry_over(old, start, chosen, old, start, _plan)
+    assert again.positions.binlog is False and again.kept == ("binlog",)
