@@ -6,6 +6,7 @@ InnoTune names that file and line."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,51 @@ def test_the_binary_log_goes_off_and_comes_back(
             _restart(host)
     if host.flavour == "mariadb":
         assert host.sql("SELECT @@log_bin") == "0"
+
+
+DUMPS = "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'"
+
+
+@pytest.mark.parametrize("server_host", ["sid", "trixie"], indirect=True)
+def test_a_reader_of_the_binary_log_keeps_it_on(
+    server_host: DebianHost | LocalDebian, tmp_path: Path
+) -> None:
+    """A real reader (mysqlbinlog following the log, as a replica's dump thread does): the
+    plan refuses to turn the binary log off and says why."""
+    host = server_host
+    assert isinstance(host, DebianHost)
+    cli, target = innotune(host, tmp_path)
+    on_file = host.root / ON_FILE
+    reader = "mysqlbinlog"
+    if host.flavour == "mariadb":
+        on_file.write_text("[mysqld]\nlog-bin = mysql-bin\n")
+        _restart(host)
+        reader = "mariadb-binlog"
+    pid = ""
+    try:
+        assert host.sql("SELECT @@log_bin") == "1"
+        first = host.sql("SHOW BINARY LOGS").split()[0]
+        pid = host.run(
+            "sh",
+            "-c",
+            f"setsid {reader} --read-from-remote-server --stop-never --user=root "
+            f"{first} >/dev/null 2>&1 & echo $!",
+        ).strip()
+        for _ in range(100):  # the reader connects in the background
+            if host.sql(DUMPS) == "1":
+                break
+            time.sleep(0.1)
+        assert host.sql(DUMPS) == "1"
+        plan = _plan(cli, target, "--binlog", "off")
+        said = dict(plan["sentences"])["binlog"]  # type: ignore[call-overload]
+        assert said.startswith(
+            "The binary log stays on: 1 connection reads it now, so it cannot go off."
+        ), said
+        assert not [c for c in plan["changes"] if c["key"] == "log_bin"]  # type: ignore[attr-defined]
+        assert any("1 connection reads it now" in w for w in plan["warnings"])  # type: ignore[attr-defined]
+    finally:
+        if pid:
+            host.run("kill", pid, check=False)
+        if on_file.exists():
+            on_file.unlink()
+            _restart(host)
