@@ -106,6 +106,10 @@ def test_back_and_inspect_again_keeps_the_choices_and_names_the_change(
     _box(page, "fit_disks").setChecked(False)
     crash = _slider(page, "crash_loss")
     assert crash.value() == 0  # "Nothing": the private server runs trx_commit 1
+    # A private MariaDB runs without a binary log: slider 7 is locked and says why.
+    binlog = page.sections["binlog"]
+    assert not binlog.control.isEnabled()
+    assert binlog.value_label.text() == "Locked: the binary log is off already."
     # One change turned down on its own (its row unticked), as a person does.
     rows = page.sections["fit_os"]._checkable or page.sections["redo"]._checkable
     assert rows, "no change to turn down on this host"

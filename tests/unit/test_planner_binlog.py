@@ -10,7 +10,7 @@ import pytest
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import SliderPositions
 from app.domain.serverfacts import BinlogUse, OptionLine, Variable
-from app.export.model import digest, dropin_text
+from app.export.model import ExportError, digest
 from app.knobs import default_catalogue
 from app.optionfiles import parse, render, set_server_option
 from app.planner import default_positions, make_plan
@@ -76,9 +76,9 @@ def test_off_on_mysql_is_a_restart_change_written_as_skip_log_bin() -> None:
     # sync_binlog no longer matters, so it is not forced to 1 and no binlog warning stays.
     assert plan.change("sync_binlog") is None
     assert not any("binary log is on" in w for w in plan.warnings)
-    # What the option file gets (the export and the job write it with the same function).
-    assert dropin_text(digest(plan)).count("skip-log-bin") == 1
-    assert "log_bin" not in dropin_text(digest(plan))
+    # The export refuses it (each host's readers would need checking), saying how to go on.
+    with pytest.raises(ExportError, match="--reject log_bin"):
+        digest(plan)
 
 
 def test_off_on_mariadb_names_where_it_was_turned_on_and_beats_that_line() -> None:
