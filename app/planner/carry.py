@@ -118,12 +118,18 @@ def carry_over(
         notes.append(_note(declared, old, new, before, after, _words(declared, mine), touched))
     lock = binlog_lock(new.server) if new.server is not None else None
     if not chosen.binlog and lock is not None:
-        # Something uses it now (or it is off already): the choice no longer applies.
+        # Something uses it now, or it is off already: the choice no longer applies.
         moved["binlog"] = True
-        notes.append(
-            f"Since the last inspection {lock}, so the binary log stays as it is although "
-            "you had chosen to turn it off."
-        )
+        if new.server is not None and not new.server.binlog_enabled:
+            notes.append(
+                "Since the last inspection the binary log is off, so slider 7 has nothing "
+                "left to turn off."
+            )
+        else:
+            notes.append(
+                f"Since the last inspection {lock}, so the binary log stays on although you "
+                "had chosen to turn it off."
+            )
     # Turned down by the person, or by the new start (the practice server's own devices).
     rejected = tuple(
         sorted(set(chosen.rejected) | (set(new_start.rejected) - set(old_start.rejected)))

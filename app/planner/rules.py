@@ -1411,8 +1411,9 @@ def myisam(ctx: Ctx) -> None:
     )
 
 
-#: The rules in the order they run: slider by slider (MyISAM before memory: the key buffer
-#: takes from the pool's room), then the knobs no slider drives.
+#: The rules in the order they run: slider by slider (the binary log first: slider 1 asks
+#: whether it stays; MyISAM before memory: the key buffer takes from the pool's room), then
+#: the knobs no slider drives.
 RULES = (
     binlog,
     crash_loss,

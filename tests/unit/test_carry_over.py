@@ -124,8 +124,15 @@ def test_a_binary_log_turned_off_stays_on_once_a_replica_connects() -> None:
     assert carried.positions.binlog is True
     assert (
         "Since the last inspection 1 replica is connected and 1 connection reads it now, so "
-        "the binary log stays as it is although you had chosen to turn it off."
+        "the binary log stays on although you had chosen to turn it off."
     ) in carried.notes
+    # Turned off meanwhile (applied): nothing left to turn off, and it says so.
+    off = dataclasses.replace(base, server=dataclasses.replace(free, binlog_enabled=False))
+    done = carry_over(old, start, chosen, off, default_positions(off), _plan)
+    assert done.positions.binlog is True
+    assert (
+        "Since the last inspection the binary log is off, so slider 7 has nothing left to turn off."
+    ) in done.notes
     # Nothing uses it: the choice stays.
     again = carry_over(old, start, chosen, old, start, _plan)
     assert again.positions.binlog is False and again.kept == ("binlog",)
