@@ -47,11 +47,13 @@ from app.optionfiles import (
     render,
     resolve,
     set_option,
+    set_server_option,
 )
 from app.optionfiles.binary import BinaryAnswer, ask_binary, binary_present
+from app.optionfiles.editing import SWITCHED_OFF_BY_SKIP
 from app.optionfiles.serverview import ServerView, defaults_switches, read_view, user_home
 from app.optionfiles.serverview import host_reader as _reader
-from app.targetjob.values import same_value
+from app.targetjob.values import parse_bool, same_value
 
 GROUP = "mysqld"  # read by every MySQL and MariaDB server
 REMOVED_NOTE = "obsolete lines removed"  # the note of a file InnoTune only removed lines from
@@ -469,6 +471,9 @@ def _plan(changes: Sequence[Change], host: Host) -> _Planned:
         for change in accepted:
             # set_option rewrites an existing line for the same option in place, whatever
             # its spelling; the key below is only used for a new line.
+            if change.key in SWITCHED_OFF_BY_SKIP:  # skip-log-bin: every server knows it
+                option_file = set_server_option(option_file, GROUP, change.key, change.proposed)
+                continue
             key = change.key if known is not None else f"loose-{change.key}"
             option_file = set_option(option_file, GROUP, key, change.proposed)
     except (OptionFileError, ValueError) as exc:
@@ -612,6 +617,8 @@ def _binary_warnings(
         if any(w.startswith(f"{key}:") for w in known):
             continue
         printed = answer.table.get(key)
+        if key in SWITCHED_OFF_BY_SKIP and printed is not None and parse_bool(printed) is None:
+            continue  # MySQL prints log-bin's file name there ("(No default value)"), not ON/OFF
         if printed is None:
             warnings.append(f"{key}: the server binary does not list it; check the plugin loads.")
         elif not same_value(printed, value):

@@ -42,6 +42,8 @@ class SliderPositions:
         fit_disks: accept the changes that fit the server to its disks (slider 5a).
         fit_os: accept the changes that fit the OS (swappiness, dirty ratios).
         myisam: size key_buffer_size to the MyISAM indexes found (only where MyISAM holds data).
+        binlog: keep the binary log as it is (True), or turn it off (False; never where
+            replicas or a reader use it, and InnoTune never turns it on).
         rejected: ids of single changes the person turned down (``Change.id``), e.g.
             ``innodb_io_capacity`` or ``queue/scheduler@sda``.
     """
@@ -53,6 +55,7 @@ class SliderPositions:
     fit_disks: bool = True
     fit_os: bool = True
     myisam: bool = False
+    binlog: bool = True
     rejected: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:

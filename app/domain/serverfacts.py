@@ -65,6 +65,28 @@ class ErrorLog:
 
 
 @dataclass(frozen=True)
+class BinlogUse:
+    """Who uses the binary log: what InnoTune found before it offers to turn it off.
+
+    Attributes:
+        replica_hosts: replicas registered with this server (SHOW REPLICAS, SHOW SLAVE
+            HOSTS); None when it could not be asked.
+        dump_threads: connections reading the binary log now (a replica's or a tool's
+            "Binlog Dump" thread); None when the process list could not be read.
+        logs: how many binary logs the server keeps (SHOW BINARY LOGS).
+        first_log: the oldest one kept; a number above 1 means older ones were purged
+            (by the expiry setting or by a tool).
+        logs_bytes: their total size.
+    """
+
+    replica_hosts: int | None = None
+    dump_threads: int | None = None
+    logs: int | None = None
+    first_log: str | None = None
+    logs_bytes: int | None = None
+
+
+@dataclass(frozen=True)
 class ServerFacts:
     """Everything about the chosen server instance that write tuning depends on."""
 
@@ -88,6 +110,7 @@ class ServerFacts:
     unknown: tuple[Unknown, ...] = ()
     service: ServiceInfo | None = None  # the systemd unit, when systemd started the server
     option_lines: tuple[OptionLine, ...] = ()  # what the option files give it (server groups)
+    binlog_use: BinlogUse | None = None  # who uses the binary log (None: not asked)
 
     def variable(self, name: str) -> str | None:
         """The value of a global variable, or None when the server has no such variable."""

@@ -15,7 +15,8 @@ from fractions import Fraction
 
 from app.domain.errors import InnoTuneError
 from app.domain.plan import Change, Plan, PoolRule
-from app.optionfiles import parse, render, set_option
+from app.optionfiles import parse, render, set_server_option
+from app.optionfiles.editing import SWITCHED_OFF_BY_SKIP
 
 GROUP = "mysqld"
 DROPIN_NAME = "99-innotune.cnf"
@@ -114,6 +115,13 @@ def digest(plan: Plan) -> Export:
     sysfs: list[Change] = []
     advice: list[Change] = []
     for change in plan.changes:
+        if change.key in SWITCHED_OFF_BY_SKIP:
+            raise ExportError(
+                f"{change.id}: turning the binary log off is not exported yet (a playbook "
+                "would need the replicas and readers of each host checked first).",
+                f"Turn that change down (--reject {change.id}) and export again, or apply it "
+                "on each host with innotune apply.",
+            )
         if change.target in ("option_file", "dynamic"):
             _check(_KEY.match(change.key), change)
             _check(_VALUE.match(change.proposed), change)
@@ -155,7 +163,7 @@ def dropin_text(export: Export) -> str:
     option_file = parse(b"", DROPIN_NAME)
     for setting in export.settings:
         value = PLACEHOLDER if setting.per_host else setting.change.proposed
-        option_file = set_option(option_file, GROUP, setting.key, value)
+        option_file = set_server_option(option_file, GROUP, setting.key, value)
     return render(option_file).decode()
 
 

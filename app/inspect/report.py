@@ -6,6 +6,7 @@ from app.domain.facts import BlockDevice, MachineFacts, WritePath
 from app.domain.hostfacts import HostFacts
 from app.domain.serverfacts import ServerFacts
 from app.domain.service import ServiceInfo
+from app.domain.words import count
 
 STARTED_BY = {
     "systemd": "started by systemd",
@@ -93,6 +94,20 @@ def path_lines(p: WritePath) -> list[str]:
     return lines
 
 
+def _binlog_users(s: ServerFacts) -> str:
+    """Who uses the binary log, as the inspection found it (empty when not asked)."""
+    use = s.binlog_use
+    if use is None:
+        return ""
+    parts = [
+        f"replicas registered {_known(use.replica_hosts, '')}",
+        f"connections reading it {_known(use.dump_threads, '')}",
+    ]
+    if use.logs is not None:
+        parts.append(f"{count(use.logs, 'binary log')} kept, the oldest {use.first_log}")
+    return "; " + ", ".join(parts)
+
+
 def server_lines(s: ServerFacts) -> list[str]:
     """The chosen server: version, how it runs, write rates, engines, logs, option files."""
     inst = s.instance
@@ -103,7 +118,8 @@ def server_lines(s: ServerFacts) -> list[str]:
         f"{s.login_via}",
         f"  binary log {'on' if s.binlog_enabled else 'off'}"
         + (f" (sync_binlog={s.variable('sync_binlog')})" if s.binlog_enabled else "")
-        + f"; replica: {'yes' if s.replica else 'no'}",
+        + f"; replica: {'yes' if s.replica else 'no'}"
+        + _binlog_users(s),
         f"  innodb_flush_log_at_trx_commit={s.variable('innodb_flush_log_at_trx_commit')}, "
         f"buffer pool {size(int(s.variable('innodb_buffer_pool_size') or 0))}, "
         f"dirty pages {_pct(s.dirty_pages_share)}",

@@ -16,7 +16,15 @@ from app.domain.errors import InnoTuneError
 from app.domain.facts import Unknown
 from app.domain.instance import ServerInstance
 from app.domain.server import ServerVersion, VersionError
-from app.domain.serverfacts import EngineUse, ErrorLog, OptionLine, Rates, ServerFacts, Variable
+from app.domain.serverfacts import (
+    BinlogUse,
+    EngineUse,
+    ErrorLog,
+    OptionLine,
+    Rates,
+    ServerFacts,
+    Variable,
+)
 from app.domain.service import ServiceInfo
 from app.inspect.systemd import service_from, systemd_argv_for
 from app.mysql.session import Outcome, Row, Session, query_many
@@ -209,6 +217,10 @@ _ORIGINS = {
     ),
 }
 _REPLICA = ("SHOW REPLICA STATUS", "SHOW SLAVE STATUS")
+_REPLICA_HOSTS = ("SHOW REPLICAS", "SHOW SLAVE HOSTS")
+_DUMP_THREADS = (
+    "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'"
+)
 
 
 def _uses_dictionary(flavour: str, version: str) -> bool:
@@ -445,6 +457,9 @@ def gather_server_facts(
     else:
         unknown.append(Unknown("whether this server is a replica", last_error))
     connected = last.get("Slaves_connected") or last.get("Replicas_connected")
+    binlog_on = values.get("log_bin", "OFF").upper() in ("ON", "1")
+    say("Asking who uses the binary log")
+    binlog = binlog_use(session, binlog_on, unknown)
 
     if help_run is not None:
         try:
@@ -486,7 +501,7 @@ def gather_server_facts(
         status=tuple(sorted(last.items())),
         rates=rates,
         engines=tuple(engines),
-        binlog_enabled=values.get("log_bin", "OFF").upper() in ("ON", "1"),
+        binlog_enabled=binlog_on,
         replica=replica,
         replicas_connected=int(connected) if connected and connected.isdigit() else None,
         uptime_seconds=int(uptime) if uptime and uptime.isdigit() else None,
@@ -498,6 +513,47 @@ def gather_server_facts(
         unknown=tuple(unknown),
         service=service,
         option_lines=option_lines,
+        binlog_use=binlog,
+    )
+
+
+def binlog_use(session: Session, enabled: bool, unknown: list[Unknown]) -> BinlogUse:
+    """Who uses the binary log: registered replicas, dump threads, the logs kept.
+
+    SHOW REPLICAS is MySQL 8.0.22+'s name (MariaDB and older MySQL: SHOW SLAVE HOSTS); a
+    replica registers itself only when it connects, and a dump thread is any client
+    reading the binary log now (a replica, or a tool such as Debezium or mysqlbinlog).
+    """
+    hosts: int | None = None
+    problem = ""
+    for sql in _REPLICA_HOSTS:
+        try:
+            hosts = len(session.query(sql))
+            break
+        except InnoTuneError as exc:
+            problem = exc.problem
+    if hosts is None:
+        unknown.append(Unknown("the replicas registered with this server", problem))
+    dumps: int | None = None
+    try:
+        rows = session.query(_DUMP_THREADS)
+        dumps = int(rows[0][0] or 0) if rows else 0
+    except InnoTuneError as exc:
+        unknown.append(Unknown("who reads the binary log now", exc.problem))
+    if not enabled:
+        return BinlogUse(replica_hosts=hosts, dump_threads=dumps)
+    try:
+        logs = session.query("SHOW BINARY LOGS")
+    except InnoTuneError as exc:
+        unknown.append(Unknown("the binary logs kept", exc.problem))
+        return BinlogUse(replica_hosts=hosts, dump_threads=dumps)
+    size = sum(int(r[1] or 0) for r in logs if len(r) > 1 and (r[1] or "0").isdigit())
+    return BinlogUse(
+        replica_hosts=hosts,
+        dump_threads=dumps,
+        logs=len(logs),
+        first_log=logs[0][0] if logs else None,
+        logs_bytes=size,
     )
 
 

@@ -12,6 +12,7 @@ from app.optionfiles.editing import (
     quote_value,
     remove_option_line,
     set_option,
+    set_server_option,
     unified_diff,
 )
 from app.optionfiles.effective import (
@@ -81,6 +82,7 @@ __all__ = [
     "server_groups",
     "remove_option_line",
     "set_option",
+    "set_server_option",
     "transport_reader",
     "unified_diff",
 ]

@@ -176,6 +176,34 @@ def set_option(option_file: OptionFile, group: str, key: str, value: str | None)
     return edited
 
 
+#: How a server variable that is not a plain ``key = value`` is written: log_bin OFF is
+#: ``skip-log-bin`` (``log-bin = OFF`` would name the binary log "OFF" and turn it on).
+#: Checked on MySQL 9.7 and MariaDB 11.8: a later ``skip-log-bin`` beats an earlier
+#: ``log-bin = name``.
+SWITCHED_OFF_BY_SKIP = ("log_bin",)
+
+
+def set_server_option(option_file: OptionFile, group: str, key: str, value: str) -> OptionFile:
+    """Set a server variable in ``[group]`` as the server reads it (see set_option).
+
+    ``log_bin`` OFF becomes a bare ``skip-log-bin``, after every line of this file's
+    ``[group]`` that sets log_bin is taken out (set_option would rewrite ``log-bin = name``
+    in place as a bare ``log-bin``, which turns it on). Any other key: set_option.
+    """
+    if key in SWITCHED_OFF_BY_SKIP and value.strip().upper() in ("OFF", "0"):
+        in_group = False
+        numbers = []
+        for line in option_file.lines:
+            if line.kind is Kind.GROUP:
+                in_group = _group_matches(line.group, group)
+            elif in_group and _same_option(line, key) and line.number is not None:
+                numbers.append(line.number)
+        for number in reversed(numbers):
+            option_file = remove_option_line(option_file, number, key)
+        return set_option(option_file, group, "skip-" + key.replace("_", "-"), None)
+    return set_option(option_file, group, key, value)
+
+
 def remove_option_line(option_file: OptionFile, number: int, key: str) -> OptionFile:
     """Remove line ``number`` when it sets ``key`` (any spelling); every other byte stays.
 

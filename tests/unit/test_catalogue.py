@@ -27,6 +27,7 @@ ISSUE_KNOBS = [
     "innodb_flush_log_at_trx_commit",
     "innodb_flush_log_at_timeout",
     "sync_binlog",
+    "log_bin",  # issue 26: the binary log's choice
     "innodb_buffer_pool_size",
     "innodb_buffer_pool_instances",
     "innodb_buffer_pool_chunk_size",

@@ -29,6 +29,7 @@ def test_the_page_order_and_every_position_field() -> None:
         "fit_disks",
         "fit_os",
         "myisam",
+        "binlog",
     ]
     fields = {f.name for f in dataclasses.fields(SliderPositions)} - {"rejected"}
     assert sorted(s.field for s in DECLARED) == sorted(fields)

@@ -32,8 +32,9 @@ from app.domain.words import count
 from app.knobs import default_catalogue
 from app.knobs.sliders import Slider, sliders
 from app.planner import default_positions, facts_checksum, make_plan, starting_points
+from app.planner.carry import carry_over, same_host
 from app.planner.report import change_values
-from app.planner.sliders import current_share, note
+from app.planner.sliders import binlog_lock, current_share, note
 from app.ui.logview import error_html, error_parts, link_to_log, log_error
 from app.ui.state import WizardState
 from app.ui.widgets.wraplabel import WrapLabel
@@ -115,6 +116,7 @@ class SliderSection(QGroupBox):
         layout.addWidget(self.changes)
         self._filling = False
         self.locked = False
+        self.locked_note = ""  # why it is locked on this host, when the declaration cannot say
         self._shown: tuple[object, ...] = ()
         self._checkable: dict[str, QTreeWidgetItem] = {}  # tickable rows by change id
 
@@ -230,6 +232,10 @@ class TradeoffsPage(QWizardPage):
         self.catalogue = default_catalogue()
         self._facts: HostFacts | None = None
         self._rejected: set[str] = set()
+        # Where the page started on the current facts: a slider elsewhere was moved by the
+        # person, and keeps its position when the host is inspected again.
+        self._start: SliderPositions | None = None
+        self._kept: tuple[str, ...] = ()
         # Plans of the current facts by slider positions: a slider dragged back and forth
         # asks for the same few plans again (the planner is pure, its plans immutable).
         self._plans: dict[SliderPositions, Plan] = {}
@@ -254,6 +260,11 @@ class TradeoffsPage(QWizardPage):
         self.error.setVisible(False)
         self.warnings = WrapLabel()
         self.warnings.setObjectName("plan_warnings")
+        # What a new inspection changed in InnoTune's recommendations (hidden when nothing).
+        self.since = WrapLabel()
+        self.since.setObjectName("since_last_inspection")
+        self.since.setAccessibleName("what changed since the last inspection")
+        self.since.setVisible(False)
         self.summary = WrapLabel()
         self.sections: dict[str, SliderSection] = {}
         body = QWidget()
@@ -293,6 +304,7 @@ class TradeoffsPage(QWizardPage):
         layout = QVBoxLayout(self)
         layout.addWidget(self.error)
         layout.addWidget(self.summary)
+        layout.addWidget(self.since)
         layout.addWidget(scroll, 1)
 
     # -- filling the page ahead of time ----------------------------------------------------
@@ -384,20 +396,51 @@ class TradeoffsPage(QWizardPage):
         self._flush_left_alone()
 
     def _adopt(self, facts: HostFacts) -> None:
-        """Start over for new facts: at InnoTune's recommendation, nothing turned down."""
+        """Take new facts: at InnoTune's start, or the person's choices on the same server.
+
+        After Back and a new inspection of the same server, every slider the person moved
+        and every change they turned down stays; the others follow the new start, and the
+        page says which fact changed a recommendation (app/planner/carry.py).
+        """
+        previous, chosen, old_start = self._facts, self.state.positions, self._start
         self._facts = facts
         self._plans = {}
         self._rejected = set()
+        self._start = None
+        self._kept = ()
         self.summary_note = ""
+        notes: tuple[str, ...] = ()
         try:
             positions = default_positions(facts)
             if self.state.target is not None and self.state.target.kind == "practice":
                 positions = self._spare_this_computer(facts, positions)
+            start = positions
+            if (
+                previous is not None
+                and chosen is not None
+                and old_start is not None
+                and same_host(previous, facts)
+            ):
+                carried = carry_over(
+                    previous,
+                    old_start,
+                    chosen,
+                    facts,
+                    start,
+                    lambda f, p: make_plan(f, p, self.catalogue),
+                )
+                positions, self._kept, notes = carried.positions, carried.kept, carried.notes
+                self._rejected = set(positions.rejected)
             self._lock_doublewrite(facts, positions)
+            self._lock_binlog(facts)
         except (InnoTuneError, ValueError) as exc:
             self.state.positions = None
+            self.since.setVisible(False)
             self._no_plan(facts, exc)
             return
+        self._start = start
+        self.since.setText("".join(f"<p>{html.escape(n)}</p>" for n in notes))
+        self.since.setVisible(bool(notes))
         self.state.positions = positions
         self._update_plan()
         self._show_starts(facts)
@@ -422,8 +465,14 @@ class TradeoffsPage(QWizardPage):
             lead = (
                 "Recommended for this host" if start.recommended else "Starts where the server is"
             )
+            kept = (
+                " You moved this slider before inspecting again, so it stays where you put it."
+                if key in self._kept
+                else ""
+            )
             section.start.setText(
-                f"<i>{lead}: <b>{html.escape(words)}</b>. {html.escape(start.why)}</i>"
+                f"<i>{lead}: <b>{html.escape(words)}</b>. {html.escape(start.why)}"
+                f"{html.escape(kept)}</i>"
             )
 
     def _no_plan(self, facts: HostFacts, exc: Exception) -> None:
@@ -506,6 +555,14 @@ class TradeoffsPage(QWizardPage):
         section.control.setEnabled(allowed)
         section.locked = not allowed
 
+    def _lock_binlog(self, facts: HostFacts) -> None:
+        """The binary log can go off only where it is on and nothing uses it (the reason shown)."""
+        lock = binlog_lock(facts.server) if facts.server is not None else None
+        section = self.sections["binlog"]
+        section.control.setEnabled(lock is None)
+        section.locked = lock is not None
+        section.locked_note = f"Locked: {lock}." if lock else ""
+
     def positions_from_controls(self) -> SliderPositions:
         """Read every control into slider positions."""
         moved: dict[str, Any] = {s.declared.field: s.position() for s in self.sections.values()}
@@ -572,7 +629,7 @@ class TradeoffsPage(QWizardPage):
         declared = section.declared
         value = section.control_value(getattr(pos, declared.field))
         if section.locked:
-            words = declared.locked or ""
+            words = section.locked_note or declared.locked or ""
         elif isinstance(section.control, QSlider) and declared.positions:
             words = declared.positions[int(value)].label or ""  # the position the control shows
         else:
