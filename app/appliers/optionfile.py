@@ -396,11 +396,11 @@ def _plan(changes: Sequence[Change], host: Host) -> _Planned:
     ids = tuple(c.id for c in changes)
     if not changes and not removals:
         return _Planned(Action("optionfile", ids, "no option-file changes"), None, None, {})
+    if not host.live:  # nothing is read: the facts' server is not needed
+        return _Planned(_offline([*changes, *removals]), None, None, {})
     server = host.facts.server
     if server is None:
         raise ApplyError("The facts hold no server; option files cannot be planned.")
-    if not host.live:
-        return _Planned(_offline([*changes, *removals]), None, None, {})
     if not changes:
         return _removal_action(removals, host)
     assert host.transport is not None

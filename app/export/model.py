@@ -1,9 +1,17 @@
-"""What both exports need from a plan: the settings by kind, the per-host rule, the comments.
+"""What both exports need: the same Actions the preview shows and the job runs, digested.
 
-Pure: a :class:`~app.domain.plan.Plan` in, plain values out. The file contents reuse the
-appliers' renderers (:func:`app.optionfiles.set_option` / :func:`app.optionfiles.render` for
-the drop-in, :func:`app.appliers.sysctl.render_conf` for sysctl.d) so an export writes the
-same files InnoTune's own apply would write on a host without earlier InnoTune files.
+:func:`digest` describes the plan with the describers of :mod:`app.appliers.registry` (from
+the facts, without a connection: an export is for other hosts) and sorts their Actions'
+typed values by what an export does with them. The file contents reuse the appliers'
+renderers (:func:`app.optionfiles.set_option` / :func:`app.optionfiles.render` for the
+drop-in, :func:`app.appliers.sysctl.render_conf` for sysctl.d, :func:`app.appliers.udev.
+assignments` for udev), so an export writes what InnoTune's own apply would write.
+
+Disk queue settings are not tied to the planned host's device names: on each host, at run
+time, :data:`FIND_DISKS` finds the disks under the filesystem that holds the datadir, their
+kind and a stable identifier to match in the udev rule (never the kernel name). A disk of
+the kind the plan was made for gets the plan's settings for that kind; any other gets
+none, and the run says which.
 """
 
 from __future__ import annotations
@@ -13,7 +21,12 @@ import textwrap
 from dataclasses import dataclass
 from fractions import Fraction
 
+from app.appliers.actions import Action, Host
+from app.appliers.registry import describe_all
+from app.appliers.udev import MATCH_KEYS, RULE_HEAD, SAFE_ID_CHARS, assignments, find_device
 from app.domain.errors import InnoTuneError
+from app.domain.facts import BlockDevice, MachineFacts, OsFacts
+from app.domain.hostfacts import HostFacts
 from app.domain.plan import Change, Plan, PoolRule
 from app.optionfiles import parse, render, set_option
 
@@ -27,9 +40,17 @@ PLACEHOLDER = "INNOTUNE_PER_HOST_VALUE"
 
 _KEY = re.compile(r"^[a-z][a-z0-9_]*$")
 _SYSCTL_KEY = re.compile(r"^[a-z0-9_]+([./][a-z0-9_-]+)+$")
-_DEVICE = re.compile(r"^[A-Za-z0-9_.:!+-]+$")
 _ATTR = re.compile(r"^queue/[a-z0-9_]+$")
 _VALUE = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+#: Disk kinds as the exports tell them apart at run time, in plain words.
+KIND_WORDS = {
+    "loop": "a loop device",
+    "nvme": "an NVMe drive",
+    "ssd": "an SSD",
+    "hdd": "a spinning disk",
+    "unknown": "a disk of unknown kind",
+}
 
 
 class ExportError(InnoTuneError):
@@ -40,30 +61,54 @@ class ExportError(InnoTuneError):
 class ServerSetting:
     """One option-file line; ``dynamic`` ones are also set live when no restart follows."""
 
+    key: str
+    value: str
     change: Change
     per_host: bool  # computed on each host from a rule (the buffer pool)
+    statement: str | None  # the Actions' SET GLOBAL of it; None: it needs a restart
 
     @property
-    def key(self) -> str:
-        """The variable."""
-        return self.change.key
+    def live(self) -> bool:
+        """True when the Actions set it live (SET GLOBAL) too."""
+        return self.statement is not None
 
     @property
     def restart(self) -> bool:
         """True when a new value takes effect only after a restart."""
-        return self.change.target == "option_file" or self.change.restart_needed
+        return not self.live
+
+
+@dataclass(frozen=True)
+class KernelSetting:
+    """A sysctl value: set live, kept in sysctl.d."""
+
+    key: str
+    value: str
+    change: Change
+
+
+@dataclass(frozen=True)
+class QueueSetting:
+    """A disk queue value for every datadir disk of ``kind`` on a host."""
+
+    attr: str
+    value: str
+    kind: str
+    change: Change
 
 
 @dataclass(frozen=True)
 class Export:
-    """The plan digested for the exporters."""
+    """The plan's Actions digested for the exporters."""
 
     plan: Plan
+    actions: tuple[Action, ...]
     settings: tuple[ServerSetting, ...]
-    sysctl: tuple[Change, ...]
-    sysfs: tuple[Change, ...]
+    sysctl: tuple[KernelSetting, ...]
+    queue: tuple[QueueSetting, ...]
     advice: tuple[Change, ...]
     pool_rule: PoolRule | None
+    notes: tuple[str, ...] = ()
 
     @property
     def mariadb(self) -> bool:
@@ -91,9 +136,20 @@ class Export:
         return tuple(s.key for s in self.settings if not s.restart)
 
     @property
-    def devices(self) -> tuple[str, ...]:
-        """The block devices with queue settings, in plan order."""
-        return tuple(dict.fromkeys(c.device or "" for c in self.sysfs))
+    def kinds(self) -> tuple[str, ...]:
+        """The disk kinds the plan has queue settings for."""
+        return tuple(dict.fromkeys(q.kind for q in self.queue))
+
+    def queue_for(self, kind: str) -> dict[str, str]:
+        """The queue settings a disk of ``kind`` gets: attribute → value."""
+        return {q.attr: q.value for q in self.queue if q.kind == kind}
+
+    def typed_values(self) -> list[tuple[str, str, str]]:
+        """(kind, key, value) of every value exported, as the Actions hold them."""
+        out = [("dynamic", s.key, s.value) for s in self.settings if s.live and not s.per_host]
+        out += [("sysctl", k.key, k.value) for k in self.sysctl]
+        out += [("sysfs", q.attr, q.value) for q in self.queue]
+        return out
 
 
 def version_number(text: str) -> str:
@@ -102,44 +158,125 @@ def version_number(text: str) -> str:
     return match.group(1) if match else ""
 
 
-def digest(plan: Plan) -> Export:
-    """Sort the plan's changes by what an export does with them.
+def disk_kind(device: BlockDevice | None) -> str:
+    """loop, nvme, ssd, hdd or unknown, as :data:`FIND_DISKS` tells them apart at run time."""
+    if device is None:
+        return "unknown"
+    if device.kind == "loop" or device.name.startswith("loop"):
+        return "loop"
+    if device.name.startswith("nvme"):
+        return "nvme"
+    if device.rotational is None:
+        return "unknown"
+    return "hdd" if device.rotational else "ssd"
+
+
+def plan_only_facts(plan: Plan) -> HostFacts:
+    """Facts that say only what the plan records: no devices, no server."""
+    return HostFacts(
+        target=plan.facts.target,
+        collected_at=plan.facts.collected_at,
+        os=OsFacts(MachineFacts()),
+        instances=(),
+        server=None,
+    )
+
+
+def digest(plan: Plan, facts: HostFacts | None = None) -> Export:
+    """Describe the plan (the same describers as Preview and the job) and sort the Actions.
+
+    Args:
+        plan: the plan.
+        facts: the facts it was made from, when there are any: they tell which kind of
+            disk each queue setting was planned for. Without them (a saved plan alone) no
+            queue setting is exported, and the export says why.
 
     Raises:
-        ExportError: a name or value an export will not write into a file or a shell line.
+        ExportError: a describer refused a change, or a name or value an export will not
+            write into a file or a shell line.
     """
-    rules = {r.key: r for r in plan.pool_rules}
-    settings: list[ServerSetting] = []
-    sysctl: list[Change] = []
-    sysfs: list[Change] = []
-    advice: list[Change] = []
-    for change in plan.changes:
-        if change.target in ("option_file", "dynamic"):
-            _check(_KEY.match(change.key), change)
-            _check(_VALUE.match(change.proposed), change)
-            settings.append(ServerSetting(change, per_host=change.key in rules))
-        elif change.target == "sysctl":
-            _check(_SYSCTL_KEY.match(change.key) and _VALUE.match(change.proposed), change)
-            sysctl.append(change)
-        elif change.target == "sysfs":
-            ok = _DEVICE.match(change.device or "") and _ATTR.match(change.key)
-            _check(ok and _VALUE.match(change.proposed), change)
-            sysfs.append(change)
-        else:
-            advice.append(change)
     if not plan.facts.version:
         raise ExportError(
             "The plan does not name the server version, so an export could not check it.",
             "Make the plan again from a current inspection (innotune plan TARGET --out FILE).",
         )
+    errors: list[str] = []
+    host = Host(facts or plan_only_facts(plan))
+    actions = tuple(describe_all(plan.changes, host, errors))
+    if errors:
+        raise ExportError(
+            "InnoTune would not apply some changes, so it does not export them: "
+            + "; ".join(errors),
+            "Turn those changes down (--reject) and export again.",
+        )
+    by_id = {c.id: c for c in plan.changes}
+    rules = {r.key: r for r in plan.pool_rules}
+    live = {
+        v.key: sql
+        for a in actions
+        for v, sql in zip([v for v in a.values if v.kind == "dynamic"], a.statements, strict=True)
+    }
+    settings: list[ServerSetting] = []
+    for action in actions:
+        if action.applier != "optionfile":
+            continue
+        changes = {by_id[i].key: by_id[i] for i in action.change_ids if i in by_id}
+        for key, value in action.option_lines:
+            change = changes[key]
+            _check(_KEY.match(key) and _VALUE.match(value), change)
+            settings.append(ServerSetting(key, value, change, key in rules, live.get(key)))
+    sysctl: list[KernelSetting] = []
+    queue: list[QueueSetting] = []
+    notes: list[str] = []
+    for action in actions:
+        mine = [by_id[i] for i in action.change_ids if i in by_id]
+        for v in action.values:
+            found = next((c for c in mine if _same(c, v.key)), None)
+            if found is None:
+                continue
+            change = found
+            if v.kind == "sysctl":
+                _check(_SYSCTL_KEY.match(v.key) and _VALUE.match(v.new), change)
+                sysctl.append(KernelSetting(v.key, v.new, change))
+            elif v.kind == "sysfs":
+                _check(_ATTR.match(v.key) and _VALUE.match(v.new), change)
+                if facts is None:
+                    notes.append(
+                        f"{v.key} = {v.new} for {v.device} is not exported: a saved plan alone "
+                        "does not say what kind of disk it was planned for. Export from the "
+                        "facts or the host to carry it."
+                    )
+                    continue
+                kind = disk_kind(find_device(facts, v.device or ""))
+                queue.append(QueueSetting(v.key, v.new, kind, change))
+    clash = {
+        (q.kind, q.attr)
+        for q in queue
+        for other in queue
+        if (q.kind, q.attr) == (other.kind, other.attr) and q.value != other.value
+    }
+    if clash:
+        raise ExportError(
+            "The plan sets different queue values for disks of the same kind ("
+            + ", ".join(f"{a} on {KIND_WORDS[k]}" for k, a in sorted(clash))
+            + "), so an export could not tell them apart on another host.",
+            "Export for one disk at a time, or apply with InnoTune itself.",
+        )
+    unique = list({(q.kind, q.attr): q for q in queue}.values())
     return Export(
         plan=plan,
+        actions=actions,
         settings=tuple(settings),
         sysctl=tuple(sysctl),
-        sysfs=tuple(sysfs),
-        advice=tuple(advice),
+        queue=tuple(unique),
+        advice=tuple(c for c in plan.changes if c.target in ("advice", "option_remove")),
         pool_rule=rules.get(POOL_KEY),
+        notes=tuple(notes),
     )
+
+
+def _same(change: Change, key: str) -> bool:
+    return change.key.replace("/", ".") == key
 
 
 def _check(ok: object, change: Change) -> None:
@@ -150,11 +287,71 @@ def _check(ok: object, change: Change) -> None:
         )
 
 
+# The characters udev matches literally, as a shell pattern (the space escaped).
+_SAFE_PATTERN = SAFE_ID_CHARS.replace(" ", "\\ ")
+
+
+def _find_disks_script() -> str:
+    sources = " ".join(f"{src}:{match}" for src, match in MATCH_KEYS.items())
+    return (
+        "d=$1; tab='|'\n"
+        'src=$(findmnt -n -o SOURCE -T "$d" 2>/dev/null) || '
+        '{ printf "none%s%s\\n" "$tab" "findmnt cannot tell where the datadir $d lies"; exit 0; }\n'
+        "src=${src%%[[]*}\n"
+        'case "$src" in /dev/*) ;; *) printf "none%s%s\\n" "$tab" '
+        '"the datadir $d lies on $src, not on a block device"; exit 0 ;; esac\n'
+        "found=no\n"
+        'for name in $(lsblk -nrs -o KNAME,TYPE "$src" 2>/dev/null '
+        '| awk \'$2 == "disk" || $2 == "loop" { print $1 }\'); do\n'
+        "    found=yes; q=/sys/block/$name\n"
+        '    case "$name" in\n'
+        "        loop*) kind=loop ;;\n"
+        "        nvme*) kind=nvme ;;\n"
+        '        *) case "$(cat "$q/queue/rotational" 2>/dev/null)" in 1) kind=hdd ;; '
+        "0) kind=ssd ;; *) kind=unknown ;; esac ;;\n"
+        "    esac\n"
+        '    rule=; match=; why="no stable identifier (WWID, serial or backing file)"\n'
+        f"    for s in {sources}; do\n"
+        '        f=$q/${s%%:*}; [ -r "$f" ] || continue\n'
+        "        v=$(sed 's/^ *//; s/ *$//' \"$f\" 2>/dev/null | head -n 1)\n"
+        '        [ -n "$v" ] || continue\n'
+        '        case "$v" in\n'
+        f"            *[!{_SAFE_PATTERN}]*) "
+        'why="its identifier holds characters a udev rule cannot match literally" ;;\n'
+        "            *)\n"
+        "                slug=$(printf '%s' \"$v\" | tr -cs 'A-Za-z0-9' '-' "
+        "| sed 's/^-*//; s/-*$//' "
+        "| awk '{ n = length($0); print (n > 24 ? substr($0, n - 23) : $0) }')\n"
+        "                sum=$(printf '%s' \"$v\" | sha256sum | cut -c1-8)\n"
+        '                rule="99-innotune-${slug:-device}-$sum.rules"\n'
+        '                match="${s#*:}==\\"$v\\""; why= ;;\n'
+        "        esac\n"
+        "        break\n"
+        "    done\n"
+        '    printf "disk%s%s%s%s%s%s%s%s%s%s\\n" "$tab" "$name" "$tab" "$kind" "$tab" "$rule" '
+        '"$tab" "$match" "$tab" "$why"\n'
+        "done\n"
+        '[ "$found" = yes ] || printf "none%s%s\\n" "$tab" "no disk found under $src"\n'
+    )
+
+
+#: ``sh -c FIND_DISKS sh DATADIR``: one line per disk under the datadir's filesystem,
+#: ``disk|name|kind|rule file|udev match|why no rule``, or ``none|why`` when the datadir
+#: is not on a block device. The rule file is named as
+#: :func:`app.appliers.udev.rule_path` names it; the match is on the same stable identifier.
+FIND_DISKS = _find_disks_script()
+
+
+def udev_line(export: Export, kind: str) -> str:
+    """The rule line for a disk of ``kind``, with ``MATCH`` standing for its match clause."""
+    return f"{RULE_HEAD}MATCH, {assignments(export.queue_for(kind))}"
+
+
 def dropin_text(export: Export) -> str:
     """The drop-in as InnoTune's option-file renderer writes it; per-host values as PLACEHOLDER."""
     option_file = parse(b"", DROPIN_NAME)
     for setting in export.settings:
-        value = PLACEHOLDER if setting.per_host else setting.change.proposed
+        value = PLACEHOLDER if setting.per_host else setting.value
         option_file = set_option(option_file, GROUP, setting.key, value)
     return render(option_file).decode()
 
@@ -189,6 +386,8 @@ def plan_header(export: Export) -> list[str]:
         lines += comment(f"{slider}: {sentence}")
     for warning in export.plan.warnings:
         lines += comment(f"Warning: {warning}")
+    for note in export.notes:
+        lines += comment(f"Not exported: {note}")
     for change in export.advice:
         if change.target == "option_remove":
             where = change.id.split(" at ", 1)[-1]
