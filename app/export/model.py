@@ -276,7 +276,8 @@ def digest(plan: Plan, facts: HostFacts | None = None) -> Export:
 
 
 def _same(change: Change, key: str) -> bool:
-    return change.key.replace("/", ".") == key
+    """The change a value is for (sysctl keys may be spelled with slashes)."""
+    return key in (change.key, change.key.replace("/", "."))
 
 
 def _check(ok: object, change: Change) -> None:
