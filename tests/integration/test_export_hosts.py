@@ -97,6 +97,7 @@ def loop_datadir(two_hosts: tuple[DebianHost, DebianHost], tmp_path: Path) -> It
 
 def facts_of(host: DebianHost, tmp_path: Path) -> HostFacts:
     """The host inspected over SSH by the CLI (no sampling to speak of)."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     cli, target = innotune(host, tmp_path)
     return HostFacts.from_json(ok(cli("inspect", *target, "--json", "--sample", "1")))
 
