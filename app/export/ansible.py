@@ -30,10 +30,9 @@ import json
 from app.appliers.sysctl import render_conf
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
+from app.export.disks import DISKS_TEMPLATE, FIND_DISKS, KIND_WORDS
 from app.export.model import (
     DROPIN_NAME,
-    FIND_DISKS,
-    KIND_WORDS,
     PLACEHOLDER,
     POOL_KEY,
     SYSCTL_FILE,
@@ -337,36 +336,6 @@ def _sysctl_template(export: Export) -> str:
         lines += explain(setting.change)
     body = render_conf(None, {k.key: k.value for k in export.sysctl}).decode()
     return _raw("\n".join(lines) + "\n" + body)
-
-
-#: Each datadir disk (the lines of FIND_DISKS) with the settings of its kind and a sentence
-#: saying what it gets; a JSON list for ``from_json``.
-DISKS_TEMPLATE = """\
-{%- set out = [] -%}
-{%- for line in innotune_found_disks.stdout_lines -%}
-{%- set f = (line ~ '|||||').split('|') -%}
-{%- if f[0] == 'disk' -%}
-{%- set settings = innotune_queue_by_kind.get(f[2], []) -%}
-{%- set words = f[1] ~ ' is ' ~ innotune_kind_words.get(f[2], f[2]) -%}
-{%- if not settings -%}
-{%- set says = words ~ "; the plan's queue settings are for " ~ innotune_planned_kinds
-    ~ ': none set on this host' -%}
-{%- else -%}
-{%- set pairs = [] -%}
-{%- for s in settings -%}{%- set _ = pairs.append(s.attr ~ '=' ~ s.value) -%}{%- endfor -%}
-{%- set says = words ~ ': it gets ' ~ pairs | join(' ') ~ (
-    ', kept in ' ~ f[3] ~ ' (matching ' ~ f[4] ~ ')' if f[3]
-    else '; ' ~ f[5] ~ ', no udev rule: the live values last until the next reboot') -%}
-{%- endif -%}
-{%- set _ = out.append({'name': f[1], 'kind': f[2], 'rule': f[3], 'match': f[4],
-    'settings': settings, 'says': says}) -%}
-{%- elif f[0] == 'none' -%}
-{%- set _ = out.append({'name': '', 'kind': '', 'rule': '', 'match': '', 'settings': [],
-    'says': 'no disk queue settings on this host: ' ~ f[1]}) -%}
-{%- endif -%}
-{%- endfor -%}
-{{ out | tojson }}
-"""
 
 
 def _udev_template(export: Export) -> str:

@@ -7,11 +7,9 @@ renderers (:func:`app.optionfiles.set_option` / :func:`app.optionfiles.render` f
 drop-in, :func:`app.appliers.sysctl.render_conf` for sysctl.d, :func:`app.appliers.udev.
 assignments` for udev), so an export writes what InnoTune's own apply would write.
 
-Disk queue settings are not tied to the planned host's device names: on each host, at run
-time, :data:`FIND_DISKS` finds the disks under the filesystem that holds the datadir, their
-kind and a stable identifier to match in the udev rule (never the kernel name). A disk of
-the kind the plan was made for gets the plan's settings for that kind; any other gets
-none, and the run says which.
+Disk queue settings are not tied to the planned host's device names: each queue setting
+carries the kind of disk it was planned for, and :mod:`app.export.disks` finds each host's
+datadir disks when the export runs.
 """
 
 from __future__ import annotations
@@ -23,11 +21,12 @@ from fractions import Fraction
 
 from app.appliers.actions import Action, Host
 from app.appliers.registry import describe_all
-from app.appliers.udev import MATCH_KEYS, RULE_HEAD, SAFE_ID_CHARS, assignments, find_device
+from app.appliers.udev import RULE_HEAD, assignments, find_device
 from app.domain.errors import InnoTuneError
-from app.domain.facts import BlockDevice, MachineFacts, OsFacts
+from app.domain.facts import MachineFacts, OsFacts
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Change, Plan, PoolRule
+from app.export.disks import KIND_WORDS, disk_kind
 from app.optionfiles import parse, render, set_option
 
 GROUP = "mysqld"
@@ -42,15 +41,6 @@ _KEY = re.compile(r"^[a-z][a-z0-9_]*$")
 _SYSCTL_KEY = re.compile(r"^[a-z0-9_]+([./][a-z0-9_-]+)+$")
 _ATTR = re.compile(r"^queue/[a-z0-9_]+$")
 _VALUE = re.compile(r"^[A-Za-z0-9_.-]+$")
-
-#: Disk kinds as the exports tell them apart at run time, in plain words.
-KIND_WORDS = {
-    "loop": "a loop device",
-    "nvme": "an NVMe drive",
-    "ssd": "an SSD",
-    "hdd": "a spinning disk",
-    "unknown": "a disk of unknown kind",
-}
 
 
 class ExportError(InnoTuneError):
@@ -156,19 +146,6 @@ def version_number(text: str) -> str:
     """``10.11.6-MariaDB-0+deb12u1`` → ``10.11.6``."""
     match = re.match(r"\s*(\d+(?:\.\d+){0,2})", text)
     return match.group(1) if match else ""
-
-
-def disk_kind(device: BlockDevice | None) -> str:
-    """loop, nvme, ssd, hdd or unknown, as :data:`FIND_DISKS` tells them apart at run time."""
-    if device is None:
-        return "unknown"
-    if device.kind == "loop" or device.name.startswith("loop"):
-        return "loop"
-    if device.name.startswith("nvme"):
-        return "nvme"
-    if device.rotational is None:
-        return "unknown"
-    return "hdd" if device.rotational else "ssd"
 
 
 def plan_only_facts(plan: Plan) -> HostFacts:
@@ -286,61 +263,6 @@ def _check(ok: object, change: Change) -> None:
             f"{change.id}: {change.proposed!r} is not a name or value InnoTune exports.",
             "Turn that change down (--reject) and export again.",
         )
-
-
-# The characters udev matches literally, as a shell pattern (the space escaped).
-_SAFE_PATTERN = SAFE_ID_CHARS.replace(" ", "\\ ")
-
-
-def _find_disks_script() -> str:
-    sources = " ".join(f"{src}:{match}" for src, match in MATCH_KEYS.items())
-    return (
-        "d=$1; tab='|'\n"
-        'src=$(findmnt -n -o SOURCE -T "$d" 2>/dev/null) || '
-        '{ printf "none%s%s\\n" "$tab" "findmnt cannot tell where the datadir $d lies"; exit 0; }\n'
-        "src=${src%%[[]*}\n"
-        'case "$src" in /dev/*) ;; *) printf "none%s%s\\n" "$tab" '
-        '"the datadir $d lies on $src, not on a block device"; exit 0 ;; esac\n'
-        "found=no\n"
-        'for name in $(lsblk -nrs -o KNAME,TYPE "$src" 2>/dev/null '
-        '| awk \'$2 == "disk" || $2 == "loop" { print $1 }\'); do\n'
-        "    found=yes; q=/sys/block/$name\n"
-        '    case "$name" in\n'
-        "        loop*) kind=loop ;;\n"
-        "        nvme*) kind=nvme ;;\n"
-        '        *) case "$(cat "$q/queue/rotational" 2>/dev/null)" in 1) kind=hdd ;; '
-        "0) kind=ssd ;; *) kind=unknown ;; esac ;;\n"
-        "    esac\n"
-        '    rule=; match=; why="no stable identifier (WWID, serial or backing file)"\n'
-        f"    for s in {sources}; do\n"
-        '        f=$q/${s%%:*}; [ -r "$f" ] || continue\n'
-        "        v=$(sed 's/^ *//; s/ *$//' \"$f\" 2>/dev/null | head -n 1)\n"
-        '        [ -n "$v" ] || continue\n'
-        '        case "$v" in\n'
-        f"            *[!{_SAFE_PATTERN}]*) "
-        'why="its identifier holds characters a udev rule cannot match literally" ;;\n'
-        "            *)\n"
-        "                slug=$(printf '%s' \"$v\" | tr -cs 'A-Za-z0-9' '-' "
-        "| sed 's/^-*//; s/-*$//' "
-        "| awk '{ n = length($0); print (n > 24 ? substr($0, n - 23) : $0) }')\n"
-        "                sum=$(printf '%s' \"$v\" | sha256sum | cut -c1-8)\n"
-        '                rule="99-innotune-${slug:-device}-$sum.rules"\n'
-        '                match="${s#*:}==\\"$v\\""; why= ;;\n'
-        "        esac\n"
-        "        break\n"
-        "    done\n"
-        '    printf "disk%s%s%s%s%s%s%s%s%s%s\\n" "$tab" "$name" "$tab" "$kind" "$tab" "$rule" '
-        '"$tab" "$match" "$tab" "$why"\n'
-        "done\n"
-        '[ "$found" = yes ] || printf "none%s%s\\n" "$tab" "no disk found under $src"\n'
-    )
-
-
-#: ``sh -c FIND_DISKS sh DATADIR``: one line per disk under the datadir's filesystem,
-#: ``disk|name|kind|rule file|udev match|why no rule``, or ``none|why`` when the datadir
-#: is not on a block device. The rule file is named as
-#: :func:`app.appliers.udev.rule_path` names it; the match is on the same stable identifier.
-FIND_DISKS = _find_disks_script()
 
 
 def udev_line(export: Export, kind: str) -> str:

@@ -20,10 +20,9 @@ import shlex
 from app.appliers.sysctl import render_conf
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
+from app.export.disks import FIND_DISKS, KIND_WORDS
 from app.export.model import (
     DROPIN_NAME,
-    FIND_DISKS,
-    KIND_WORDS,
     PLACEHOLDER,
     POOL_KEY,
     SYSCTL_FILE,

@@ -19,7 +19,8 @@ from app.domain.facts import BlockDevice
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
 from app.export.ansible import ROLE, render_playbook
-from app.export.model import FIND_DISKS, digest, disk_kind
+from app.export.disks import FIND_DISKS, disk_kind
+from app.export.model import digest
 from app.export.script import render_script
 from app.planner import default_positions, make_plan
 from app.targetjob.values import set_global
