@@ -17,9 +17,11 @@ import unittest
 
 try:  # under the oldest python: the zipapp is on sys.path
     from targetjob import files, formats, records, values
+    from targetjob import main as job_main
     from targetjob.job import Job
 except ImportError:
     from app.targetjob import files, formats, records, values
+    from app.targetjob import main as job_main
     from app.targetjob.job import Job
 
 
@@ -135,6 +137,33 @@ class FormatsTest(unittest.TestCase):
         self.assertEqual(formats.JournalLine.from_json(line.to_json()), line)
         self.assertIsNone(formats.JournalLine.from_json('{"seq": 1'))
         self.assertEqual(line.line(), "✓ write: a\n      b")
+
+
+class OldBundleTest(unittest.TestCase):
+    def test_the_job_refuses_a_bundle_of_sql_text_and_says_what_to_do(self) -> None:
+        directory = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, directory)
+        old = {
+            "id": "j1",
+            "mode": "apply",
+            "format": 1,
+            "snapshot_id": "s1",
+            "statements": ["SET GLOBAL innodb_io_capacity = 900"],
+        }
+        with open(os.path.join(directory, "bundle.json"), "w") as fh:
+            json.dump(old, fh)
+        self.assertEqual(job_main.main(["job.pyz", directory]), 1)
+        with open(os.path.join(directory, "state.json"), "rb") as fh:
+            state = formats.JobState.from_json(fh.read())
+        assert state is not None
+        self.assertEqual(state.state, "refused")
+        self.assertIn("nothing changed", state.errors[0])
+        self.assertIn("older than this job's (2)", state.errors[0])
+        self.assertIn("apply again with this InnoTune", state.errors[0])
+        with open(os.path.join(directory, "journal.jsonl")) as fh:
+            line = formats.JournalLine.from_json(fh.readline())
+        assert line is not None
+        self.assertEqual((line.step, line.status), ("start", "fail"))
 
 
 class FilesTest(unittest.TestCase):
