@@ -270,6 +270,14 @@ def _udev_functions(export: Export) -> list[str]:
         "    esac",
         "}",
         "",
+        "write_rules() {  # DIR: the rule of each datadir disk that gets settings",
+        "    printf '%s\\n' \"$DISKS\" | while IFS='|' read -r what name kind rule match why; do",
+        '        if [ "$what" = disk ] && [ -n "$rule" ] && [ -n "$(queue_for "$kind")" ]; then',
+        '            write_udev "$kind" "$match" "$name" > "$1/udev-$name"',
+        "        fi",
+        "    done",
+        "}",
+        "",
         "say_disks() {",
         "    printf '%s\\n' \"$DISKS\" | while IFS='|' read -r what name kind rule match why; do",
         '        case "$what" in',
@@ -388,15 +396,8 @@ def _apply_function(export: Export) -> list[str]:
     ]
     if export.sysctl:
         lines.append('    write_sysctl > "$work/sysctl"')
-    lines += [
-        "    find_datadir_disks",
-        "    say_disks",
-        "    printf '%s\\n' \"$DISKS\" | while IFS='|' read -r what name kind rule match why; do",
-        '        if [ "$what" = disk ] && [ -n "$rule" ] && [ -n "$(queue_for "$kind")" ]; then',
-        '            write_udev "$kind" "$match" "$name" > "$work/udev-$name"',
-        "        fi",
-        "    done",
-    ]
+    if export.queue:  # the disks matter only for the plan's queue settings
+        lines += ["    find_datadir_disks", "    say_disks", '    write_rules "$work"']
     lines += [
         '    old="$work/old-dropin"',
         '    if [ -f "$DROPIN" ]; then cp "$DROPIN" "$old"; else : > "$old"; fi',
