@@ -1,10 +1,12 @@
-"""What an applier describes, as a value: files with their full new content, SQL, values.
+"""What an applier describes, as a value: files with their full new content, typed values.
 
-Appliers only describe: each one's ``describe(...)`` returns :class:`Action` values, read
-from the host but changing nothing. The preview is rendered from these Actions and the
-runner builds the job's bundle from the same ones; the job on the target
-(:mod:`app.targetjob`) is the only code that makes the change. So the preview cannot
-drift from what apply does.
+Appliers only describe: each one's ``describe(changes, host) -> list[Action]`` (found in
+:mod:`app.appliers.registry` by target kind) returns :class:`Action` values, read from the
+host but changing nothing. The preview is rendered from these Actions, the runner builds
+the job's bundle from the same ones and the export writes them for a fleet; the job on the
+target (:mod:`app.targetjob`) is the only code that makes the change. Values stay typed
+(name, value, kind) all the way: the SQL the preview shows is spelled by the same function
+the job spells it with (:func:`app.targetjob.values.set_global`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from app.domain.errors import InnoTuneError
 from app.domain.hostfacts import HostFacts
 from app.domain.words import sentence
 from app.remote.transport import Transport, shell_line
+from app.targetjob.values import persist_sql, set_global
 
 
 class ApplyError(InnoTuneError):
@@ -87,6 +90,23 @@ class ValueChange:
 
 
 @dataclass(frozen=True)
+class Persisted:
+    """A value MySQL keeps in mysqld-auto.cnf that would beat the option file.
+
+    ``how`` is ``reset`` (RESET PERSIST: the option file then wins) or ``persist``
+    (SET PERSIST_ONLY InnoTune's ``value`` there too).
+    """
+
+    key: str
+    value: str
+    how: str
+
+    def sql(self) -> str:
+        """The statement the job runs for it (spelled on the target the same way)."""
+        return persist_sql(self.key, self.value, self.how)
+
+
+@dataclass(frozen=True)
 class Action:
     """What one applier does (or would do) for one or more changes of the plan.
 
@@ -96,13 +116,15 @@ class Action:
         summary: one line for people.
         files: files written, each with its full new content.
         commands: commands the job runs, in order (after the live values).
-        statements: SQL statements run (dynamic variables).
-        persist_statements: ``RESET PERSIST``/``SET PERSIST_ONLY`` run after them (MySQL):
-            a value persisted in mysqld-auto.cnf would otherwise beat the option file.
+        persisted: values in mysqld-auto.cnf (MySQL) to reset or persist after the live
+            ones: a value persisted there would otherwise beat the option file.
         server_files: files the server itself rewrites because of those statements
             (mysqld-auto.cnf); snapshotted and put back byte for byte on rollback.
-        values: current → new values of settings; the job writes the sysfs and sysctl ones
-            live (:func:`app.targetjob.values.live_write`).
+        values: current → new values of settings, typed: the job writes the sysfs and
+            sysctl ones live (:func:`app.targetjob.values.live_write`) and sets the dynamic
+            ones with SET GLOBAL (:attr:`statements`).
+        option_lines: the ``[mysqld]`` settings the option files carry, key and value (also
+            when the files could not be read: the export writes them into its drop-in).
         warnings: what would override or undo the change, each with its fix.
         unsupported: changes this host cannot take ("not supported on this host").
         restart_needed: the server must restart for the change to take effect.
@@ -114,21 +136,29 @@ class Action:
     summary: str
     files: tuple[FileWrite, ...] = ()
     commands: tuple[Command, ...] = ()
-    statements: tuple[str, ...] = ()
-    persist_statements: tuple[str, ...] = ()
+    persisted: tuple[Persisted, ...] = ()
     server_files: tuple[str, ...] = ()
     values: tuple[ValueChange, ...] = ()
+    option_lines: tuple[tuple[str, str], ...] = ()
     warnings: tuple[str, ...] = ()
     unsupported: tuple[str, ...] = ()
     restart_needed: bool = False
     restart: Command | None = None
 
     @property
+    def statements(self) -> tuple[str, ...]:
+        """The SET GLOBAL of each dynamic value, as the job spells and sends it."""
+        return tuple(set_global(v.key, v.new) for v in self.values if v.kind == "dynamic")
+
+    @property
+    def persist_statements(self) -> tuple[str, ...]:
+        """``RESET PERSIST``/``SET PERSIST_ONLY`` run after the live values (MySQL)."""
+        return tuple(p.sql() for p in self.persisted)
+
+    @property
     def empty(self) -> bool:
         """True when the action changes nothing."""
-        return not (
-            self.files or self.commands or self.statements or self.persist_statements or self.values
-        )
+        return not (self.files or self.commands or self.persisted or self.values)
 
 
 @dataclass

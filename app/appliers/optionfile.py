@@ -30,6 +30,7 @@ from app.appliers.actions import (
     Command,
     FileWrite,
     Host,
+    Persisted,
     late_name,
     read_file_or_none,
     stat_files,
@@ -257,23 +258,19 @@ def persisted_winners(view: ServerView, wanted: dict[str, str]) -> dict[str, tup
     return found
 
 
-def persist_statement(key: str, value: str, choice: str) -> str:
-    """``RESET PERSIST`` (the option file then wins) or ``SET PERSIST_ONLY`` InnoTune's value.
+def persisted_value(key: str, value: str, choice: str) -> Persisted:
+    """``reset`` (RESET PERSIST: the option file then wins) or ``persist`` InnoTune's value.
 
     PERSIST_ONLY writes mysqld-auto.cnf without touching the live value: the job sets that
     with SET GLOBAL (or the restart does), as for any other change.
     """
     if not _KEY.match(key):
         raise ApplyError(f"Not a server variable name InnoTune writes: {key!r}.")
-    if choice == "reset":
-        return f"RESET PERSIST IF EXISTS {key}"
-    if choice != "persist":
+    if choice not in PERSISTED_CHOICES:
         raise ApplyError(f"Unknown choice for persisted values: {choice!r}.")
-    if re.fullmatch(r"[0-9]+", value):
-        return f"SET PERSIST_ONLY {key} = {value}"
-    if not re.fullmatch(r"[A-Za-z0-9_.,/+-]*", value):
+    if choice == "persist" and not re.fullmatch(r"[A-Za-z0-9_.,/+-]*", value):
         raise ApplyError(f"{key}: InnoTune does not send the value {value!r}.")
-    return f"SET PERSIST_ONLY {key} = '{value}'"
+    return Persisted(key, value, choice)
 
 
 def _persisted_note(
@@ -311,6 +308,9 @@ def _offline(changes: Sequence[Change]) -> Action:
             f"files the server reads to show the diff ({keys}). Give a TARGET to preview them.",
         ),
         restart_needed=any(c.target == "option_file" for c in changes),
+        option_lines=tuple(
+            (c.key, c.proposed) for c in changes if c.target in ("option_file", "dynamic")
+        ),
     )
 
 
@@ -398,11 +398,11 @@ def _plan(changes: Sequence[Change], host: Host) -> _Planned:
     ids = tuple(c.id for c in changes)
     if not changes and not removals:
         return _Planned(Action("optionfile", ids, "no option-file changes"), None, None, {})
+    if not host.live:  # nothing is read: the facts' server is not needed
+        return _Planned(_offline([*changes, *removals]), None, None, {})
     server = host.facts.server
     if server is None:
         raise ApplyError("The facts hold no server; option files cannot be planned.")
-    if not host.live:
-        return _Planned(_offline([*changes, *removals]), None, None, {})
     if not changes:
         return _removal_action(removals, host)
     assert host.transport is not None
@@ -530,8 +530,8 @@ def _plan(changes: Sequence[Change], host: Host) -> _Planned:
     warnings += check_winners(
         would, dest.path, {k: v for k, v in wanted.items() if k not in persisted}
     )
-    persist_statements = tuple(
-        persist_statement(key, wanted[key], host.persisted) for key in sorted(persisted)
+    persist_values = tuple(
+        persisted_value(key, wanted[key], host.persisted) for key in sorted(persisted)
     )
     if persisted:
         notes.append(_persisted_note(persisted, wanted, host.persisted))
@@ -578,12 +578,13 @@ def _plan(changes: Sequence[Change], host: Host) -> _Planned:
         change_ids=tuple(c.id for c in (*accepted, *removed)),
         summary=summary,
         files=files,
-        persist_statements=persist_statements,
+        persisted=persist_values,
         server_files=tuple(sorted({path for path, _ in persisted.values()})),
         warnings=tuple(warnings),
         unsupported=tuple(unsupported),
         restart_needed=needs_restart and bool(files),
         restart=restart,
+        option_lines=tuple(wanted.items()),
     )
     return _Planned(action, would, overlay, wanted, tuple(help_files))
 
@@ -629,7 +630,7 @@ def _binary_warnings(
     return warnings
 
 
-def describe(changes: Sequence[Change], host: Host) -> Action:
+def describe(changes: Sequence[Change], host: Host) -> list[Action]:
     """The option-file part of ``changes`` (option_file and dynamic targets) the job writes.
 
     Args:
@@ -637,13 +638,15 @@ def describe(changes: Sequence[Change], host: Host) -> Action:
         host: the facts and the live connection.
 
     Returns:
-        The :class:`Action`: each file with its full new content, the restart, and what
-        would beat InnoTune's values (with its fix).
+        One :class:`Action` (none when no change is for the option files): each file with
+        its full new content, the restart, and what would beat InnoTune's values (with
+        its fix).
 
     Raises:
         ApplyError: the files cannot be read fully, or the server would refuse them.
     """
-    return _plan(changes, host).action
+    action = _plan(changes, host).action
+    return [action] if action.change_ids or action.unsupported else []
 
 
 def verify(host: Host, path: str, wanted: dict[str, str]) -> list[str]:

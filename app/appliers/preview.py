@@ -1,9 +1,10 @@
 """The preview: rendered from the appliers' Actions, the same ones the job is built from.
 
 Everything shown comes from the :class:`app.appliers.actions.Action` values returned by
-the appliers' ``describe(...)``: the option-file diffs, the sysfs/sysctl table, the
-persistence files in full, the live writes, the commands, the SQL, the restart and the
-override warnings. The runner builds the job's bundle from ``Preview.actions``, so what
+the describers of :mod:`app.appliers.registry` (one ``describe(changes, host)`` per kind):
+the option-file diffs, the sysfs/sysctl table, the persistence files in full, the live
+writes, the commands, the SQL, the restart and the override warnings. The runner builds
+the job's bundle from ``Preview.actions`` and the export writes the same Actions, so what
 is shown is what the job does. Advice changes are never applied, so they are only counted
 here.
 
@@ -13,25 +14,24 @@ The restart downtime is a rough estimate, documented in :func:`estimate_downtime
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.appliers import dynamic, optionfile, sysctl, sysfs, udev
 from app.appliers.actions import (
     Action,
-    ApplyError,
     Command,
     FileWrite,
     Host,
     ValueChange,
     restart_carried,
 )
+from app.appliers.registry import describe_all
 from app.domain.hostfacts import HostFacts
-from app.domain.plan import Change, FileChecksum, Plan
+from app.domain.plan import FileChecksum, Plan
 from app.domain.words import count
 from app.planner.report import spelled
 from app.planner.values import duration_text, size_text
-from app.targetjob.values import live_write, set_key
+from app.targetjob.values import live_write, set_global
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,11 @@ class Preview:
         carry is left out, as the job leaves it out (:attr:`held_for_restart`).
         """
         held = set(self.held_for_restart)
-        live = [s for a in self.actions for s in a.statements if set_key(s) not in held]
+        live = [
+            set_global(v.key, v.new)
+            for v in self.values
+            if v.kind == "dynamic" and v.key not in held
+        ]
         return tuple(live + [s for a in self.actions for s in a.persist_statements])
 
     @property
@@ -287,45 +291,11 @@ class Preview:
 
 
 def describe_actions(plan: Plan, host: Host, errors: list[str]) -> list[Action]:
-    """Every applier's Actions for the plan, in the order the job runs them.
+    """Every describer's Actions for the plan, in the order the job runs them.
 
-    An applier that refuses (:class:`ApplyError`) adds its reason to ``errors``.
+    A describer that refuses (:class:`ApplyError`) adds its reason to ``errors``.
     """
-    changes = [c for c in plan.changes if c.target != "advice"]
-
-    def by(target: str) -> list[Change]:
-        return [c for c in changes if c.target == target]
-
-    steps: list[tuple[str, Callable[[], list[Action]]]] = [
-        ("option files", lambda: [optionfile.describe(changes, host)])
-    ]
-    for change in by("dynamic"):
-        steps.append((change.id, _one(dynamic.describe, change, host)))
-    for change in by("sysfs"):
-        steps.append((change.id, _one(sysfs.describe, change, host)))
-    actions: list[Action] = []
-    for what, step in steps:
-        try:
-            actions += step()
-        except ApplyError as exc:
-            errors.append(f"{what}: {exc}")
-    supported = {
-        i for a in actions if a.applier == "sysfs" and not a.unsupported for i in a.change_ids
-    }
-    persist = [c for c in by("sysfs") if c.id in supported]
-    for what, step in (
-        ("udev rules", lambda: udev.describe(persist, host)),
-        ("sysctl", lambda: [sysctl.describe(by("sysctl"), host)]),
-    ):
-        try:
-            actions += step()
-        except ApplyError as exc:
-            errors.append(f"{what}: {exc}")
-    return [a for a in actions if a.change_ids or a.unsupported]
-
-
-def _one(fn: Callable[..., Action], change: Change, host: Host) -> Callable[[], list[Action]]:
-    return lambda: [fn(change, host)]
+    return describe_all(plan.changes, host, errors)
 
 
 def build_preview(plan: Plan, host: Host) -> Preview:

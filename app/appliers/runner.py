@@ -56,6 +56,7 @@ from app.targetjob.formats import (
     FileItem,
     JobState,
     JournalLine,
+    PersistItem,
     ValueItem,
 )
 
@@ -319,13 +320,14 @@ def build_bundle(
         for action in actions
         for write in action.files
     ]
-    # The job writes sysfs and sysctl values itself (in /sys and /proc/sys, as the preview
-    # says); the commands (udevadm reload and trigger) run after them.
+    # Every value typed, as the Actions hold it: the job sets the dynamic ones with SET
+    # GLOBAL (spelled on the target) and writes the sysfs and sysctl ones itself (in /sys
+    # and /proc/sys, as the preview says); the commands (udevadm ...) run after them.
     values = [
         ValueItem(kind=v.kind, key=v.key, value=v.new, path=v.path, device=v.device)
         for a in actions
         for v in a.values
-        if v.kind in ("sysfs", "sysctl")
+        if v.kind in ("dynamic", "sysfs", "sysctl")
     ]
     commands = [CommandItem(list(c.argv), c.why) for a in actions for c in a.commands]
     pool = expected.get("innodb_buffer_pool_size")
@@ -339,8 +341,7 @@ def build_bundle(
         snapshot_dir=snap.target_dir(snapshot.id),
         files=files,
         values=values,
-        statements=[s for a in actions for s in a.statements],
-        persist_statements=[s for a in actions for s in a.persist_statements],
+        persisted=[PersistItem(p.key, p.value, p.how) for a in actions for p in a.persisted],
         commands=commands,
         validate=formats.Validate(**validate) if validate and has_option_files else None,
         buffer_pool_bytes=int(pool) if pool and pool.isdigit() else None,
@@ -551,25 +552,24 @@ class JobPlan:
         return " ".join(parts)
 
 
-def describe(transport: Transport, job_id: str) -> JobPlan:
+def job_plan(transport: Transport, job_id: str) -> JobPlan:
     """What the job ``job_id`` on the target was asked to do (its ``bundle.json``).
 
     Raises:
         ApplyError: the job or its bundle is not on the target (or not readable).
     """
     result = transport.run(["cat", f"{job_dir(job_id)}/bundle.json"], sudo=_sudo(transport))
+    problem = result.err.strip() or "no bundle"
     try:
         bundle = Bundle.from_json(result.stdout) if result.ok else None
-    except formats.FormatError:
-        bundle = None
+    except formats.FormatError as exc:
+        bundle, problem = None, str(exc)
     if bundle is None:
-        raise ApplyError(
-            sentence(
-                f"Job {job_id} on the host cannot be read: {result.err.strip() or 'no bundle'}"
-            )
-        )
+        raise ApplyError(sentence(f"Job {job_id} on the host cannot be read: {problem}"))
     settings = [f"{key}={value}" for key, value in sorted(bundle.expected.items())]
     for value in bundle.values:
+        if value.kind == "dynamic" and value.key in bundle.expected:
+            continue  # listed once, from the expected values
         where = f" ({value.device})" if value.device else ""
         settings.append(f"{value.key}={value.value}{where}")
     return JobPlan(

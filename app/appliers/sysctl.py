@@ -129,8 +129,8 @@ def _check(change: Change) -> None:
         raise ApplyError(f"{change.key}: InnoTune does not write the value {change.proposed!r}.")
 
 
-def describe(changes: Sequence[Change], host: Host) -> Action:
-    """The sysctl changes the job sets live and keeps in InnoTune's sysctl.d file.
+def describe(changes: Sequence[Change], host: Host) -> list[Action]:
+    """The sysctl changes the job sets live and keeps in InnoTune's sysctl.d file (one Action).
 
     Raises:
         ApplyError: a bad key or value.
@@ -138,9 +138,13 @@ def describe(changes: Sequence[Change], host: Host) -> Action:
     changes = [c for c in changes if c.target == "sysctl"]
     for change in changes:
         _check(change)
-    ids = tuple(c.id for c in changes)
     if not changes:
-        return Action("sysctl", ids, "no kernel settings")
+        return []
+    return [_describe(changes, host)]
+
+
+def _describe(changes: Sequence[Change], host: Host) -> Action:
+    ids = tuple(c.id for c in changes)
     values = {_norm(c.key): c.proposed for c in changes}
     if not host.live:
         path = f"/etc/sysctl.d/99-{STEM}.conf"

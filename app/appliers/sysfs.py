@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
 
 from app.appliers.actions import Action, ApplyError, Host, ValueChange
 from app.domain.plan import Change
@@ -46,14 +47,19 @@ def _probe(host: Host, path: str) -> tuple[str | None, str | None]:
     return body.decode("utf-8", "replace"), head.decode()
 
 
-def describe(change: Change, host: Host) -> Action:
-    """The queue attribute the job writes (current → new).
+def describe(changes: Sequence[Change], host: Host) -> list[Action]:
+    """One Action per queue attribute the job writes (current → new).
 
-    Returns an Action with ``unsupported`` set (and nothing to run) when the file is
-    missing or read-only on this host, or the value is not one the device offers.
+    An Action has ``unsupported`` set (and nothing to run) when the file is missing or
+    read-only on this host, or the value is not one the device offers.
+
+    Raises:
+        ApplyError: a device, attribute or value InnoTune does not write.
     """
-    if change.target != "sysfs":
-        raise ApplyError(f"{change.id} is not a sysfs change.")
+    return [_one(change, host) for change in changes if change.target == "sysfs"]
+
+
+def _one(change: Change, host: Host) -> Action:
     path = sysfs_path(change)
     if not _VALUE.match(change.proposed):
         raise ApplyError(f"{change.id}: InnoTune does not write the value {change.proposed!r}.")

@@ -41,7 +41,8 @@ MATCH_KEYS = {
 
 # udev match values are globs (* ? [ ] and | for alternatives) and plain strings have no
 # escapes: an identifier with any other character is not matched rather than mis-matched.
-_SAFE_ID = re.compile(r"^[A-Za-z0-9 _.:/+=,@-]+$")
+SAFE_ID_CHARS = "A-Za-z0-9 _.:/+=,@-"
+_SAFE_ID = re.compile(f"^[{SAFE_ID_CHARS}]+$")
 _ATTR_VALUE = re.compile(r"^[A-Za-z0-9_.-]+$")
 _ASSIGN = re.compile(r'ATTR\{(queue/[a-z0-9_]+)\}="([^"]*)"')
 
@@ -59,7 +60,11 @@ def find_device(facts: HostFacts, name: str) -> BlockDevice | None:
 
 
 def rule_path(device: BlockDevice) -> str:
-    """``/etc/udev/rules.d/99-innotune-<slug>.rules``, named after the stable identifier."""
+    """``/etc/udev/rules.d/99-innotune-<slug>.rules``, named after the stable identifier.
+
+    The exports name the file the same way on each host at run time
+    (:data:`app.export.model.FIND_DISKS`), so an exported rule and the job's are one file.
+    """
     ident = device.stable_id or device.name
     slug = re.sub(r"[^A-Za-z0-9]+", "-", ident).strip("-")[-24:] or "device"
     digest = hashlib.sha256(ident.encode()).hexdigest()[:8]
@@ -88,17 +93,25 @@ def match_clause(device: BlockDevice) -> str:
     return f'{key}=="{device.stable_id}"'
 
 
+def assignments(settings: dict[str, str]) -> str:
+    """``ATTR{queue/scheduler}="none", ATTR{...}="..."``: the scheduler first."""
+    ordered = sorted(settings, key=lambda k: (k not in _ORDER, k))
+    return ", ".join(f'ATTR{{{key}}}="{settings[key]}"' for key in ordered)
+
+
+#: The start of every rule line: a whole disk being added or changed.
+RULE_HEAD = 'ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", '
+
+
 def rule_text(device: BlockDevice, settings: dict[str, str], planned_as: str) -> bytes:
     """The whole rule file for one device."""
-    ordered = sorted(settings, key=lambda k: (k not in _ORDER, k))
-    assigns = ", ".join(f'ATTR{{{key}}}="{settings[key]}"' for key in ordered)
+    assigns = assignments(settings)
     source = device.stable_id_source or "?"
     return (
         "# Written by InnoTune: queue settings for one database disk.\n"
         f"# Matches the device by its {source} (it was {planned_as} when planned), never by\n"
         "# its kernel name, which can change between boots.\n"
-        f'ACTION=="add|change", SUBSYSTEM=="block", ENV{{DEVTYPE}}=="disk", '
-        f"{match_clause(device)}, {assigns}\n"
+        f"{RULE_HEAD}{match_clause(device)}, {assigns}\n"
     ).encode()
 
 

@@ -11,6 +11,7 @@ from app.commands import Handler
 from app.commands.common import add_target_arguments, target_optional
 from app.commands.plan import inspect_target
 from app.commands.sliders import add_slider_arguments, positions_from_args
+from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
 from app.flows.files import read_facts, read_plan
 
@@ -19,7 +20,9 @@ Export the plan for other hosts to apply with their own tools:
 
   --ansible DIR   a playbook with one role: the option-file drop-in from a template whose
                   buffer pool is computed on each host from its own RAM by the plan's rule,
-                  kernel settings in sysctl.d, disk queue settings in a udev rule and live,
+                  kernel settings in sysctl.d, disk queue settings (live, and in a udev rule
+                  matching a stable identifier) for each host's datadir disks of the kind
+                  the plan was made for, found when the play runs,
                   a backup of every replaced file, a restart only when a restart-needing
                   setting changed. `ansible-playbook -i INVENTORY DIR/site.yml --check --diff`.
   --script FILE   one POSIX sh script for one host: `sh FILE check|apply|rollback`, with its
@@ -58,14 +61,15 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
     handlers["export"] = run
 
 
-def _plan(args: argparse.Namespace) -> Plan:
+def _plan(args: argparse.Namespace) -> tuple[Plan, HostFacts | None]:
     from app.knobs import default_catalogue
     from app.planner import make_plan
 
     if args.plan:
-        return read_plan(args.plan, "Save a plan with `innotune plan TARGET --out PLAN.json`.")
+        plan = read_plan(args.plan, "Save a plan with `innotune plan TARGET --out PLAN.json`.")
+        return plan, None
     facts = read_facts(args.facts) if args.facts else inspect_target(args)
-    return make_plan(facts, positions_from_args(args, facts), default_catalogue())
+    return make_plan(facts, positions_from_args(args, facts), default_catalogue()), facts
 
 
 def run(args: argparse.Namespace) -> int:
@@ -79,12 +83,12 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    plan = _plan(args)
+    plan, facts = _plan(args)
     if args.ansible:
-        written = export_playbook(plan, Path(args.ansible))
+        written = export_playbook(plan, Path(args.ansible), facts)
         print(f"wrote {len(written)} files into {args.ansible}; try:")
         print(f"  ansible-playbook -i INVENTORY {Path(args.ansible) / 'site.yml'} --check --diff")
     else:
-        export_script(plan, Path(args.script))
+        export_script(plan, Path(args.script), facts)
         print(f"wrote {args.script}; try: sh {args.script} check")
     return 0

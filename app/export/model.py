@@ -1,9 +1,15 @@
-"""What both exports need from a plan: the settings by kind, the per-host rule, the comments.
+"""What both exports need: the same Actions the preview shows and the job runs, digested.
 
-Pure: a :class:`~app.domain.plan.Plan` in, plain values out. The file contents reuse the
-appliers' renderers (:func:`app.optionfiles.set_option` / :func:`app.optionfiles.render` for
-the drop-in, :func:`app.appliers.sysctl.render_conf` for sysctl.d) so an export writes the
-same files InnoTune's own apply would write on a host without earlier InnoTune files.
+:func:`digest` describes the plan with the describers of :mod:`app.appliers.registry` (from
+the facts, without a connection: an export is for other hosts) and sorts their Actions'
+typed values by what an export does with them. The file contents reuse the appliers'
+renderers (:func:`app.optionfiles.set_option` / :func:`app.optionfiles.render` for the
+drop-in, :func:`app.appliers.sysctl.render_conf` for sysctl.d, :func:`app.appliers.udev.
+assignments` for udev), so an export writes what InnoTune's own apply would write.
+
+Disk queue settings are not tied to the planned host's device names: each queue setting
+carries the kind of disk it was planned for, and :mod:`app.export.disks` finds each host's
+datadir disks when the export runs.
 """
 
 from __future__ import annotations
@@ -13,8 +19,14 @@ import textwrap
 from dataclasses import dataclass
 from fractions import Fraction
 
+from app.appliers.actions import Action, Host
+from app.appliers.registry import describe_all
+from app.appliers.udev import RULE_HEAD, assignments, find_device
 from app.domain.errors import InnoTuneError
+from app.domain.facts import MachineFacts, OsFacts
+from app.domain.hostfacts import HostFacts
 from app.domain.plan import Change, Plan, PoolRule
+from app.export.disks import KIND_WORDS, disk_kind
 from app.optionfiles import parse, render, set_server_option
 from app.optionfiles.editing import SWITCHED_OFF_BY_SKIP
 
@@ -28,7 +40,6 @@ PLACEHOLDER = "INNOTUNE_PER_HOST_VALUE"
 
 _KEY = re.compile(r"^[a-z][a-z0-9_]*$")
 _SYSCTL_KEY = re.compile(r"^[a-z0-9_]+([./][a-z0-9_-]+)+$")
-_DEVICE = re.compile(r"^[A-Za-z0-9_.:!+-]+$")
 _ATTR = re.compile(r"^queue/[a-z0-9_]+$")
 _VALUE = re.compile(r"^[A-Za-z0-9_.-]+$")
 
@@ -41,30 +52,54 @@ class ExportError(InnoTuneError):
 class ServerSetting:
     """One option-file line; ``dynamic`` ones are also set live when no restart follows."""
 
+    key: str
+    value: str
     change: Change
     per_host: bool  # computed on each host from a rule (the buffer pool)
+    statement: str | None  # the Actions' SET GLOBAL of it; None: it needs a restart
 
     @property
-    def key(self) -> str:
-        """The variable."""
-        return self.change.key
+    def live(self) -> bool:
+        """True when the Actions set it live (SET GLOBAL) too."""
+        return self.statement is not None
 
     @property
     def restart(self) -> bool:
         """True when a new value takes effect only after a restart."""
-        return self.change.target == "option_file" or self.change.restart_needed
+        return not self.live
+
+
+@dataclass(frozen=True)
+class KernelSetting:
+    """A sysctl value: set live, kept in sysctl.d."""
+
+    key: str
+    value: str
+    change: Change
+
+
+@dataclass(frozen=True)
+class QueueSetting:
+    """A disk queue value for every datadir disk of ``kind`` on a host."""
+
+    attr: str
+    value: str
+    kind: str
+    change: Change
 
 
 @dataclass(frozen=True)
 class Export:
-    """The plan digested for the exporters."""
+    """The plan's Actions digested for the exporters."""
 
     plan: Plan
+    actions: tuple[Action, ...]
     settings: tuple[ServerSetting, ...]
-    sysctl: tuple[Change, ...]
-    sysfs: tuple[Change, ...]
+    sysctl: tuple[KernelSetting, ...]
+    queue: tuple[QueueSetting, ...]
     advice: tuple[Change, ...]
     pool_rule: PoolRule | None
+    notes: tuple[str, ...] = ()
 
     @property
     def mariadb(self) -> bool:
@@ -92,9 +127,20 @@ class Export:
         return tuple(s.key for s in self.settings if not s.restart)
 
     @property
-    def devices(self) -> tuple[str, ...]:
-        """The block devices with queue settings, in plan order."""
-        return tuple(dict.fromkeys(c.device or "" for c in self.sysfs))
+    def kinds(self) -> tuple[str, ...]:
+        """The disk kinds the plan has queue settings for."""
+        return tuple(dict.fromkeys(q.kind for q in self.queue))
+
+    def queue_for(self, kind: str) -> dict[str, str]:
+        """The queue settings a disk of ``kind`` gets: attribute → value."""
+        return {q.attr: q.value for q in self.queue if q.kind == kind}
+
+    def typed_values(self) -> list[tuple[str, str, str]]:
+        """(kind, key, value) of every value exported, as the Actions hold them."""
+        out = [("dynamic", s.key, s.value) for s in self.settings if s.live and not s.per_host]
+        out += [("sysctl", k.key, k.value) for k in self.sysctl]
+        out += [("sysfs", q.attr, q.value) for q in self.queue]
+        return out
 
 
 def version_number(text: str) -> str:
@@ -103,17 +149,30 @@ def version_number(text: str) -> str:
     return match.group(1) if match else ""
 
 
-def digest(plan: Plan) -> Export:
-    """Sort the plan's changes by what an export does with them.
+def plan_only_facts(plan: Plan) -> HostFacts:
+    """Facts that say only what the plan records: no devices, no server."""
+    return HostFacts(
+        target=plan.facts.target,
+        collected_at=plan.facts.collected_at,
+        os=OsFacts(MachineFacts()),
+        instances=(),
+        server=None,
+    )
+
+
+def digest(plan: Plan, facts: HostFacts | None = None) -> Export:
+    """Describe the plan (the same describers as Preview and the job) and sort the Actions.
+
+    Args:
+        plan: the plan.
+        facts: the facts it was made from, when there are any: they tell which kind of
+            disk each queue setting was planned for. Without them (a saved plan alone) no
+            queue setting is exported, and the export says why.
 
     Raises:
-        ExportError: a name or value an export will not write into a file or a shell line.
+        ExportError: a describer refused a change, or a name or value an export will not
+            write into a file or a shell line.
     """
-    rules = {r.key: r for r in plan.pool_rules}
-    settings: list[ServerSetting] = []
-    sysctl: list[Change] = []
-    sysfs: list[Change] = []
-    advice: list[Change] = []
     for change in plan.changes:
         if change.key in SWITCHED_OFF_BY_SKIP:
             raise ExportError(
@@ -122,32 +181,89 @@ def digest(plan: Plan) -> Export:
                 f"Turn that change down (--reject {change.id}) and export again, or apply it "
                 "on each host with innotune apply.",
             )
-        if change.target in ("option_file", "dynamic"):
-            _check(_KEY.match(change.key), change)
-            _check(_VALUE.match(change.proposed), change)
-            settings.append(ServerSetting(change, per_host=change.key in rules))
-        elif change.target == "sysctl":
-            _check(_SYSCTL_KEY.match(change.key) and _VALUE.match(change.proposed), change)
-            sysctl.append(change)
-        elif change.target == "sysfs":
-            ok = _DEVICE.match(change.device or "") and _ATTR.match(change.key)
-            _check(ok and _VALUE.match(change.proposed), change)
-            sysfs.append(change)
-        else:
-            advice.append(change)
     if not plan.facts.version:
         raise ExportError(
             "The plan does not name the server version, so an export could not check it.",
             "Make the plan again from a current inspection (innotune plan TARGET --out FILE).",
         )
+    errors: list[str] = []
+    host = Host(facts or plan_only_facts(plan))
+    actions = tuple(describe_all(plan.changes, host, errors))
+    if errors:
+        raise ExportError(
+            "InnoTune would not apply some changes, so it does not export them: "
+            + "; ".join(errors),
+            "Turn those changes down (--reject) and export again.",
+        )
+    by_id = {c.id: c for c in plan.changes}
+    rules = {r.key: r for r in plan.pool_rules}
+    live = {
+        v.key: sql
+        for a in actions
+        for v, sql in zip([v for v in a.values if v.kind == "dynamic"], a.statements, strict=True)
+    }
+    settings: list[ServerSetting] = []
+    for action in actions:
+        if action.applier != "optionfile":
+            continue
+        changes = {by_id[i].key: by_id[i] for i in action.change_ids if i in by_id}
+        for key, value in action.option_lines:
+            change = changes[key]
+            _check(_KEY.match(key) and _VALUE.match(value), change)
+            settings.append(ServerSetting(key, value, change, key in rules, live.get(key)))
+    sysctl: list[KernelSetting] = []
+    queue: list[QueueSetting] = []
+    notes: list[str] = []
+    for action in actions:
+        mine = [by_id[i] for i in action.change_ids if i in by_id]
+        for v in action.values:
+            found = next((c for c in mine if _same(c, v.key)), None)
+            if found is None:
+                continue
+            change = found
+            if v.kind == "sysctl":
+                _check(_SYSCTL_KEY.match(v.key) and _VALUE.match(v.new), change)
+                sysctl.append(KernelSetting(v.key, v.new, change))
+            elif v.kind == "sysfs":
+                _check(_ATTR.match(v.key) and _VALUE.match(v.new), change)
+                if facts is None:
+                    notes.append(
+                        f"{v.key} = {v.new} for {v.device} is not exported: a saved plan alone "
+                        "does not say what kind of disk it was planned for. Export from the "
+                        "facts or the host to carry it."
+                    )
+                    continue
+                kind = disk_kind(find_device(facts, v.device or ""))
+                queue.append(QueueSetting(v.key, v.new, kind, change))
+    clash = {
+        (q.kind, q.attr)
+        for q in queue
+        for other in queue
+        if (q.kind, q.attr) == (other.kind, other.attr) and q.value != other.value
+    }
+    if clash:
+        raise ExportError(
+            "The plan sets different queue values for disks of the same kind ("
+            + ", ".join(f"{a} on {KIND_WORDS[k]}" for k, a in sorted(clash))
+            + "), so an export could not tell them apart on another host.",
+            "Export for one disk at a time, or apply with InnoTune itself.",
+        )
+    unique = list({(q.kind, q.attr): q for q in queue}.values())
     return Export(
         plan=plan,
+        actions=actions,
         settings=tuple(settings),
         sysctl=tuple(sysctl),
-        sysfs=tuple(sysfs),
-        advice=tuple(advice),
+        queue=tuple(unique),
+        advice=tuple(c for c in plan.changes if c.target in ("advice", "option_remove")),
         pool_rule=rules.get(POOL_KEY),
+        notes=tuple(notes),
     )
+
+
+def _same(change: Change, key: str) -> bool:
+    """The change a value is for (sysctl keys may be spelled with slashes)."""
+    return key in (change.key, change.key.replace("/", "."))
 
 
 def _check(ok: object, change: Change) -> None:
@@ -158,11 +274,16 @@ def _check(ok: object, change: Change) -> None:
         )
 
 
+def udev_line(export: Export, kind: str) -> str:
+    """The rule line for a disk of ``kind``, with ``MATCH`` standing for its match clause."""
+    return f"{RULE_HEAD}MATCH, {assignments(export.queue_for(kind))}"
+
+
 def dropin_text(export: Export) -> str:
     """The drop-in as InnoTune's option-file renderer writes it; per-host values as PLACEHOLDER."""
     option_file = parse(b"", DROPIN_NAME)
     for setting in export.settings:
-        value = PLACEHOLDER if setting.per_host else setting.change.proposed
+        value = PLACEHOLDER if setting.per_host else setting.value
         option_file = set_server_option(option_file, GROUP, setting.key, value)
     return render(option_file).decode()
 
@@ -197,6 +318,8 @@ def plan_header(export: Export) -> list[str]:
         lines += comment(f"{slider}: {sentence}")
     for warning in export.plan.warnings:
         lines += comment(f"Warning: {warning}")
+    for note in export.notes:
+        lines += comment(f"Not exported: {note}")
     for change in export.advice:
         if change.target == "option_remove":
             where = change.id.split(" at ", 1)[-1]

@@ -1,10 +1,14 @@
 """The plan as one POSIX sh script for one host: ``apply`` (default), ``check``, ``rollback``.
 
+Rendered from the same Actions as Preview and the job (:func:`app.export.model.digest`).
 The script refuses a server whose version is not the plan's, sizes the buffer pool from the
-host's own RAM with the plan's rule (as the playbook does), takes its own snapshot into a
-root-only directory before the first write (a copy of every file it replaces or a note that
-it did not exist, and the live sysctl and sysfs values), and ``rollback`` puts every file
-back byte for byte and the live values back. Everything it writes is generated from fixed
+host's own RAM with the plan's rule (as the playbook does), finds the disks under the
+datadir at run time (:data:`app.export.model.FIND_DISKS`: a disk of the planned kind gets
+the plan's queue settings and a udev rule matching a stable identifier; any other gets none,
+and the script says which), takes its own snapshot into a root-only directory before the
+first write (a copy of every file it replaces or a note that it did not exist, and the live
+sysctl and sysfs values), and ``rollback`` puts every file back byte for byte and the live
+values back. Everything it writes is generated from fixed
 text: values were checked against narrow patterns by :func:`app.export.model.digest`, and
 the script quotes every variable it expands.
 """
@@ -14,7 +18,9 @@ from __future__ import annotations
 import shlex
 
 from app.appliers.sysctl import render_conf
+from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
+from app.export.disks import FIND_DISKS, KIND_WORDS
 from app.export.model import (
     DROPIN_NAME,
     PLACEHOLDER,
@@ -30,6 +36,7 @@ from app.export.model import (
     plan_header,
     pool_rule_words,
     restart_service,
+    udev_line,
 )
 
 EOF_MARK = "INNOTUNE_EOF"
@@ -44,13 +51,17 @@ def _heredoc(text: str) -> str:
     return f"cat <<'{EOF_MARK}'\n{text}{EOF_MARK}\n"
 
 
-def shell_script(plan: Plan) -> str:
-    """The whole script.
+def shell_script(plan: Plan, facts: HostFacts | None = None) -> str:
+    """The whole script, from the plan's Actions (``facts``: see :func:`digest`).
 
     Raises:
         ExportError: the plan holds something an export will not write.
     """
-    export = digest(plan)
+    return render_script(digest(plan, facts))
+
+
+def render_script(export: Export) -> str:
+    """The whole script for digested Actions."""
     q = shlex.quote
     dirs = (
         "/etc/mysql/mariadb.conf.d /etc/my.cnf.d /etc/mysql/conf.d"
@@ -207,47 +218,84 @@ def _sysctl_text(export: Export) -> str:
     if not export.sysctl:
         return ""
     lines: list[str] = []
-    for change in export.sysctl:
-        lines += explain(change)
-    body = render_conf(None, {c.key: c.proposed for c in export.sysctl}).decode()
+    for setting in export.sysctl:
+        lines += explain(setting.change)
+    body = render_conf(None, {k.key: k.value for k in export.sysctl}).decode()
     return "\n".join(lines) + "\n" + body
 
 
 def _udev_functions(export: Export) -> list[str]:
-    """write_udev DEVICE: the rule for one disk, matched by its by-id link where it has one."""
+    """find_disks, queue_for KIND, write_udev KIND MATCH NAME and say_disks."""
+    planned = " or ".join(KIND_WORDS[k] for k in export.kinds) or "no disk"
     lines = [
-        "# The udev rule matches the disk by its first /dev/disk/by-id link (stable across",
-        "# boots); a disk without one is matched by kernel name, which can change.",
-        "match_of() {",
-        "    for l in /dev/disk/by-id/*; do",
-        '        [ -e "$l" ] || continue',
-        '        if [ "$(readlink -f "$l")" = "/dev/$1" ]; then',
-        '            printf \'SYMLINK=="disk/by-id/%s"\' "${l##*/}"; return 0',
-        "        fi",
-        "    done",
-        '    printf \'KERNEL=="%s"\' "$1"',
-        "}",
-        "write_udev() {",
+        "# The disks under the datadir's filesystem, found on this host now (never by the",
+        "# planned host's names): disk|NAME|KIND|RULE FILE|UDEV MATCH|WHY NO RULE, or none|WHY.",
+        "find_disks() (",
+        *("    " + line if line else "" for line in FIND_DISKS.rstrip("\n").splitlines()),
+        ")",
+        "",
+        "# The plan's queue settings for a disk of each kind it was made for.",
+        "queue_for() {",
         '    case "$1" in',
     ]
-    for device in export.devices:
-        changes = sorted(
-            (c for c in export.sysfs if c.device == device),
-            key=lambda c: c.key != "queue/scheduler",
-        )
-        assigns = "".join(f', ATTR{{{c.key}}}="{c.proposed}"' for c in changes)
-        comments = [line for c in changes for line in explain(c)]
+    for kind in export.kinds:
+        pairs = " ".join(f"{a}={v}" for a, v in export.queue_for(kind).items())
+        lines.append(f"        {kind}) printf '%s\\n' {shlex.quote(pairs)} ;;")
+    lines += [
+        "    esac",
+        "}",
+        "kind_words() {",
+        '    case "$1" in',
+        *(f"        {k}) printf '%s' {shlex.quote(w)} ;;" for k, w in KIND_WORDS.items()),
+        "    esac",
+        "}",
+        "",
+        "write_udev() {  # KIND MATCH NAME",
+        '    case "$1" in',
+    ]
+    for kind in export.kinds:
+        comments = [line for q in export.queue if q.kind == kind for line in explain(q.change)]
+        head, _, tail = udev_line(export, kind).partition("MATCH")
         lines += [
-            f"    {device})",
+            f"    {kind})",
             _heredoc(
                 "# Written by InnoTune: queue settings for one database disk.\n"
-                + "\n".join(comments)
+                "# Matches the disk by a stable identifier, never by its kernel name, which can\n"
+                "# change between boots.\n" + "\n".join(comments)
             ).rstrip("\n"),
-            '        printf \'%s%s%s\\n\' \'ACTION=="add|change", SUBSYSTEM=="block", '
-            'ENV{DEVTYPE}=="disk", \' "$(match_of ' + device + ')" ' + shlex.quote(assigns),
+            f"        printf '%s%s%s\\n' {shlex.quote(head)} \"$2\" {shlex.quote(tail)}",
             "        ;;",
         ]
-    lines += ["    esac", "}"]
+    lines += [
+        "    esac",
+        "}",
+        "",
+        "write_rules() {  # DIR: the rule of each datadir disk that gets settings",
+        "    printf '%s\\n' \"$DISKS\" | while IFS='|' read -r what name kind rule match why; do",
+        '        if [ "$what" = disk ] && [ -n "$rule" ] && [ -n "$(queue_for "$kind")" ]; then',
+        '            write_udev "$kind" "$match" "$name" > "$1/udev-$name"',
+        "        fi",
+        "    done",
+        "}",
+        "",
+        "say_disks() {",
+        "    printf '%s\\n' \"$DISKS\" | while IFS='|' read -r what name kind rule match why; do",
+        '        case "$what" in',
+        '            none) say "no disk queue settings on this host: $name" ;;',
+        "            disk)",
+        '                s=$(queue_for "$kind")',
+        '                if [ -z "$s" ]; then',
+        '                    say "$name is $(kind_words "$kind"); the plan\'s queue settings'
+        f' are for {planned}: none set on this host"',
+        "                else",
+        '                    say "$name is $(kind_words "$kind"): it gets $s"',
+        '                    if [ -z "$rule" ]; then say "$name: $why; no udev rule, the live'
+        ' values last until the next reboot"; fi',
+        "                fi ;;",
+        "        esac",
+        "    done",
+        "}",
+    ]
     return lines
 
 
@@ -256,21 +304,35 @@ def _files_list(export: Export) -> list[str]:
     lines = ["all_files() {", "    printf 'dropin %s\\n' \"$DROPIN\""]
     if export.sysctl:
         lines.append("    printf 'sysctl %s\\n' \"$INNOTUNE_SYSCTL_FILE\"")
-    for device in export.devices:
-        lines.append(
-            f"    printf 'udev-{device} %s\\n' \"$INNOTUNE_UDEV_DIR/99-innotune-{device}.rules\""
-        )
-    lines.append("}")
+    lines += [
+        "    printf '%s\\n' \"$DISKS\" | while IFS='|' read -r what name kind rule match why; do",
+        '        if [ "$what" = disk ] && [ -n "$rule" ] && [ -n "$(queue_for "$kind")" ]; then',
+        '            printf \'udev-%s %s\\n\' "$name" "$INNOTUNE_UDEV_DIR/$rule"',
+        "        fi",
+        "    done",
+        "}",
+    ]
     return lines
 
 
 def _live_lists(export: Export) -> list[str]:
-    sysctl = " ".join(f"{c.key}={c.proposed}" for c in export.sysctl)
-    sysfs = " ".join(f"{c.device}/{c.key}={c.proposed}" for c in export.sysfs)
+    sysctl = " ".join(f"{k.key}={k.value}" for k in export.sysctl)
     return [
-        "# Live kernel values, KEY=VALUE, and disk queue values, DEVICE/queue/ATTR=VALUE.",
+        "# Live kernel values, KEY=VALUE.",
         f"SYSCTL_VALUES={shlex.quote(sysctl)}",
-        f"SYSFS_VALUES={shlex.quote(sysfs)}",
+        "DISKS=",
+        "",
+        "# The datadir's disks and their queue values on this host: NAME/queue/ATTR=VALUE.",
+        "find_datadir_disks() {",
+        "    datadir=$(sql 'SELECT @@datadir') || die 'cannot ask the server its datadir'",
+        '    DISKS=$(find_disks "$datadir")',
+        "}",
+        "queue_writes() {",
+        "    printf '%s\\n' \"$DISKS\" | while IFS='|' read -r what name kind rule match why; do",
+        '        [ "$what" = disk ] || continue',
+        '        for kv in $(queue_for "$kind"); do printf \'%s/%s\\n\' "$name" "$kv"; done',
+        "    done",
+        "}",
         "",
         "active() { sed -n 's/.*\\[\\(.*\\)\\].*/\\1/p; t; p'; }",
     ]
@@ -302,7 +364,7 @@ def _snapshot_functions() -> list[str]:
         "        key=${kv%%=*}",
         '        printf \'sysctl %s %s\\n\' "$key" "$(sysctl -n "$key")" >> "$SNAP/manifest"',
         "    done",
-        "    for kv in $SYSFS_VALUES; do",
+        "    for kv in $(queue_writes); do",
         "        f=/sys/block/${kv%%=*}",
         '        if [ -f "$f" ]; then',
         '            printf \'sysfs %s %s\\n\' "$f" "$(active < "$f")" >> "$SNAP/manifest"',
@@ -334,8 +396,8 @@ def _apply_function(export: Export) -> list[str]:
     ]
     if export.sysctl:
         lines.append('    write_sysctl > "$work/sysctl"')
-    for device in export.devices:
-        lines.append(f'    write_udev {device} > "$work/udev-{device}"')
+    if export.queue:  # the disks matter only for the plan's queue settings
+        lines += ["    find_datadir_disks", "    say_disks", '    write_rules "$work"']
     lines += [
         '    old="$work/old-dropin"',
         '    if [ -f "$DROPIN" ]; then cp "$DROPIN" "$old"; else : > "$old"; fi',
@@ -347,13 +409,17 @@ def _apply_function(export: Export) -> list[str]:
             value = '"$POOL"'
             guard = '[ -n "$POOL" ] && '
         else:
-            value = shlex.quote(setting.change.proposed)
+            value = shlex.quote(setting.value)
             guard = ""
         line = f'"{setting.key} = "{value}'
         if setting.restart:
             action = "restart=yes"
-        else:
+        elif setting.per_host:
             action = f'live="$live${{live:+, }}{setting.key} = "{value}'
+        else:
+            # Spelled as the job spells it (a number as it is, anything else quoted).
+            assignment = (setting.statement or "").removeprefix("SET GLOBAL ")
+            action = f'live="$live${{live:+, }}"{shlex.quote(assignment)}'
         lines.append(f'    if {guard}! grep -qxF {line} "$old"; then {action}; fi')
     lines += [
         '    if [ "$mode" = check ]; then',
@@ -366,7 +432,7 @@ def _apply_function(export: Export) -> list[str]:
         '            if [ "$cur" != "${kv#*=}" ]; then say "would set ${kv%%=*} from $cur to'
         ' ${kv#*=}"; fi',
         "        done",
-        "        for kv in $SYSFS_VALUES; do",
+        "        for kv in $(queue_writes); do",
         "            f=/sys/block/${kv%%=*}",
         '            if [ -f "$f" ] && [ "$(active < "$f")" != "${kv#*=}" ]; then'
         ' say "would write ${kv#*=} to $f"; fi',
@@ -388,11 +454,15 @@ def _apply_function(export: Export) -> list[str]:
         '            sysctl -q -w "$kv"; say "set $kv"',
         "        fi",
         "    done",
-        "    for kv in $SYSFS_VALUES; do",
+        "    for kv in $(queue_writes); do",
         "        f=/sys/block/${kv%%=*}",
         '        if [ ! -f "$f" ]; then say "not supported on this host: $f"; continue; fi',
         '        if [ "$(active < "$f")" != "${kv#*=}" ]; then',
-        '            printf \'%s\\n\' "${kv#*=}" > "$f"; say "set $f to ${kv#*=}"',
+        '            if { printf \'%s\\n\' "${kv#*=}" > "$f"; } 2>/dev/null; then',
+        '                say "set $f to ${kv#*=}"',
+        "            else",
+        '                say "not supported on this host: $f is read-only"',
+        "            fi",
         "        fi",
         "    done",
         '    if [ "$udev" = yes ]; then',

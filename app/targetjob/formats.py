@@ -1,10 +1,11 @@
 """The formats the runner and the job share: the bundle (what to do), the journal (how far).
 
 Both sides import these classes, so a field cannot be written under one name and read
-under another. The bundle carries :data:`FORMAT`; a job refuses a bundle of a newer
+under another. The bundle carries :data:`FORMAT`; a job refuses a bundle of another
 format than its own (the zipapp and the bundle always travel together, so this only
-guards against a stray or hand-made bundle). Bundles written before formats were
-numbered (no ``format`` key) read as format 0, with the same fields.
+guards against a stray, hand-made or left-over bundle). Format 2 carries every value
+typed (name, value, kind); formats 0 and 1 carried SQL text, which the job no longer
+reads, so they are refused with what to do.
 
 Standard library only, Python 3.7+: this module runs on the target too.
 """
@@ -19,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-FORMAT = 1
+FORMAT = 2
 
 
 def count(n: int, noun: str) -> str:
@@ -78,13 +79,30 @@ class FileItem:
 
 @dataclass
 class ValueItem:
-    """A live value the job writes: sysfs, sysctl (through /proc/sys) or dynamic."""
+    """A typed value the job sets live: sysfs, sysctl (through /proc/sys) or dynamic.
+
+    A ``dynamic`` one is a server variable the job sets with ``SET GLOBAL``, spelled on the
+    target by :func:`app.targetjob.values.set_global` from the name and the value.
+    """
 
     kind: str
     key: str
     value: str | None
     path: str | None = None
     device: str | None = None
+
+
+@dataclass
+class PersistItem:
+    """A value MySQL keeps in mysqld-auto.cnf that would beat the option files.
+
+    ``how`` is ``reset`` (RESET PERSIST) or ``persist`` (SET PERSIST_ONLY ``value``); the
+    job spells the statement with :func:`app.targetjob.values.persist_sql`.
+    """
+
+    key: str
+    value: str
+    how: str
 
 
 @dataclass
@@ -120,8 +138,7 @@ class Bundle:
     format: int = FORMAT
     files: list[FileItem] = field(default_factory=list)
     values: list[ValueItem] = field(default_factory=list)
-    statements: list[str] = field(default_factory=list)
-    persist_statements: list[str] = field(default_factory=list)
+    persisted: list[PersistItem] = field(default_factory=list)
     commands: list[CommandItem] = field(default_factory=list)
     validate: Validate | None = None
     buffer_pool_bytes: int | None = None
@@ -146,26 +163,39 @@ class Bundle:
         """A bundle from its JSON document.
 
         Raises:
-            FormatError: not a bundle, or one of a newer format than this code reads.
+            FormatError: not a bundle, or one of another format than this code reads.
         """
         if not isinstance(doc, dict) or not doc.get("id") or not doc.get("mode"):
             raise FormatError("not an InnoTune job bundle")
         version = int(doc.get("format") or 0)
         if version > FORMAT:
-            raise FormatError("bundle format %d is newer than this job's (%d)" % (version, FORMAT))
+            raise FormatError(
+                "bundle format %d is newer than this job's (%d): it was written by a newer "
+                "InnoTune; run the job that came with it, or apply again with this InnoTune"
+                % (version, FORMAT)
+            )
+        if version < FORMAT:
+            raise FormatError(
+                "bundle format %d is older than this job's (%d): it holds its server values "
+                "as SQL text, which this job no longer reads (it takes typed values); nothing "
+                "was changed. Preview and apply again with this InnoTune (a rollback of its "
+                "snapshot works as before)" % (version, FORMAT)
+            )
         fields = _known(cls, doc)
         fields["format"] = version
         fields["snapshot_id"] = str(doc.get("snapshot_id") or "")
         fields["snapshot_dir"] = str(doc.get("snapshot_dir") or "")
         fields["files"] = [FileItem(**_known(FileItem, f)) for f in doc.get("files") or []]
         fields["values"] = [ValueItem(**_known(ValueItem, v)) for v in doc.get("values") or []]
+        fields["persisted"] = [
+            PersistItem(**_known(PersistItem, p)) for p in doc.get("persisted") or []
+        ]
         fields["commands"] = [
             CommandItem(**_known(CommandItem, c)) for c in doc.get("commands") or []
         ]
         check = doc.get("validate")
         fields["validate"] = Validate(**_known(Validate, check)) if check else None
-        for name in ("statements", "persist_statements", "persisted_keys"):
-            fields[name] = list(doc.get(name) or [])
+        fields["persisted_keys"] = list(doc.get("persisted_keys") or [])
         fields["expected"] = dict(doc.get("expected") or {})
         fields["how"] = dict(doc.get("how") or {})
         fields["watchdog_grace"] = float(doc.get("watchdog_grace") or 10.0)

@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import JobCancelled, JobFailed
 from .files import atomic_write, read_or_none, remove_leftovers, sha256
-from .formats import count
+from .formats import PersistItem, ValueItem, count
 from .health import ERROR_LINE
 from .records import (
     instance_key,
@@ -30,7 +30,7 @@ from .records import (
     write_snapshot_state,
 )
 from .restore import Restore
-from .values import ordered_settings, same_value, set_key, set_value
+from .values import ordered_settings, persist_sql, same_value, set_global
 
 
 class Job(Restore):
@@ -155,12 +155,13 @@ class Job(Restore):
         self.step("confirm", "fail", f"no confirmation within {seconds:.0f} s")
         return False
 
-    def set_persisted(self, statements: list[str], logged_in: bool) -> None:
+    def set_persisted(self, items: list[PersistItem], logged_in: bool) -> None:
         """RESET PERSIST / SET PERSIST_ONLY: mysqld-auto.cnf must not undo the option files.
 
         Without them the change would be undone at the next start, so they are not skipped
         like SET GLOBAL when the job cannot log in: the apply fails and rolls back.
         """
+        statements = [persist_sql(p.key, p.value, p.how) for p in items]
         if statements and not logged_in:
             raise JobFailed(
                 "cannot log in to the server to change mysqld-auto.cnf (%s)" % statements[0]
@@ -171,6 +172,25 @@ class Job(Restore):
             if not good:
                 raise JobFailed(f"{sql} failed: {reply[-300:]}")
             self.step("persisted", "ok", sql)
+
+    def set_dynamic(self, dynamic: list[ValueItem]) -> None:
+        """SET GLOBAL each typed value, in an order the server takes without clamping."""
+        saved = {
+            v["key"]: v.get("value")
+            for v in self.manifest.get("values", [])
+            if v.get("kind") == "dynamic"
+        }
+        saved.update(self.globals_now())
+        done = self.live_set if self.live_set is not None else set()
+        for item in ordered_settings(dynamic, _key, _value, saved):
+            sql = set_global(item.key, str(item.value))
+            self.step("dynamic", "start", sql)
+            good, reply = self.client(sql)
+            if not good:
+                raise JobFailed(f"{sql} failed: {reply[-300:]}")
+            done.add(item.key)
+            self.step("dynamic", "ok", sql)
+            self.check_cancel("after " + sql)
 
     # -- main -------------------------------------------------------------------------------
     def apply(self) -> str:
@@ -196,46 +216,32 @@ class Job(Restore):
             self.check_cancel("after validating")
             ok, out = self.client("SELECT 1") if self.how.get("client") else (False, "")
             self.client_ok = ok
-            statements = list(bundle.statements)
+            dynamic = [v for v in bundle.values if v.kind == "dynamic" and v.value is not None]
             if restarting:
                 # The restart reads these values from the option files: setting them live
                 # too would apply them twice (a buffer-pool or redo-log resize started
                 # right before a shutdown), and the check after the restart would then
                 # not prove that the files carry them.
                 persisted = set(bundle.persisted_keys)
-                held = [sql for sql in statements if set_key(sql) in persisted]
-                statements = [sql for sql in statements if set_key(sql) not in persisted]
+                held = [v.key for v in dynamic if v.key in persisted]
+                dynamic = [v for v in dynamic if v.key not in persisted]
                 if held:
                     self.step(
                         "dynamic",
                         "info",
                         "not set live, the restart applies them from the option files: "
-                        + ", ".join(str(set_key(sql)) for sql in held),
+                        + ", ".join(held),
                     )
-            if statements and not ok:
+            if dynamic and not ok:
                 note = (
                     f"SET GLOBAL skipped: the job cannot log in to the server ({out[-200:]}); "
                     "the values apply at the next restart"
                 )
                 self.warnings.append(note)
                 self.step("dynamic", "warn", note)
-            elif statements:
-                saved = {
-                    v["key"]: v.get("value")
-                    for v in self.manifest.get("values", [])
-                    if v.get("kind") == "dynamic"
-                }
-                saved.update(self.globals_now())
-                statements = ordered_settings(statements, set_key, set_value, saved)
-                for sql in statements:
-                    self.step("dynamic", "start", sql)
-                    good, reply = self.client(sql)
-                    if not good:
-                        raise JobFailed(f"{sql} failed: {reply[-300:]}")
-                    self.live_set.add(str(set_key(sql)))
-                    self.step("dynamic", "ok", sql)
-                    self.check_cancel("after " + sql)
-            self.set_persisted(bundle.persist_statements, ok)
+            elif dynamic:
+                self.set_dynamic(dynamic)
+            self.set_persisted(bundle.persisted, ok)
             self.set_values(
                 [dataclasses.asdict(v) for v in bundle.values if v.kind != "dynamic"], "live", False
             )
@@ -442,3 +448,11 @@ class Job(Restore):
                 "kept %s of this server; removed %s"
                 % (count(int(keep), "snapshot"), ", ".join(done["removed"])),
             )
+
+
+def _key(item: ValueItem) -> str:
+    return item.key
+
+
+def _value(item: ValueItem) -> str | None:
+    return item.value

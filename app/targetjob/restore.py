@@ -10,14 +10,13 @@ from __future__ import annotations
 import base64
 import errno
 import os
-import re
 from typing import Any
 
 from .errors import JobFailed
 from .files import atomic_write, fsync_dir, mode_owner, read_or_none, reads, sha256
 from .formats import CommandItem, count
 from .health import Health
-from .values import active_value, ordered_settings, set_key, set_value, sql_literal, sysctl_path
+from .values import active_value, ordered_settings, set_global, sysctl_path
 
 
 class Restore(Health):
@@ -34,9 +33,11 @@ class Restore(Health):
             self.step(phase, "start", what)
             try:
                 if kind == "dynamic":
-                    if not re.match(r"^[a-z][a-z0-9_]*$", key):
-                        raise OSError(errno.EINVAL, "not a variable name")
-                    ok, out = self.client(f"SET GLOBAL {key} = {sql_literal(new)}")
+                    try:
+                        sql = set_global(key, new)
+                    except ValueError as exc:
+                        raise OSError(errno.EINVAL, str(exc)) from None
+                    ok, out = self.client(sql)
                     if not ok:
                         raise OSError(errno.EIO, out or "the client could not log in")
                     if self.live_set is not None and not restoring:
@@ -176,7 +177,7 @@ class Restore(Health):
             dynamic = [v for v in dynamic if v["key"] in self.live_set]
         if dynamic and not (restarted_before or self.restarted):
             applied: dict[str, Any] = {
-                str(set_key(sql)): set_value(sql) for sql in self.bundle.statements
+                v.key: v.value for v in self.bundle.values if v.kind == "dynamic"
             }
             applied.update(self.globals_now())
             dynamic = ordered_settings(dynamic, lambda v: v["key"], lambda v: v["value"], applied)

@@ -1,5 +1,8 @@
 """Values as servers and kernels print them: the one "same value" test, SQL and sysfs spelling.
 
+The job gets typed values (name, value, kind) and spells the SQL for them here; nothing on
+the target reads SQL text back.
+
 The planner (is a change needed?), the appliers (does a later file beat ours?) and the job
 (are the settings in force the planned ones?) all compare values with :func:`same_value`.
 Standard library only, Python 3.7+: this module runs on the target too.
@@ -121,6 +124,40 @@ def sql_literal(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+_VARIABLE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def _variable(key: str) -> str:
+    if not _VARIABLE.match(key):
+        raise ValueError("not a server variable name: %r" % key)
+    return key
+
+
+def set_global(key: str, value: str) -> str:
+    """The ``SET GLOBAL`` the job sends for a typed value (the preview shows the same text).
+
+    Raises:
+        ValueError: ``key`` is not a server variable name.
+    """
+    return "SET GLOBAL %s = %s" % (_variable(key), sql_literal(value))
+
+
+def persist_sql(key: str, value: str, how: str) -> str:
+    """What keeps mysqld-auto.cnf from undoing the option files (MySQL's SET PERSIST).
+
+    ``how`` is ``reset`` (``RESET PERSIST IF EXISTS``: the option file then wins) or
+    ``persist`` (``SET PERSIST_ONLY`` InnoTune's value; the live value is set apart).
+
+    Raises:
+        ValueError: not a variable name, or an unknown ``how``.
+    """
+    if how == "reset":
+        return "RESET PERSIST IF EXISTS %s" % _variable(key)
+    if how == "persist":
+        return "SET PERSIST_ONLY %s = %s" % (_variable(key), sql_literal(value))
+    raise ValueError("unknown way to treat a persisted value: %r" % how)
+
+
 def sysctl_path(key: str) -> str:
     """``vm.swappiness`` → ``/proc/sys/vm/swappiness`` (the file the job writes)."""
     return "/proc/sys/" + key.replace(".", "/")
@@ -146,12 +183,6 @@ def live_write(kind: str, key: str, value: str, path: str | None) -> tuple[str, 
 ORDERED_PAIRS = (("innodb_io_capacity", "innodb_io_capacity_max"),)
 
 
-def set_value(sql: str) -> str | None:
-    """The value a ``SET GLOBAL name = value`` statement sets (quotes removed)."""
-    match = re.match(r"^\s*SET\s+GLOBAL\s+[A-Za-z0-9_]+\s*=\s*'?([^']*)'?\s*$", sql, re.I)
-    return match.group(1) if match else None
-
-
 def _number(value: Any) -> int | None:
     try:
         return int(str(value).strip())
@@ -162,7 +193,7 @@ def _number(value: Any) -> int | None:
 def ordered_settings(
     items: list[Any], key_of: Any, value_of: Any, now: dict[str, Any]
 ) -> list[Any]:
-    """``items`` (statements or saved values) in an order the server takes without clamping.
+    """``items`` (values to set or saved values) in an order the server takes without clamping.
 
     For each pair in :data:`ORDERED_PAIRS` that both change: when ``low`` rises above its
     value ``now`` the ``high`` one goes first (it makes room), otherwise ``low`` goes first
@@ -181,9 +212,3 @@ def ordered_settings(
         pair = {low: items[spots[low]], high: items[spots[high]]}
         items[i], items[j] = pair[first], pair[second]
     return items
-
-
-def set_key(sql: str) -> str | None:
-    """The variable a ``SET GLOBAL name = value`` statement sets."""
-    match = re.match(r"^\s*SET\s+GLOBAL\s+([A-Za-z0-9_]+)\s*=", sql, re.IGNORECASE)
-    return match.group(1).lower() if match else None

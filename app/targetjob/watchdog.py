@@ -14,7 +14,7 @@ import os
 import time
 
 from .files import atomic_write, read_or_none
-from .formats import FINAL, Bundle, JobState, JournalLine
+from .formats import FINAL, Bundle, FormatError, JobState, JournalLine
 from .health import live_argv
 from .job import Job
 
@@ -49,7 +49,10 @@ def watchdog(directory: str, poll: float = 0.5, start_wait: float = 120.0) -> st
     with open(os.path.join(directory, "watchdog.pid"), "w") as fh:
         fh.write("%d\n" % os.getpid())
     with open(os.path.join(directory, "bundle.json"), "rb") as fh:
-        bundle = Bundle.from_json(fh.read())
+        try:
+            bundle = Bundle.from_json(fh.read())
+        except FormatError:
+            return "not-started"  # the job refuses the same bundle and changes nothing
     grace = bundle.watchdog_grace
     began = time.time()
     dead_since: float | None = None

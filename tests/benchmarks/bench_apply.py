@@ -121,12 +121,12 @@ def main(argv: list[str] | None = None) -> int:
                 host = Host(facts, transport, session)
                 if kind == "restart":
                     changes = [_change("innodb_log_buffer_size", "option_file", "33554432")]
-                    actions = [optionfile.describe(changes, host)]
+                    actions = [optionfile.describe(changes, host)[0]]
                 else:
                     changes = [_change("innodb_io_capacity", "dynamic", "400")]
                     actions = [
-                        optionfile.describe(changes, host),
-                        dynamic.describe(changes[0], host),
+                        optionfile.describe(changes, host)[0],
+                        dynamic.describe([changes[0]], host)[0],
                     ]
                 session.close()
                 assert facts.server is not None

@@ -140,7 +140,7 @@ def test_the_drop_in_described_is_the_one_the_job_writes_and_it_wins(
 ) -> None:
     host = host_for(private_instance(private_server))
     changes = [change("innodb_io_capacity", "1234"), change("max_connections", "77")]
-    dry = optionfile.describe(changes, host)
+    dry = optionfile.describe(changes, host)[0]
     (write,) = dry.files
     assert write.path == str(private_server.include_dir / "99-innotune.cnf") and write.creates
     assert write.after == b"[mysqld]\ninnodb_io_capacity = 1234\nmax_connections = 77\n"
@@ -172,7 +172,7 @@ def test_the_drop_in_described_is_the_one_the_job_writes_and_it_wins(
         "1234",
         "77",
     ]
-    again = optionfile.describe(changes, host)
+    again = optionfile.describe(changes, host)[0]
     assert again.files == ()  # already in place: nothing to write
 
     # A dynamic change: described through a real session, the job sends the same SQL.
@@ -181,7 +181,7 @@ def test_the_drop_in_described_is_the_one_the_job_writes_and_it_wins(
     )
     try:
         live = change("innodb_io_capacity", "1500", "dynamic")
-        dry_set = dynamic.describe(live, host)
+        dry_set = dynamic.describe([live], host)[0]
         assert dry_set.statements == ("SET GLOBAL innodb_io_capacity = 1500",)
         assert (dry_set.values[0].current, dry_set.values[0].new) == ("1234", "1500")
     finally:
@@ -201,7 +201,7 @@ def test_command_line_argument_that_beats_the_files_is_reported(
     server.start()
     host = host_for(private_instance(server))
     changes = [change("innodb_io_capacity", "1000")]
-    dry = optionfile.describe(changes, host)
+    dry = optionfile.describe(changes, host)[0]
     (warning,) = [w for w in dry.warnings if w.startswith("innodb_io_capacity:")]
     assert "command line sets 300, which wins" in warning
     assert "Remove --innodb-io-capacity=300 from the command that starts the server" in warning
@@ -222,7 +222,7 @@ def test_debian_drop_in_takes_effect_and_a_later_file_is_reported(
     before = debian_mariadb.query("SELECT @@innodb_io_capacity").strip()
     value = "1717" if before != "1717" else "1718"
     changes = [change("innodb_io_capacity", value)]
-    dry = optionfile.describe(changes, host)
+    dry = optionfile.describe(changes, host)[0]
     path = "/etc/mysql/mariadb.conf.d/99-innotune.cnf"
     assert [f.path for f in dry.files] == [path]
     assert (dry.files[0].mode, dry.files[0].owner) == ("0644", "root:root")
@@ -241,7 +241,7 @@ def test_debian_drop_in_takes_effect_and_a_later_file_is_reported(
     assert f"{later}:2 sets 555, which wins" in warning
     assert f"Remove line 2 of {later}" in warning
     # Planned now, InnoTune's file is named to sort after the later one, and wins.
-    replan = optionfile.describe(changes, host)
+    replan = optionfile.describe(changes, host)[0]
     assert [f.path for f in replan.files] == ["/etc/mysql/mariadb.conf.d/zzz-innotune.cnf"]
     assert not [w for w in replan.warnings if w.startswith("innodb_io_capacity")]
 
@@ -266,7 +266,7 @@ def test_main_file_without_include_dir_is_edited_only_where_it_changes(
     )
     layout.main_cnf.write_bytes(main)
     host = host_for(private_instance(layout))
-    action = optionfile.describe([change("innodb_io_capacity", "900")], host)
+    action = optionfile.describe([change("innodb_io_capacity", "900")], host)[0]
     (write,) = action.files
     assert write.path == str(layout.main_cnf) and write.before == main
     assert write.after == main.replace(b"= 200 # old", b"= 900 # old")
@@ -277,7 +277,7 @@ def test_a_file_with_a_password_is_never_rewritten(layout: PrivateServer) -> Non
     layout.main_cnf.write_text("[client]\npassword = s3cret\n[mysqld]\ndatadir = /tmp/d\n")
     host = host_for(private_instance(layout))
     with pytest.raises(ApplyError, match="holds a password"):
-        optionfile.describe([change("innodb_io_capacity", "900")], host)
+        optionfile.describe([change("innodb_io_capacity", "900")], host)[0]
 
 
 def test_broken_files_are_reported_with_file_and_line(layout: PrivateServer) -> None:
@@ -286,16 +286,16 @@ def test_broken_files_are_reported_with_file_and_line(layout: PrivateServer) -> 
     main = layout.main_cnf.read_text()
     layout.main_cnf.write_text(main.replace("[mysqld]", "[mysqld"))
     with pytest.raises(ApplyError, match=f"{layout.main_cnf}:6"):
-        optionfile.describe(changes, host)
+        optionfile.describe(changes, host)[0]
     layout.main_cnf.write_text(main + f"!includedir {layout.base}/missing.d\n")
     with pytest.raises(ApplyError, match="missing.d: the directory does not exist"):
-        optionfile.describe(changes, host)
+        optionfile.describe(changes, host)[0]
     # In an included file the server reports the error and carries on: so does InnoTune.
     layout.main_cnf.write_text(main)
     (layout.include_dir / "40-bad.cnf").write_text("[mysqld\nmax_connections = 5\n")
     (layout.include_dir / "45-loop.cnf").write_text(f"!include {layout.include_dir}/45-loop.cnf\n")
     (layout.include_dir / "50-server.cnf").write_bytes(b"# " + b"x" * 200 + b"\n" * 20000)
-    action = optionfile.describe(changes, host)
+    action = optionfile.describe(changes, host)[0]
     assert [f.path for f in action.files] == [str(layout.include_dir / "99-innotune.cnf")]
     joined = "\n".join(action.warnings)
     assert f"{layout.include_dir}/40-bad.cnf:1" in joined
@@ -307,7 +307,7 @@ def test_unknown_variables_are_not_written_and_loose_without_a_binary(
 ) -> None:
     host = host_for(private_instance(layout))
     changes = [change("innodb_io_capacity", "900"), change("innodb_no_such_knob", "1")]
-    action = optionfile.describe(changes, host)
+    action = optionfile.describe(changes, host)[0]
     assert action.unsupported == (
         f"innodb_no_such_knob: {layout.binaries.server} does not know this variable; not written.",
     )
@@ -323,7 +323,7 @@ def test_unknown_variables_are_not_written_and_loose_without_a_binary(
         '{"Version": 2, "mysql_dynamic_parameters": {"innodb_io_capacity": '
         '{"Value": "4000", "Metadata": {"Timestamp": 1, "User": "root", "Host": "localhost"}}}}'
     )
-    action = optionfile.describe(changes[:1], host)
+    action = optionfile.describe(changes[:1], host)[0]
     assert action.files[0].after == b"[mysqld]\nloose-innodb_io_capacity = 900\n"
     assert "written with loose-" in action.files[0].note
     # The persisted value would win: undoing it is part of the change, not a warning.
@@ -332,7 +332,7 @@ def test_unknown_variables_are_not_written_and_loose_without_a_binary(
     assert action.server_files == (f"{layout.datadir}/mysqld-auto.cnf",)
     assert "holds innodb_io_capacity = 4000, which would beat this file" in action.files[0].note
     host.persisted = "persist"
-    action = optionfile.describe(changes[:1], host)
+    action = optionfile.describe(changes[:1], host)[0]
     assert action.persist_statements == ("SET PERSIST_ONLY innodb_io_capacity = 900",)
 
 
@@ -340,7 +340,7 @@ def test_a_value_the_server_rejects_is_reported_with_file_and_line(layout: Priva
     host = host_for(private_instance(layout))
     server_cnf = layout.include_dir / "50-server.cnf"
     server_cnf.write_text(server_cnf.read_text() + "innodb_io_capacity = abc\nbogus-knob = 1\n")
-    action = optionfile.describe([change("max_connections", "60")], host)
+    action = optionfile.describe([change("max_connections", "60")], host)[0]
     rejected = [w for w in action.warnings if w.startswith("The server binary rejects")]
     assert any(f"({server_cnf}:9)" in w and "'abc'" in w for w in rejected), rejected
     assert any(f"({server_cnf}:10)" in w and "unknown variable" in w for w in rejected), rejected
@@ -353,7 +353,7 @@ def test_a_file_changed_since_the_preview_is_not_overwritten(
 ) -> None:
     host = host_for(private_instance(layout))
     changes = [change("innodb_io_capacity", "900")]
-    seen = optionfile.describe(changes, host)
+    seen = optionfile.describe(changes, host)[0]
     drop_in = layout.include_dir / "99-innotune.cnf"
     drop_in.write_text("[mysqld]\n# another admin's note\nmax_connections = 9\n")
     assert host.facts.server is not None
@@ -361,7 +361,7 @@ def test_a_file_changed_since_the_preview_is_not_overwritten(
         run_job(local, host.facts, [seen], tmp_path, restart_argv=["true"])
     assert drop_in.read_text().endswith("max_connections = 9\n")
     # Previewed again, the admin's lines are kept and only InnoTune's is added.
-    again = optionfile.describe(changes, host)
+    again = optionfile.describe(changes, host)[0]
     assert again.files[0].after.endswith(b"max_connections = 9\ninnodb_io_capacity = 900\n")
 
 
@@ -386,7 +386,7 @@ def test_a_file_that_cannot_be_read_stops_the_write() -> None:
         host = host_for(private_instance(server))
         host.transport = _AsNobody()
         with pytest.raises(ApplyError, match=f"Cannot read the option file {hidden}"):
-            optionfile.describe([change("innodb_io_capacity", "900")], host)
+            optionfile.describe([change("innodb_io_capacity", "900")], host)[0]
         assert not (server.include_dir / "99-innotune.cnf").exists()
 
 
@@ -439,7 +439,7 @@ def test_sysfs_on_a_loop_device(loopfs: LoopFs) -> None:
     new = "256" if original != "256" else "512"
     item = change("queue/read_ahead_kb", new, "sysfs", device=loopfs.name)
     try:
-        dry = sysfs.describe(item, host)
+        dry = sysfs.describe([item], host)[0]
         (value,) = dry.values
         assert (value.current, value.new) == (original, new)
         assert value.path == str(attr) and not dry.commands  # the job writes the file itself
@@ -454,11 +454,11 @@ def test_sysfs_on_a_loop_device(loopfs: LoopFs) -> None:
         ("queue/hw_sector_size", "is read-only"),
         ("queue/innotune_missing", "does not exist"),
     ):
-        other = sysfs.describe(change(key, "1", "sysfs", device=loopfs.name), host)
+        other = sysfs.describe([change(key, "1", "sysfs", device=loopfs.name)], host)[0]
         assert why in other.unsupported[0] and "not supported on this host" in other.unsupported[0]
         assert not other.commands
     scheduler = change("queue/scheduler", "cfq", "sysfs", device=loopfs.name)
-    assert "is not offered here" in sysfs.describe(scheduler, host).unsupported[0]
+    assert "is not offered here" in sysfs.describe([scheduler], host)[0].unsupported[0]
 
 
 def test_udev_rule_matches_a_loop_device_by_its_backing_file(tmp_path: Path) -> None:
@@ -517,7 +517,7 @@ def test_sysctl_described_then_a_harmless_change_by_the_job() -> None:
     item = change(key, new, "sysctl", current=original)
     written: list[Path] = []
     try:
-        dry = sysctl.describe([item], host)
+        dry = sysctl.describe([item], host)[0]
         (value,) = dry.values
         assert (value.current, value.new) == (original, new)
         assert not dry.commands  # the job writes /proc/sys itself, as the preview says

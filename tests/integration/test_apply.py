@@ -209,9 +209,9 @@ def test_apply_with_restart_on_the_loop_device_then_rollback_from_another_proces
         change("queue/scheduler", "sysfs", new_sched, device=loopfs.name),
     ]
     actions = [
-        optionfile.describe(changes, host),
-        dynamic.describe(changes[1], host),
-        sysfs.describe(changes[2], host),
+        optionfile.describe(changes, host)[0],
+        dynamic.describe([changes[1]], host)[0],
+        sysfs.describe([changes[2]], host)[0],
     ]
     host.session.close()
     assert actions[0].restart_needed and actions[2].values[0].path == str(sched)
@@ -277,7 +277,7 @@ def test_apply_and_rollback_on_debian_mariadb_through_its_init_script(
     facts = facts_for(local, socket)
     host = host_for(local, facts, socket)
     actions = [
-        optionfile.describe([change("innodb_log_buffer_size", "option_file", "20971520")], host)
+        optionfile.describe([change("innodb_log_buffer_size", "option_file", "20971520")], host)[0]
     ]
     host.session.close()
     assert actions[0].files[0].path.startswith("/etc/mysql/")
@@ -355,7 +355,7 @@ def test_a_file_changed_behind_innotunes_back_is_refused(
     host = host_for(local, facts, socket)
     action = optionfile.describe(
         [change("innodb_log_buffer_size", "option_file", "33554432")], host
-    )
+    )[0]
     host.session.close()
     assert action.files[0].path == str(mine)
     # Between the plan and the snapshot: the runner refuses, nothing is stored or written.
@@ -390,7 +390,7 @@ def test_dynamic_only_no_restart_missing_and_read_only_sysfs_reported_rollback_t
     socket = str(server.socket_path)
     facts = facts_for(local, socket)
     host = host_for(local, facts, socket)
-    action = dynamic.describe(change("innodb_io_capacity", "dynamic", "321"), host)
+    action = dynamic.describe([change("innodb_io_capacity", "dynamic", "321")], host)[0]
     host.session.close()
     read_only = str(loopfs.queue / "hw_sector_size")
     odd = Action(

@@ -96,9 +96,9 @@ def test_persistence_replayed_by_udev_and_sysctl_then_rolled_back(
     on_disk = change("queue/scheduler", "sysfs", new_sched, device=loopfs.name)
     kernel = change("vm.swappiness", "sysctl", new_swap)
     actions = [
-        sysfs.describe(on_disk, host),
+        sysfs.describe([on_disk], host)[0],
         *udev.describe([on_disk], host),
-        sysctl.describe([kernel], host),
+        sysctl.describe([kernel], host)[0],
     ]
     host.session.close()
     rule = Path(actions[1].files[0].path)

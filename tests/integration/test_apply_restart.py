@@ -50,8 +50,8 @@ def _trx_actions(transport: LocalTransport, server: PrivateServer) -> tuple[Any,
     host = host_for(transport, facts, socket)
     wanted = change(TRX, "dynamic", "2")
     actions = [
-        optionfile.describe([wanted], host),
-        dynamic.describe(wanted, host),
+        optionfile.describe([wanted], host)[0],
+        dynamic.describe([wanted], host)[0],
     ]
     host.session.close()
     assert not any(a.restart_needed for a in actions)

@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 
 from app.access.database import open_session
+from app.appliers.udev import rule_path
+from app.domain.facts import BlockDevice
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Change, Plan
 from app.export import playbook_files, shell_script
@@ -105,6 +107,33 @@ def kernel_values(loopfs: LoopFs) -> Iterator[tuple[str, str]]:
         (loopfs.queue / "read_ahead_kb").write_text(read_ahead + "\n")
 
 
+#: The playbook's sentence for a datadir disk that is not of the planned kind (a loop device).
+NONE_HERE = re.compile(
+    r'"msg": "\S+ is (a spinning disk|an SSD|an NVMe drive|a disk of unknown kind); the '
+    r"plan's queue settings are for a loop device: none set on this host\""
+)
+
+
+def with_device(facts: HostFacts, loopfs: LoopFs) -> HostFacts:
+    """The facts with the loop device beside the datadir's devices (its kind is what counts)."""
+    loop = BlockDevice(
+        name=loopfs.name,
+        kind="loop",
+        rotational=True,
+        stable_id=str(loopfs.image),
+        stable_id_source="loop/backing_file",
+    )
+    path = dataclasses.replace(
+        facts.os.write_paths[0],
+        devices=(
+            *facts.os.write_paths[0].devices,
+            loop,
+        ),
+    )
+    paths = (path, *facts.os.write_paths[1:])
+    return dataclasses.replace(facts, os=dataclasses.replace(facts.os, write_paths=paths))
+
+
 def digest_tree(root: Path) -> dict[str, str]:
     return {
         str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() + oct(p.stat().st_mode)
@@ -151,11 +180,13 @@ def test_playbook_over_ssh_checks_applies_restarts_and_then_changes_nothing(
     tmp_path: Path,
 ) -> None:
     swappiness, read_ahead = kernel_values
-    plan = export_plan(facts_for(local, debian_mariadb.socket), loopfs, *kernel_values)
+    # The plan's queue setting is for a loop device; this machine's datadir is not on one.
+    facts = with_device(facts_for(local, debian_mariadb.socket), loopfs)
+    plan = export_plan(facts, loopfs, *kernel_values)
     pool = plan.change("innodb_buffer_pool_size")
     assert pool is not None
     play = tmp_path / "play"
-    for name, text in playbook_files(plan).items():
+    for name, text in playbook_files(plan, facts).items():
         (play / name).parent.mkdir(parents=True, exist_ok=True)
         (play / name).write_text(text)
     known_hosts = tmp_path / "known_hosts"
@@ -188,7 +219,8 @@ def test_playbook_over_ssh_checks_applies_restarts_and_then_changes_nothing(
     assert "-# an earlier drop-in" in out
     assert f"+innodb_buffer_pool_size = {pool.proposed}" in out, out
     assert "changed: [testdb] => (item={'key': 'vm.swappiness'" in out, out
-    assert f"changed: [testdb] => (item={{'device': '{loopfs.name}'" in out, out
+    assert re.search(NONE_HERE, out), out  # the datadir's disk is not a loop device: said so
+    assert "Set the disk queue settings live" in out and "/sys/block" not in out
     assert "RUNNING HANDLER [innotune : Restart the database server" in out, out
     assert digest_tree(Path("/etc/mysql")) == etc, "--check wrote a file"
     assert debian_mariadb.query("SELECT @@innodb_log_buffer_size").strip() == old_log_buffer
@@ -202,13 +234,13 @@ def test_playbook_over_ssh_checks_applies_restarts_and_then_changes_nothing(
     ).split()
     assert in_force == ["20971520", pool.proposed], out
     assert Path("/proc/sys/vm/swappiness").read_text().strip() == plan.changes[2].proposed
-    assert (loopfs.queue / "read_ahead_kb").read_text().strip() == plan.changes[3].proposed
+    assert re.search(NONE_HERE, out), out
+    assert (loopfs.queue / "read_ahead_kb").read_text().strip() == read_ahead  # not this disk
+    assert list((persist / "udev").iterdir()) == []  # no rule for a disk of another kind
     dropin = dropin_path.read_text()
     backups = list(dropin_path.parent.glob("99-innotune.cnf.*~"))
     assert [b.read_bytes() for b in backups] == [earlier]
     assert "Why: the export test sets innodb_log_buffer_size" in dropin
-    rule = (persist / "udev" / f"99-innotune-{loopfs.name}.rules").read_text()
-    assert f'ATTR{{queue/read_ahead_kb}}="{plan.changes[3].proposed}"' in rule
     assert "vm.swappiness = " in (persist / "sysctl.d" / "99-innotune.conf").read_text()
 
     out, (_, changed, _, _) = run_playbook(play)
@@ -231,14 +263,17 @@ def restart_command(server: PrivateServer) -> str:
 
 def test_script_applies_to_a_private_instance_and_rolls_back_byte_identical(
     local: LocalTransport,
-    private_server: PrivateServer,
+    loop_server: PrivateServer,
     loopfs: LoopFs,
     kernel_values: tuple[str, str],
     tmp_path: Path,
 ) -> None:
-    server = private_server
+    """The private server's datadir lies on the loop device: the script finds that disk."""
+    server = loop_server
     swappiness, read_ahead = kernel_values
     facts = facts_for(local, str(server.socket_path))
+    devices = {d.name: d for p in facts.os.write_paths for d in p.devices}
+    assert devices[loopfs.name].kind == "loop", devices
     plan = export_plan(facts, loopfs, *kernel_values)
     pool = plan.change("innodb_buffer_pool_size")
     assert pool is not None
@@ -251,7 +286,7 @@ def test_script_applies_to_a_private_instance_and_rolls_back_byte_identical(
     sysctl_file = persist / "sysctl.d" / "99-innotune.conf"
     sysctl_file.write_bytes(b"# hand-written\nvm.swappiness=30\n")
     script = tmp_path / "plan.sh"
-    script.write_text(shell_script(plan))
+    script.write_text(shell_script(plan, facts))
     client = [a for a in server.client_argv() if a != "--batch"]
     env = {
         "PATH": os.environ["PATH"],
@@ -293,6 +328,12 @@ def test_script_applies_to_a_private_instance_and_rolls_back_byte_identical(
     assert now[-2:] == ["20971520", pool.proposed]
     assert Path("/proc/sys/vm/swappiness").read_text().strip() == plan.changes[2].proposed
     assert (loopfs.queue / "read_ahead_kb").read_text().strip() == plan.changes[3].proposed
+    assert f"{loopfs.name} is a loop device: it gets queue/read_ahead_kb=" in applied.stdout
+    backing = BlockDevice(loopfs.name, "loop", stable_id=str(loopfs.image))
+    rule = (persist / "udev" / Path(rule_path(backing)).name).read_text()
+    assert f'ATTR{{loop/backing_file}}=="{loopfs.image}"' in rule, rule
+    assert f'ATTR{{queue/read_ahead_kb}}="{plan.changes[3].proposed}"' in rule
+    assert "KERNEL==" not in rule
     snap = tmp_path / "snap" / "s"
     assert oct(snap.stat().st_mode & 0o777) == "0o700"
     assert "Why: the export test sets innodb_log_buffer_size" in dropin.read_text()

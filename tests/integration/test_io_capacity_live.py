@@ -60,8 +60,8 @@ def test_a_raise_above_the_max_ends_as_planned(
         change(PAIR[0], "dynamic", str(planned[0])),
         change(PAIR[1], "dynamic", str(planned[1])),
     ]
-    actions = [optionfile.describe(wanted, host)]
-    actions += [dynamic.describe(c, host) for c in wanted]
+    actions = [optionfile.describe(wanted, host)[0]]
+    actions += [dynamic.describe([c], host)[0] for c in wanted]
     host.session.close()
     try:
         status = run_job(ssh, facts, actions, tmp_path)

@@ -16,7 +16,7 @@ import pytest
 from app.appliers import dynamic, runner
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
-from app.targetjob.values import ordered_settings, set_key, set_value
+from app.targetjob.values import ordered_settings, set_global
 from tests.integration.test_apply import (  # noqa: F401 - autouse cleanup of jobs
     _remove_new_jobs_and_snapshots,
     change,
@@ -59,13 +59,16 @@ def test_the_order_draws_no_adjustment_from_the_live_server(
 ) -> None:
     server = private_server
     _put(server, start)
-    naive = [f"SET GLOBAL {PAIR[0]} = {planned[0]}", f"SET GLOBAL {PAIR[1]} = {planned[1]}"]
+    naive_values = [(PAIR[0], str(planned[0])), (PAIR[1], str(planned[1]))]
     if planned[0] < start[0]:
-        naive.reverse()  # lowering: the max first is the naive mistake
+        naive_values.reverse()  # lowering: the max first is the naive mistake
     now = dict(zip(PAIR, map(str, start), strict=True))
-    ordered = ordered_settings(naive, set_key, set_value, now)
-    assert ordered != naive
-    assert _set_all(server, ordered) == [], "the server adjusted a value InnoTune set"
+    ordered = ordered_settings(naive_values, lambda kv: kv[0], lambda kv: kv[1], now)
+    assert ordered != naive_values
+    naive = [set_global(k, v) for k, v in naive_values]
+    assert _set_all(server, [set_global(k, v) for k, v in ordered]) == [], (
+        "the server adjusted a value InnoTune set"
+    )
     assert _pair(server) == planned
     # The naive order, from the same start, is what the server adjusts (the check can fail).
     _put(server, start)
@@ -81,8 +84,8 @@ def test_the_apply_job_reorders_the_pair_and_rolls_back_in_order(
     facts = facts_for(local, socket)
     host = host_for(local, facts, socket)
     actions = [
-        dynamic.describe(change(PAIR[0], "dynamic", "20000"), host),
-        dynamic.describe(change(PAIR[1], "dynamic", "40000"), host),
+        dynamic.describe([change(PAIR[0], "dynamic", "20000")], host)[0],
+        dynamic.describe([change(PAIR[1], "dynamic", "40000")], host)[0],
     ]
     host.session.close()
     assert _pair(server) == (200, 2000)
@@ -90,7 +93,7 @@ def test_the_apply_job_reorders_the_pair_and_rolls_back_in_order(
     assert status.state == "applied", status.errors
     assert _pair(server) == (20000, 40000)
     sets = [s.detail for s in status.steps if s.step == "dynamic" and s.status == "ok"]
-    assert [set_key(sql) for sql in sets] == [PAIR[1], PAIR[0]]  # the max made room first
+    assert sets == [set_global(PAIR[1], "40000"), set_global(PAIR[0], "20000")]  # room first
     back = runner.rollback(local, status.snapshot_id or "")
     assert back.state == "rolled-back", back.errors
     assert _pair(server) == (200, 2000)

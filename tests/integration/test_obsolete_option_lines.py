@@ -78,7 +78,7 @@ def test_removed_options_are_taken_out_of_the_option_file_and_put_back(
 
     host = host_for(local, facts, str(server.socket_path))
     try:
-        action = optionfile.describe(removals, host)
+        action = optionfile.describe(removals, host)[0]
         shown = preview.describe_actions(
             dataclasses.replace(plan, changes=tuple(removals)), host, []
         )
@@ -129,7 +129,7 @@ def test_a_removal_beside_a_setting_edits_both_files_in_one_action(
     )
     host = host_for(local, facts, str(server.socket_path))
     try:
-        action = optionfile.describe([setting, *removals], host)
+        action = optionfile.describe([setting, *removals], host)[0]
     finally:
         host.session.close()
     assert action.unsupported == ()

@@ -74,16 +74,21 @@ def test_sysctl_file_keeps_other_lines_and_replaces_ours() -> None:
 
 
 def test_dynamic_statement_is_exact_and_refuses_odd_names() -> None:
-    assert dynamic.statement_text(change("innodb_io_capacity", "2000", "dynamic")) == (
-        "SET GLOBAL innodb_io_capacity = 2000"
-    )
-    assert dynamic.statement_text(change("innodb_flush_method", "O_DIRECT", "dynamic")) == (
-        "SET GLOBAL innodb_flush_method = 'O_DIRECT'"
+    host = Host(_practice_plan()[0])
+
+    def sql(key: str, value: str) -> tuple[str, ...]:
+        (action,) = dynamic.describe([change(key, value, "dynamic")], host)
+        assert [(v.kind, v.key, v.new) for v in action.values] == [("dynamic", key, value)]
+        return action.statements
+
+    assert sql("innodb_io_capacity", "2000") == ("SET GLOBAL innodb_io_capacity = 2000",)
+    assert sql("innodb_flush_method", "O_DIRECT") == (
+        "SET GLOBAL innodb_flush_method = 'O_DIRECT'",
     )
     with pytest.raises(ApplyError):
-        dynamic.statement_text(change("x; DROP TABLE t", "1", "dynamic"))
+        sql("x; DROP TABLE t", "1")
     with pytest.raises(ApplyError):
-        dynamic.statement_text(change("innodb_io_capacity", "1'; --", "dynamic"))
+        sql("innodb_io_capacity", "1'; --")
 
 
 def _device(fixture: str, name: str) -> BlockDevice:

@@ -13,9 +13,9 @@ from app.appliers.actions import Host
 from app.appliers.preview import build_preview, with_requested_restart
 from app.domain.hostfacts import HostFacts
 from app.planner import default_positions, make_plan
-from app.targetjob.values import set_key
 from tests.unit.planner_truth import LINES, Line
 from tests.unit.test_planner_matrix import CAT, facts_for, hosts
+from tests.unit.test_restart_anyway import job_statements
 
 FOUR = [x for x in LINES if x.version in ("10.5.27", "10.11.19", "11.8.2", "9.7.4")]
 
@@ -49,8 +49,7 @@ def test_preview_shows_the_statements_and_commands_the_job_runs(line: Line, rest
     # What the job runs (targetjob/job.py): when it restarts, no SET GLOBAL of a variable
     # the option files carry ("not set live, the restart applies them").
     held = set(bundle.persisted_keys) if bundle.restart_needed else set()
-    runs = [s for s in bundle.statements if set_key(s) not in held] + bundle.persist_statements
-    assert list(preview.statements) == runs
+    assert list(preview.statements) == job_statements(bundle)
     assert set(preview.held_for_restart) == held
     ran = [tuple(c.argv) for c in bundle.commands]
     if bundle.restart_needed:

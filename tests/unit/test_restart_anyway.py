@@ -8,7 +8,8 @@ from app.appliers import runner
 from app.appliers import snapshot as snap
 from app.appliers.actions import Action, Host, ValueChange
 from app.appliers.preview import build_preview, with_requested_restart
-from app.targetjob.values import set_key
+from app.targetjob.formats import Bundle
+from app.targetjob.values import persist_sql, set_global
 from tests.unit.test_appliers_units import _practice_plan
 
 
@@ -32,7 +33,7 @@ def _action(applier: str, ids: tuple[str, ...], **kw: object) -> Action:
 def test_the_bundle_holds_back_only_values_the_option_files_carry() -> None:
     def dyn(key: str) -> Action:
         value = ValueChange("dynamic", key, "1", "2", True, "drop-in")
-        return _action("dynamic", (key,), statements=(f"SET GLOBAL {key} = 2",), values=(value,))
+        return _action("dynamic", (key,), values=(value,))
 
     actions = [
         _action("optionfile", ("innodb_io_capacity",)),
@@ -49,10 +50,28 @@ def test_the_bundle_holds_back_only_values_the_option_files_carry() -> None:
     assert not plain.restart_needed and not plain.restart_requested
 
 
-def test_the_job_reads_the_variable_of_a_set_statement() -> None:
-    assert set_key("SET GLOBAL innodb_io_capacity = 345") == "innodb_io_capacity"
-    assert set_key("set global Sync_Binlog='1'") == "sync_binlog"
-    assert set_key("SELECT 1") is None
+def job_statements(bundle: Bundle) -> list[str]:
+    """The SQL the job spells from the bundle's typed values, in its order (targetjob/job.py):
+    when it restarts, no SET GLOBAL of a variable the option files carry."""
+    held = set(bundle.persisted_keys) if bundle.restart_needed else set()
+    live = [
+        set_global(v.key, v.value or "")
+        for v in bundle.values
+        if v.kind == "dynamic" and v.key not in held
+    ]
+    return live + [persist_sql(p.key, p.value, p.how) for p in bundle.persisted]
+
+
+def test_the_bundle_carries_typed_values_and_no_sql_text() -> None:
+    dyn = ValueChange("dynamic", "innodb_io_capacity", "200", "345", True, "drop-in")
+    saved = snap.Snapshot("id", "now", "test", {}, (), ())
+    bundle = runner.build_bundle(
+        "id", saved, [_action("dynamic", ("x",), values=(dyn,))], validate=None, expected={}
+    )
+    assert [(v.kind, v.key, v.value) for v in bundle.values] == [
+        ("dynamic", "innodb_io_capacity", "345")
+    ]
+    assert "SET GLOBAL" not in bundle.to_json().decode()
 
 
 def test_the_bundle_carries_exactly_what_the_preview_shows() -> None:
@@ -72,11 +91,10 @@ def test_the_bundle_carries_exactly_what_the_preview_shows() -> None:
         (w.path, w.after) for w in writes
     ]
     shown = [line.split("    #")[0].strip() for line in preview.text().splitlines()]
-    for value in bundle.values:
+    kernel = [v for v in bundle.values if v.kind != "dynamic"]
+    for value in kernel:
         assert live_write(value.kind, value.key, value.value or "", value.path)[1] in shown
-    assert len(bundle.values) == len(preview.live_writes) > 0
-    held = set(bundle.persisted_keys) if bundle.restart_needed else set()  # the job's rule
-    runs = [s for s in bundle.statements if set_key(s) not in held]
-    assert runs + bundle.persist_statements == list(preview.statements)
+    assert len(kernel) == len(preview.live_writes) > 0
+    assert job_statements(bundle) == list(preview.statements)
     ran = [c.argv for c in preview.commands if c is not preview.restart]  # the restart: `how`
     assert [tuple(c.argv) for c in bundle.commands] == ran and ran

@@ -17,9 +17,11 @@ import unittest
 
 try:  # under the oldest python: the zipapp is on sys.path
     from targetjob import files, formats, records, values
+    from targetjob import main as job_main
     from targetjob.job import Job
 except ImportError:
     from app.targetjob import files, formats, records, values
+    from app.targetjob import main as job_main
     from app.targetjob.job import Job
 
 
@@ -53,18 +55,30 @@ class SameValueTest(unittest.TestCase):
         self.assertEqual(values.sql_literal("O_DIRECT"), "'O_DIRECT'")
         self.assertEqual(values.sql_literal("a'b\\"), "'a\\'b\\\\'")
 
-    def test_set_statements_and_their_order(self) -> None:
-        self.assertEqual(values.set_key("set global Sync_Binlog='1'"), "sync_binlog")
-        self.assertEqual(values.set_value("SET GLOBAL x = 'O_DIRECT'"), "O_DIRECT")
-        self.assertIsNone(values.set_key("SELECT 1"))
-        statements = [
-            "SET GLOBAL innodb_io_capacity = 30000",
-            "SET GLOBAL innodb_io_capacity_max = 40000",
+    def test_set_statements_from_typed_values_and_their_order(self) -> None:
+        self.assertEqual(values.set_global("sync_binlog", "1"), "SET GLOBAL sync_binlog = 1")
+        self.assertEqual(
+            values.set_global("innodb_flush_method", "O_DIRECT"),
+            "SET GLOBAL innodb_flush_method = 'O_DIRECT'",
+        )
+        with self.assertRaises(ValueError):
+            values.set_global("x; DROP TABLE t", "1")
+        self.assertEqual(
+            values.persist_sql("innodb_io_capacity", "900", "reset"),
+            "RESET PERSIST IF EXISTS innodb_io_capacity",
+        )
+        self.assertEqual(
+            values.persist_sql("innodb_io_capacity", "900", "persist"),
+            "SET PERSIST_ONLY innodb_io_capacity = 900",
+        )
+        items = [
+            formats.ValueItem("dynamic", "innodb_io_capacity", "30000"),
+            formats.ValueItem("dynamic", "innodb_io_capacity_max", "40000"),
         ]
         raised = values.ordered_settings(
-            statements, values.set_key, values.set_value, {"innodb_io_capacity": "200"}
+            items, lambda v: v.key, lambda v: v.value, {"innodb_io_capacity": "200"}
         )
-        self.assertEqual(raised, statements[::-1])  # the ceiling makes room first
+        self.assertEqual(raised, items[::-1])  # the ceiling makes room first
 
     def test_sysfs_and_sysctl_spelling(self) -> None:
         self.assertEqual(values.active_value("none [mq-deadline] bfq\n"), "mq-deadline")
@@ -81,7 +95,11 @@ class FormatsTest(unittest.TestCase):
             snapshot_id="s1",
             snapshot_dir="/x/s1",
             files=[formats.FileItem("/etc/a.cnf", None, "eA==", "0644", "", "option_file")],
-            values=[formats.ValueItem("sysctl", "vm.swappiness", "10")],
+            values=[
+                formats.ValueItem("sysctl", "vm.swappiness", "10"),
+                formats.ValueItem("dynamic", "innodb_io_capacity", "900"),
+            ],
+            persisted=[formats.PersistItem("innodb_io_capacity", "900", "reset")],
             commands=[formats.CommandItem(["udevadm", "control", "--reload-rules"], "why")],
             validate=formats.Validate(["/usr/sbin/mariadbd", "--help"], "mysql"),
             expected={"innodb_io_capacity": "900"},
@@ -90,11 +108,21 @@ class FormatsTest(unittest.TestCase):
         self.assertEqual(again, bundle)
         self.assertEqual(again.format, formats.FORMAT)
 
-    def test_an_unnumbered_bundle_is_format_0_and_a_newer_one_is_refused(self) -> None:
-        old = formats.Bundle.from_dict({"id": "j", "mode": "restore", "snapshot_id": "s"})
-        self.assertEqual((old.format, old.files, old.how), (0, [], {}))
-        with self.assertRaises(formats.FormatError):
+    def test_a_bundle_of_sql_text_or_a_newer_one_is_refused_with_what_to_do(self) -> None:
+        self.assertEqual(formats.FORMAT, 2)
+        for old in (
+            {"id": "j", "mode": "restore", "snapshot_id": "s"},  # unnumbered: format 0
+            {"id": "j", "mode": "apply", "format": 1, "statements": ["SET GLOBAL x = 1"]},
+        ):
+            with self.assertRaises(formats.FormatError) as caught:
+                formats.Bundle.from_dict(old)
+            message = str(caught.exception)
+            self.assertIn("older than this job's (2)", message)
+            self.assertIn("SQL text", message)
+            self.assertIn("apply again with this InnoTune", message)
+        with self.assertRaises(formats.FormatError) as newer:
             formats.Bundle.from_dict({"id": "j", "mode": "apply", "format": formats.FORMAT + 1})
+        self.assertIn("newer than this job's", str(newer.exception))
         with self.assertRaises(formats.FormatError):
             formats.Bundle.from_json(b"[1, 2]")
 
@@ -109,6 +137,33 @@ class FormatsTest(unittest.TestCase):
         self.assertEqual(formats.JournalLine.from_json(line.to_json()), line)
         self.assertIsNone(formats.JournalLine.from_json('{"seq": 1'))
         self.assertEqual(line.line(), "✓ write: a\n      b")
+
+
+class OldBundleTest(unittest.TestCase):
+    def test_the_job_refuses_a_bundle_of_sql_text_and_says_what_to_do(self) -> None:
+        directory = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, directory)
+        old = {
+            "id": "j1",
+            "mode": "apply",
+            "format": 1,
+            "snapshot_id": "s1",
+            "statements": ["SET GLOBAL innodb_io_capacity = 900"],
+        }
+        with open(os.path.join(directory, "bundle.json"), "w") as fh:
+            json.dump(old, fh)
+        self.assertEqual(job_main.main(["job.pyz", directory]), 1)
+        with open(os.path.join(directory, "state.json"), "rb") as fh:
+            state = formats.JobState.from_json(fh.read())
+        assert state is not None
+        self.assertEqual(state.state, "refused")
+        self.assertIn("nothing changed", state.errors[0])
+        self.assertIn("older than this job's (2)", state.errors[0])
+        self.assertIn("apply again with this InnoTune", state.errors[0])
+        with open(os.path.join(directory, "journal.jsonl")) as fh:
+            line = formats.JournalLine.from_json(fh.readline())
+        assert line is not None
+        self.assertEqual((line.step, line.status), ("start", "fail"))
 
 
 class FilesTest(unittest.TestCase):

@@ -192,7 +192,7 @@ def follow_job(conn: DoctorResult, inputs: JobInputs, progress: Progress) -> run
     # A job gone from the host is for follow to report (as missing), so a bundle that
     # cannot be read is not an error here.
     with contextlib.suppress(InnoTuneError):
-        progress.post(runner.describe(transport, inputs.job_id))
+        progress.post(runner.job_plan(transport, inputs.job_id))
     return runner.follow(transport, inputs.job_id, progress.post)
 
 

@@ -142,6 +142,7 @@ class ExportInputs:
     plan: Plan
     kind: str
     path: Path
+    facts: HostFacts | None = None
 
 
 def write_export(_conn: DoctorResult, inputs: ExportInputs, progress: Progress) -> str:
@@ -152,12 +153,12 @@ def write_export(_conn: DoctorResult, inputs: ExportInputs, progress: Progress) 
 
     progress.say(f"Writing the export to {path}")
     if kind == "ansible":
-        written = export_playbook(plan, path)
+        written = export_playbook(plan, path, inputs.facts)
         return (
             f"Wrote an Ansible playbook ({len(written)} files) into {path}: try "
             f"ansible-playbook -i INVENTORY {path / 'site.yml'} --check --diff"
         )
-    export_script(plan, path)
+    export_script(plan, path, inputs.facts)
     return f"Wrote {path}: run `sh {path} check` on a host, then apply (and rollback to undo)."
 
 
@@ -503,7 +504,7 @@ class PreviewPage(QWizardPage):
         if plan is None or (self.export_task is not None and self.export_task.is_running()):
             return
         self.status.setText(html.escape(f"Exporting to {path}…"))
-        inputs = ExportInputs(plan, kind, Path(path))
+        inputs = ExportInputs(plan, kind, Path(path), self.state.facts)
         self.export_task = self.state.local.submit(Task("export", write_export, inputs), self)
         self.export_task.finished.connect(self._on_export_finished)
         self.export_task.failed.connect(self._on_export_failed)
