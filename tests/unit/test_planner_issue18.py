@@ -18,7 +18,7 @@ from app.knobs import default_catalogue
 from app.planner import default_positions, make_plan
 from app.planner.report import human_value, plan_text, titles
 from app.planner.sliders import memory_budget
-from app.targetjob.values import ordered_settings, set_key, set_value
+from app.targetjob.values import ordered_settings
 from tests.unit.planner_profiles import GIB, MIB, PROFILES, server_facts
 from tests.unit.planner_truth import LINES, Line
 from tests.unit.test_planner_matrix import Host, facts_for, hosts
@@ -63,16 +63,22 @@ def test_raising_io_capacity_puts_the_max_first_lowering_puts_it_last() -> None:
     assert ids.index("innodb_io_capacity") < ids.index("innodb_io_capacity_max")
 
 
-def test_the_job_orders_statements_from_the_values_now() -> None:
-    raise_ = ["SET GLOBAL innodb_io_capacity = 20000", "SET GLOBAL innodb_io_capacity_max = 40000"]
+def test_the_job_orders_settings_from_the_values_now() -> None:
+    def key(kv: tuple[str, str]) -> str:
+        return kv[0]
+
+    def value(kv: tuple[str, str]) -> str:
+        return kv[1]
+
+    raise_ = [("innodb_io_capacity", "20000"), ("innodb_io_capacity_max", "40000")]
     now = {"innodb_io_capacity": "200", "innodb_io_capacity_max": "2000"}
-    assert ordered_settings(raise_, set_key, set_value, now) == raise_[::-1]
-    lower = ["SET GLOBAL innodb_io_capacity_max = 300", "SET GLOBAL innodb_io_capacity = 150"]
+    assert ordered_settings(raise_, key, value, now) == raise_[::-1]
+    lower = [("innodb_io_capacity_max", "300"), ("innodb_io_capacity", "150")]
     now = {"innodb_io_capacity": "20000", "innodb_io_capacity_max": "40000"}
-    assert ordered_settings(lower, set_key, set_value, now) == lower[::-1]
-    other = ["SET GLOBAL sync_binlog = 1", *raise_]
+    assert ordered_settings(lower, key, value, now) == lower[::-1]
+    other = [("sync_binlog", "1"), *raise_]
     now = {"innodb_io_capacity": "200"}
-    assert ordered_settings(other, set_key, set_value, now)[0] == "SET GLOBAL sync_binlog = 1"
+    assert ordered_settings(other, key, value, now)[0] == ("sync_binlog", "1")
 
 
 # -- 2. a pool below 1 GiB with several instances ---------------------------------------------
