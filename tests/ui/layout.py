@@ -1,10 +1,11 @@
 """Layout checks for the UI tests: texts that do not fit their widget, controls that move.
 
-:func:`clipped` walks a shown window and measures every visible text against the room its
-widget has: a label's text (word-wrapped labels: the height their text needs at their width,
-and their longest unbreakable word), a button's or a check box's text with its indicator, a
-table's or tree's header sections and visible cells. Each measure is Qt's own (QFontMetrics,
-QTextDocument, the style's and the item delegate's size hints), never a guess of pixels.
+:func:`clipped` walks a shown window and measures every visible text against the room its widget
+has: a label's text (word-wrapped labels: the height their text needs at their width, and their
+longest unbreakable word), a button's or a check box's text with its indicator, a table's or
+tree's header sections and visible cells, a chart's title and category names. Each measure is
+Qt's own (QFontMetrics, QTextDocument, the style's and the item delegate's size hints), never a
+guess of pixels.
 
 :func:`geometries` records where every control is, in window coordinates, so a test can
 toggle a check box and say which controls moved.
@@ -13,8 +14,9 @@ toggle a check box and say which controls moved.
 from __future__ import annotations
 
 from PySide6 import QtGui
+from PySide6.QtCharts import QBarCategoryAxis, QChartView
 from PySide6.QtCore import QEvent, QModelIndex, QRect, Qt
-from PySide6.QtGui import QTextDocument, QTextOption
+from PySide6.QtGui import QFont, QTextDocument, QTextOption
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractItemView,
@@ -203,6 +205,39 @@ def settle() -> None:
         QApplication.processEvents()
 
 
+def _doc_width(text: str, font: QFont) -> float:
+    doc = QTextDocument()
+    doc.setDefaultFont(font)
+    doc.setDocumentMargin(0)
+    doc.setHtml(text)
+    return doc.idealWidth()
+
+
+def _chart_faults(view: QChartView) -> list[str]:
+    """A chart's title and its category names against the room QtCharts gives them."""
+    chart = view.chart()
+    if chart is None or not _shown(view):
+        return []
+    faults = []
+    margins = chart.margins()
+    room = chart.size().width() - margins.left() - margins.right()
+    if chart.title() and _doc_width(chart.title(), chart.titleFont()) > room + SLACK:
+        faults.append(f"title {chart.title()!r} is wider than its chart ({room:.0f} px)")
+    plot = chart.plotArea()
+    for axis in chart.axes(Qt.Orientation.Horizontal):
+        if isinstance(axis, QBarCategoryAxis) and axis.count():
+            # QtCharts (HorizontalAxis::updateGeometry) gives each label the axis width over
+            # its count of tick positions (one more than the categories) less 2 × 5 px of
+            # padding, and measures it as a text item (4 px document margins each side);
+            # wider, the label ends in "...".
+            each = plot.width() / (axis.count() + 1) - 2 * 5
+            for name in axis.categories():
+                need = _doc_width(name, axis.labelsFont()) + 2 * 4
+                if need > each + SLACK:
+                    faults.append(f"category {name!r} needs {need:.0f} px, has {each:.0f}")
+    return faults
+
+
 def clipped(root: QWidget) -> list[str]:
     """Every text under ``root`` that does not fit its widget, as ``what: why`` lines."""
     settle()
@@ -226,6 +261,8 @@ def clipped(root: QWidget) -> list[str]:
             for header in headers:
                 faults += [f"{_name(widget)}: {f}" for f in _header_faults(header)]
             faults += [f"{_name(widget)}: {f}" for f in _cell_faults(widget)]
+        if isinstance(widget, QChartView):
+            faults += [f"{_name(widget)}: {f}" for f in _chart_faults(widget)]
     return faults
 
 

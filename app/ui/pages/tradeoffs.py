@@ -120,6 +120,9 @@ class SliderSection(QGroupBox):
             self.control.valueChanged.connect(self._on_control_changed)
         row.addWidget(self.control, 1, top)
         row.addWidget(self.value_label, 0, top)
+        # Room for the longest of a slider's position names: dragging it changes none of
+        # the heights below.
+        self.value_label.reserve(p.label for p in declared.positions if p.label)
         self.control.setAccessibleName(declared.title)
         layout.addLayout(row)
         self.sentence = WrapLabel()
@@ -209,7 +212,8 @@ class SliderSection(QGroupBox):
             self.value_label.setText(note)
             self.sentence.setText(risk_html(sentence))
             self.sentence.reserve([risk_html(other[0])] if other[0] else [])
-            self.value_label.reserve([other[1]] if other[1] else [])
+            if isinstance(self.control, QCheckBox):
+                self.value_label.reserve([other[1]] if other[1] else [])
             if same_rows:
                 # Only ticks changed (a change turned down or back on, maybe from inside this
                 # tree's own itemChanged): update them in place. Clearing the tree there
@@ -308,7 +312,6 @@ class TradeoffsPage(QWizardPage):
         self.sections: dict[str, SliderSection] = {}
         body = QWidget()
         body_layout = QVBoxLayout(body)
-        body_layout.addWidget(self.warnings)
         for declared in sliders():
             section = SliderSection(declared)
             section.moved.connect(self._on_section_moved)
@@ -344,6 +347,9 @@ class TradeoffsPage(QWizardPage):
         layout.addWidget(self.error)
         layout.addWidget(self.summary)
         layout.addWidget(scroll, 1)
+        # Below the sliders, not above them: a warning that comes and goes with a position
+        # must not push the slider being dragged away from the pointer.
+        layout.addWidget(self.warnings)
 
     # -- filling the page ahead of time ----------------------------------------------------
     # Opening the page used to do everything at once: four plans (the first one checksums
