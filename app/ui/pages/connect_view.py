@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QRect, QSize, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -35,7 +35,9 @@ class WrappingDelegate(QStyledItemDelegate):
         self._view = view
         view.header().sectionResized.connect(self._on_section_resized)
 
-    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:  # noqa: N802
+    def sizeHint(  # noqa: N802 - Qt's name
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> QSize:
         wrapped = QStyleOptionViewItem(option)
         # A valid rectangle (height too): the style wraps only within one.
         wrapped.rect = QRect(0, 0, self._view.columnWidth(index.column()), 1)
