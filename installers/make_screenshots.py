@@ -202,17 +202,17 @@ def inner(args: argparse.Namespace) -> int:
             raise SystemExit(f"could not write {path}")
         print(f"{path}  {image.width()}×{image.height()}  {path.stat().st_size // 1024} KiB")
 
-    def shoot_scrolled(name: str, page: QWidget) -> None:
+    def shoot_scrolled(name: str, page: QWidget, window: QWidget | None = None) -> None:
         """A long page: one picture per screenful of its scroll area."""
         areas = [a for a in page.findChildren(QScrollArea) if a.isVisible()]
         if not areas:
-            shoot(name)
+            shoot(name, window)
             return
         bar = max(areas, key=lambda a: a.height()).verticalScrollBar()
         part = 1
         bar.setValue(0)
         while True:
-            shoot(f"{name}-{part}" if bar.maximum() > 0 else name)
+            shoot(f"{name}-{part}" if bar.maximum() > 0 else name, window)
             if bar.value() >= bar.maximum():
                 break
             bar.setValue(bar.value() + bar.pageStep())
@@ -238,7 +238,7 @@ def inner(args: argparse.Namespace) -> int:
         else:
             host_walk(wizard, host, wait_for, shoot, shoot_scrolled, record)
         if args.exercises:
-            exercises_walk(wizard, wait_for, shoot)
+            exercises_walk(wizard, wait_for, shoot, shoot_scrolled)
         stop_practice(wizard, wait_for)
         stopped = True
     finally:
@@ -411,7 +411,12 @@ def host_walk(
     shoot("preview-after")
 
 
-def exercises_walk(wizard: Any, wait_for: Callable[..., None], shoot: Callable[..., None]) -> None:
+def exercises_walk(
+    wizard: Any,
+    wait_for: Callable[..., None],
+    shoot: Callable[..., None],
+    shoot_scrolled: Callable[..., None],
+) -> None:
     """Each exercise of the Exercises window: its introduction, then its measured result."""
     from app.ui.exercises import ExercisesDialog
 
@@ -427,7 +432,7 @@ def exercises_walk(wizard: Any, wait_for: Callable[..., None], shoot: Callable[.
         panel.start_button.click()
         wait_for(f"the {key} exercise", lambda done=done: bool(done), 900)
         wait_for("its end", lambda panel=panel: panel.start_button.isEnabled())
-        shoot(f"exercise-{key}-result", dialog)
+        shoot_scrolled(f"exercise-{key}-result", panel, dialog)
     dialog.done(0)
     wizard.exercises_dialog = None
 
