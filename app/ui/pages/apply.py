@@ -267,6 +267,7 @@ class ApplyPage(QWizardPage):
         if preview is None and self._followed is not None:
             self._show_followed()
         elif preview is None:
+            self.summary.reserve([])  # no restart box to toggle
             self.summary.setText(
                 "Choose a snapshot and press Restore selected: its option files and values "
                 "come back, and the server restarts if they need it."
@@ -346,6 +347,7 @@ class ApplyPage(QWizardPage):
         mode = plan.mode if plan is not None else record.mode if record is not None else "apply"
         target = record.target if record is not None else self._target_label()
         started = record.started if record is not None else self._followed_started
+        self.summary.reserve([])  # no restart box to toggle
         text = f"Reconnected to job {job_id}: {'a rollback' if mode == 'restore' else 'an apply'}"
         text += f" on {target}" if target else ""
         text += f", started {started.replace('T', ' ')}." if started else "."
