@@ -211,8 +211,10 @@ def inner(args: argparse.Namespace) -> int:
         bar = max(areas, key=lambda a: a.height()).verticalScrollBar()
         part = 1
         bar.setValue(0)
+        settle()  # the page's last layout pass decides whether it scrolls at all
+        parts = bar.maximum() > 0
         while True:
-            shoot(f"{name}-{part}" if bar.maximum() > 0 else name, window)
+            shoot(f"{name}-{part}" if parts else name, window)
             if bar.value() >= bar.maximum():
                 break
             bar.setValue(bar.value() + bar.pageStep())
