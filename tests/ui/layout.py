@@ -3,9 +3,9 @@
 :func:`clipped` walks a shown window and measures every visible text against the room its widget
 has: a label's text (word-wrapped labels: the height their text needs at their width, and their
 longest unbreakable word), a button's or a check box's text with its indicator, a table's or
-tree's header sections and visible cells, a chart's title and category names. Each measure is
-Qt's own (QFontMetrics, QTextDocument, the style's and the item delegate's size hints), never a
-guess of pixels.
+tree's header sections and visible cells, a chart's title and category names, a tab's title.
+Each measure is Qt's own (QFontMetrics, QTextDocument, the style's and the item delegate's size
+hints), never a guess of pixels.
 
 :func:`geometries` records where every control is, in window coordinates, so a test can
 toggle a check box and say which controls moved.
@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QStyle,
     QStyleOptionViewItem,
+    QTabBar,
     QTableView,
     QTreeView,
     QWidget,
@@ -238,6 +239,21 @@ def _chart_faults(view: QChartView) -> list[str]:
     return faults
 
 
+def _tab_faults(bar: QTabBar) -> list[str]:
+    """Tabs whose title is cut, or that lie past the bar's end (behind its scroll arrows)."""
+    if not _shown(bar):
+        return []
+    faults = []
+    for index in range(bar.count()):
+        rect = bar.tabRect(index)
+        text = _plain(bar.tabText(index))
+        if rect.right() > bar.width() + SLACK or rect.left() < -SLACK:
+            faults.append(f"tab {text!r} lies past the end of its bar")
+        elif bar.fontMetrics().horizontalAdvance(text) > rect.width() + SLACK:
+            faults.append(f"tab {text!r} is cut to {rect.width()} px")
+    return faults
+
+
 def clipped(root: QWidget) -> list[str]:
     """Every text under ``root`` that does not fit its widget, as ``what: why`` lines."""
     settle()
@@ -261,6 +277,8 @@ def clipped(root: QWidget) -> list[str]:
             for header in headers:
                 faults += [f"{_name(widget)}: {f}" for f in _header_faults(header)]
             faults += [f"{_name(widget)}: {f}" for f in _cell_faults(widget)]
+        if isinstance(widget, QTabBar):
+            faults += [f"{_name(widget)}: {f}" for f in _tab_faults(widget)]
         if isinstance(widget, QChartView):
             faults += [f"{_name(widget)}: {f}" for f in _chart_faults(widget)]
     return faults

@@ -27,6 +27,7 @@ from app.access.doctor import DoctorResult, Step
 from app.domain.bench import BenchReport
 from app.domain.hostfacts import HostFacts
 from app.flows.preview import preview_plan
+from app.ui.exercises import ExercisesDialog
 from app.ui.wizard import MainWizard
 from tests.ui.layout import clipped, geometries
 
@@ -161,3 +162,14 @@ def test_connect_shows_every_step_of_the_check_whole(qtbot: QtBot, line: str) ->
         item = steps.topLevelItem(i)
         assert room.contains(steps.visualItemRect(item)), f"{item.text(0)} is not shown whole"
     assert steps.verticalScrollBar().maximum() == 0
+
+
+def test_the_exercises_window_shows_every_tab_and_introduction_whole(qtbot: QtBot) -> None:
+    dialog = ExercisesDialog()
+    qtbot.addWidget(dialog)
+    dialog.show()
+    bad = []
+    for panel in dialog.panels.values():
+        dialog.tabs.setCurrentWidget(panel)
+        bad += [f"{panel.text.title}: {fault}" for fault in clipped(dialog)]
+    assert not bad, f"{dialog.width()}×{dialog.height()}:\n" + "\n".join(bad)
