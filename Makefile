@@ -96,9 +96,13 @@ icons: $(VENV)/.run-stamp
 	$(BIN)/python installers/make_icons.py
 
 # installers/screenshots/*.png: every wizard page, from a run against a throwaway practice server
-# under its own Xvfb (the results are committed; README.md shows them).
+# under its own Xvfb (the results are committed; README.md shows them). TARGET=sid or
+# TARGET=trixie (root) walks that booted test host instead, before and after Apply, at SCALES
+# (default 1,2), into docs/screenshots/<host>/<scale>x/; SHOTS_ARGS=--exercises adds each exercise.
+SCALES ?= 1,2
 screenshots: sysdeps-test $(VENV)/.run-stamp
-	$(BIN)/python installers/make_screenshots.py $(SHOTS_ARGS)
+	$(BIN)/python installers/make_screenshots.py $(if $(TARGET),--target $(TARGET) --scales $(SCALES)) \
+		$(SHOTS_ARGS)
 
 lint: $(VENV)/.dev-stamp
 	$(BIN)/ruff check app tests && $(BIN)/ruff format --check app tests && $(BIN)/mypy

@@ -1,16 +1,29 @@
-"""Screenshots of every wizard page, from a real run against the practice server.
+"""Screenshots of every wizard page, from a real run against the practice server or a test host.
 
 Run from the checkout (``make screenshots``); the PNGs land in installers/screenshots/ and are
-committed, so README.md shows the current code. The script starts its own Xvfb (a real X
-server: Qt's xcb plug-in, real fonts and style, no window manager needed) and runs the wizard
-with XDG_DATA_HOME and XDG_CONFIG_HOME in a temporary directory, so the practice server it
-starts is a throwaway one and the user's own settings and profiles are neither read nor
-written. The flow is the one a person follows: Check on the Connect page starts the practice
-server, Next inspects, plans and previews, Apply applies (with the restart), Verify runs a
-two-second "before" benchmark. The practice server is stopped from a worker thread at the end
-(the transport layer refuses to run on the GUI thread).
+committed, so README.md shows the current code.
+
+``--target sid`` or ``--target trixie`` (``make screenshots TARGET=sid``, root) boots that
+Debian test host (MySQL 9.7 or MariaDB 11.8 under systemd, tests/hosts/debian_hosts.py) and
+walks it as a person would over SSH: the host-key question, the check, every page before
+Apply, the apply (with its restart), Verify's before/after benchmark, Done, then Inspect,
+Trade-offs and Preview again on the changed server; ``--exercises`` adds each exercise of the
+Exercises window, run for real on a throwaway practice server. A fresh boot per scale, so
+each walk starts from the untouched server. The pictures go to
+docs/screenshots/<host>/<scale>x/NN-page.png, grabbed from the X server's screen (what the
+window really shows, dialogs included), and ``--record DIR`` keeps what the walk saw (the
+check's steps, the facts, the benchmark reports) as JSON for the layout tests.
+
+The script starts its own Xvfb (a real X server: Qt's xcb plug-in, real fonts and style, no window
+manager needed) and runs the wizard with XDG_DATA_HOME and XDG_CONFIG_HOME in a temporary
+directory, so the practice server it starts is a throwaway one and the user's own settings and
+profiles are neither read nor written. The flow is the one a person follows: Check on the Connect
+page starts the practice server, Next inspects, plans and previews, Apply applies (with the
+restart), Verify runs a two-second "before" benchmark. The practice server is stopped from a
+worker thread at the end (the transport layer refuses to run on the GUI thread).
 
     python installers/make_screenshots.py [--out installers/screenshots] [--scale 2]
+    python installers/make_screenshots.py --target sid --scales 1,2 [--exercises]
 
 ``--scale 2`` sets QT_SCALE_FACTOR=2 (a HiDPI check; the window is then 2000×1520 pixels).
 """
@@ -18,6 +31,9 @@ two-second "before" benchmark. The practice server is stopped from a worker thre
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
+import json
 import os
 import shutil
 import subprocess
@@ -27,14 +43,16 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from app.domain.bench import BenchReport
 
 ROOT = Path(__file__).resolve().parents[1]
-WIDTH, HEIGHT = 1000, 760
+WIDTH, HEIGHT = 1000, 760  # the practice walk's window (README's pictures)
 INNER = "INNOTUNE_SCREENSHOTS_INNER"
+HOST = "INNOTUNE_SCREENSHOTS_HOST"  # the booted host, as JSON, for the inner part
+TARGETS = ("practice", "sid", "trixie", "bullseye")
 
 
 def start_xvfb(scale: float) -> tuple[subprocess.Popen[bytes], str]:
@@ -58,9 +76,9 @@ def start_xvfb(scale: float) -> tuple[subprocess.Popen[bytes], str]:
     return server, f":{number}"
 
 
-def outer(args: argparse.Namespace) -> int:
-    """Start Xvfb and a temporary home for the run, run the inner part, clean up."""
-    server, display = start_xvfb(args.scale)
+def run_inner(args: argparse.Namespace, scale: float, out: Path, host: dict[str, Any]) -> int:
+    """Start Xvfb and a temporary home for one walk, run the inner part in it, clean up."""
+    server, display = start_xvfb(scale)
     try:
         with tempfile.TemporaryDirectory(prefix="innotune-shots-") as tmp:
             env = dict(
@@ -70,23 +88,62 @@ def outer(args: argparse.Namespace) -> int:
                 XDG_DATA_HOME=str(Path(tmp) / "data"),
                 XDG_CONFIG_HOME=str(Path(tmp) / "config"),
                 XDG_RUNTIME_DIR=tmp,
-                **{INNER: "1"},
+                **{INNER: "1", HOST: json.dumps(host)},
             )
             env.pop("WAYLAND_DISPLAY", None)
-            if args.scale != 1:
-                env["QT_SCALE_FACTOR"] = f"{args.scale:g}"
-            argv = [sys.executable, __file__, "--out", str(args.out), "--scale", f"{args.scale:g}"]
+            env.pop("QT_SCALE_FACTOR", None)
+            if scale != 1:
+                env["QT_SCALE_FACTOR"] = f"{scale:g}"
+            argv = [sys.executable, __file__, "--out", str(out), "--target", args.target]
+            if args.exercises:
+                argv.append("--exercises")
+            if args.record is not None:
+                argv += ["--record", str(args.record)]
             return subprocess.run(argv, env=env, cwd=ROOT, check=False).returncode
     finally:
         server.terminate()
         server.wait(10)
 
 
+def outer(args: argparse.Namespace) -> int:
+    """Per scale: boot the target (a fresh one each time), walk it under Xvfb, power it off."""
+    if args.target == "practice":
+        scale = args.scales[0]
+        return run_inner(args, scale, args.out or ROOT / "installers" / "screenshots", {})
+    if os.geteuid() != 0:
+        sys.exit(f"run as root: the {args.target} test host boots with systemd")
+    sys.path.insert(0, str(ROOT))
+    from tests.hosts.debian_hosts import SPECS, DebianHost
+
+    base = args.out or ROOT / "docs" / "screenshots" / args.target
+    failed = 0
+    for scale in args.scales:
+        work = Path(tempfile.mkdtemp(prefix=f"innotune-shots-{args.target}-"))
+        host = DebianHost(SPECS[args.target], work / "host")
+        try:
+            host.boot()
+            version = host.sql("SELECT @@version").strip()
+            print(f"{args.target}: {version} booted in {host.boot_seconds:.1f} s", flush=True)
+            about = {
+                "name": args.target,
+                "port": host.ssh_port,
+                "key": str(host.client_key),
+                "version": version,
+            }
+            code = run_inner(args, scale, base / f"{scale:g}x", about)
+            failed = failed or code
+        finally:
+            host.poweroff()
+            with contextlib.suppress(OSError):
+                shutil.rmtree(work)
+    return failed
+
+
 def inner(args: argparse.Namespace) -> int:
-    """Drive the wizard through every page and save one PNG per page."""
+    """Drive the wizard through every page and save one PNG per page (and per exercise)."""
     from PySide6.QtCore import QEventLoop, Qt
     from PySide6.QtGui import QImage
-    from PySide6.QtWidgets import QApplication, QMessageBox
+    from PySide6.QtWidgets import QApplication, QScrollArea, QWidget
 
     from app import APP_NAME, __version__
     from app.domain.threads import register_gui_thread
@@ -101,6 +158,9 @@ def inner(args: argparse.Namespace) -> int:
     register_gui_thread()
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
+    host: dict[str, Any] = json.loads(os.environ.get(HOST) or "{}")
+    walk = "practice" if not host else "host"
+    shots: list[str] = []
 
     def wait_for(what: str, done: Callable[[], bool], timeout: float = 180.0) -> None:
         deadline = time.monotonic() + timeout
@@ -116,90 +176,71 @@ def inner(args: argparse.Namespace) -> int:
             app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
             time.sleep(0.01)
 
-    def shoot(name: str) -> None:
+    def shoot(name: str, window: QWidget | None = None) -> None:
         settle()
-        image = wizard.grab().toImage()
+        window = window or wizard
+        if walk == "practice":
+            image = window.grab().toImage()
+        else:
+            # The screen itself, where the window (and any dialog over it) is drawn: what a
+            # person sees, not the widget asked to paint itself again.
+            frame = window.frameGeometry()
+            screen = window.screen()
+            image = screen.grabWindow(0, frame.x(), frame.y(), frame.width(), frame.height())
+            image = image.toImage()
         # Pages are mostly flat colours: a 256-colour palette keeps the text crisp and makes
         # the files several times smaller than 32-bit PNGs.
         small = image.convertToFormat(
             QImage.Format.Format_Indexed8,
             Qt.ImageConversionFlag.ThresholdDither | Qt.ImageConversionFlag.AvoidDither,
         )
+        if walk == "host":
+            name = f"{len(shots) + 1:02d}-{name}"
+        shots.append(name)
         path = out / f"{name}.png"
         if not small.save(str(path), "PNG", 0):  # quality 0: the strongest compression
             raise SystemExit(f"could not write {path}")
         print(f"{path}  {image.width()}×{image.height()}  {path.stat().st_size // 1024} KiB")
 
+    def shoot_scrolled(name: str, page: QWidget, window: QWidget | None = None) -> None:
+        """A long page: one picture per screenful of its scroll area."""
+        areas = [a for a in page.findChildren(QScrollArea) if a.isVisible()]
+        if not areas:
+            shoot(name, window)
+            return
+        bar = max(areas, key=lambda a: a.height()).verticalScrollBar()
+        part = 1
+        bar.setValue(0)
+        settle()  # the page's last layout pass decides whether it scrolls at all
+        parts = bar.maximum() > 0
+        while True:
+            shoot(f"{name}-{part}" if parts else name, window)
+            if bar.value() >= bar.maximum():
+                break
+            bar.setValue(bar.value() + bar.pageStep())
+            part += 1
+        bar.setValue(0)
+
+    def record(name: str, data: object) -> None:
+        if args.record is not None and walk == "host":
+            where = args.record / host["name"]
+            where.mkdir(parents=True, exist_ok=True)
+            (where / name).write_text(json.dumps(data, indent=1, default=str) + "\n")
+
     wizard = MainWizard()
-    wizard.resize(WIDTH, HEIGHT)
-    wizard.show()
+    if walk == "practice":
+        wizard.resize(WIDTH, HEIGHT)
+    wizard.move(0, 0)
+    wizard.show()  # the host walk keeps the size a new window opens at
     settle(1.0)
     stopped = False
     try:
-        connect = wizard.pages["Connect"]
-        connect.view.practice.setChecked(True)  # type: ignore[attr-defined]
-        connect.view.check.click()  # type: ignore[attr-defined]
-        wait_for("the connection check", lambda: wizard.state.connected, 240)
-        wait_for("the check to finish", lambda: not connect.task.is_running())  # type: ignore[attr-defined]
-        shoot("1-connect")
-
-        wizard.pages["Inspect"].sample.setValue(2)  # type: ignore[attr-defined]
-        wizard.next()
-        wait_for("the inspection", lambda: wizard.state.facts is not None)
-        shoot("2-inspect")
-
-        wizard.next()
-        wait_for("the plan", lambda: wizard.state.plan is not None)
-        # Move the sliders as a user trying things would: commits confirmed by the OS cache,
-        # a bigger buffer pool and redo log, so the later pages have changes to show.
-        sections = wizard.pages["Trade-offs"].sections  # type: ignore[attr-defined]
-        sections["crash_loss"].control.setValue(1)
-        sections["memory"].control.setValue(20)
-        redo = sections["redo"].control
-        redo.setValue(redo.maximum())
-        wait_for("the new plan", lambda: bool(wizard.state.plan and wizard.state.plan.changes))
-        sections["crash_loss"].setFocus()
-        shoot("3-tradeoffs")
-
-        wizard.next()
-        wait_for("the preview", lambda: wizard.state.preview is not None)
-        shoot("4-preview")
-
-        # A real "before" benchmark of the practice server as it is, before anything changes
-        # (the Verify page's own run, in a worker as the page runs it), so Verify can show
-        # before and after side by side.
-        before = run_before_bench(wizard, wait_for)
-
-        wizard.next()
-        apply = wizard.pages["Apply"]
-        apply.consent.setChecked(True)  # type: ignore[attr-defined]
-        apply.apply_button.click()  # type: ignore[attr-defined]
-        wait_for("the apply", lambda: not apply.task.is_running(), 300)  # type: ignore[attr-defined]
-        if apply.status is None:  # type: ignore[attr-defined]
-            print("the apply failed: " + apply.state_label.text(), file=sys.stderr)  # type: ignore[attr-defined]
-        shoot("5-apply")
-
-        wizard.next()
-        verify = wizard.pages["Verify"]
-        wait_for("the write rate", lambda: not verify.running())  # type: ignore[attr-defined]
-        verify.seconds.setValue(2)  # type: ignore[attr-defined]
-        verify.threads.setValue(2)  # type: ignore[attr-defined]
-        verify.use_sysbench.setChecked(False)  # type: ignore[attr-defined]
-        wizard.state.bench_before = before
-        verify.show_results()  # type: ignore[attr-defined]
-        verify.run_after.click()  # type: ignore[attr-defined]
-
-        def after_done() -> bool:
-            box = verify.confirm_box  # type: ignore[attr-defined]
-            if box is not None:  # the practice server is idle; answer yes if asked anyway
-                box.done(QMessageBox.StandardButton.Yes)
-            return wizard.state.bench_after is not None and not verify.running()  # type: ignore[attr-defined]
-
-        wait_for("the benchmark", after_done, 120)
-        shoot("6-verify")
-
-        wizard.next()
-        shoot("7-done")
+        if walk == "practice":
+            practice_walk(wizard, wait_for, shoot)
+        else:
+            host_walk(wizard, host, wait_for, shoot, shoot_scrolled, record)
+        if args.exercises:
+            exercises_walk(wizard, wait_for, shoot, shoot_scrolled)
         stop_practice(wizard, wait_for)
         stopped = True
     finally:
@@ -212,31 +253,217 @@ def inner(args: argparse.Namespace) -> int:
     os._exit(0)
 
 
-def run_before_bench(wizard: object, wait_for: Callable[..., None]) -> BenchReport:
+def move_sliders(wizard: Any, wait_for: Callable[..., None]) -> None:
+    """Move the sliders as a user trying things would, so the later pages show changes.
+
+    Commits confirmed by the OS cache, a bigger buffer pool and redo log.
+    """
+    wait_for("the plan", lambda: wizard.state.plan is not None)
+    sections = wizard.pages["Trade-offs"].sections
+    sections["crash_loss"].control.setValue(1)
+    sections["memory"].control.setValue(20)
+    redo = sections["redo"].control
+    redo.setValue(redo.maximum())
+    wait_for("the new plan", lambda: bool(wizard.state.plan and wizard.state.plan.changes))
+    sections["crash_loss"].setFocus()
+
+
+def apply_changes(wizard: Any, wait_for: Callable[..., None]) -> None:
+    """Tick the consent, press Apply and wait for the job (with its restart) to end."""
+    apply = wizard.pages["Apply"]
+    apply.consent.setChecked(True)
+    apply.apply_button.click()
+    wait_for("the apply", lambda: not apply.task.is_running(), 300)
+    if apply.status is None:
+        print("the apply failed: " + apply.state_label.text(), file=sys.stderr)
+
+
+def bench_after(wizard: Any, wait_for: Callable[..., None], before: BenchReport) -> None:
+    """Verify: the "after" run of the page itself, beside the "before" run made earlier."""
+    from PySide6.QtWidgets import QMessageBox
+
+    verify = wizard.pages["Verify"]
+    wait_for("the write rate", lambda: not verify.running())
+    verify.seconds.setValue(2)
+    verify.threads.setValue(2)
+    verify.use_sysbench.setChecked(False)
+    wizard.state.bench_before = before
+    verify.show_results()
+    verify.run_after.click()
+
+    def after_done() -> bool:
+        box = verify.confirm_box
+        if box is not None:  # the server is idle; answer yes if asked anyway
+            box.done(QMessageBox.StandardButton.Yes)
+        return wizard.state.bench_after is not None and not verify.running()
+
+    wait_for("the benchmark", after_done, 180)
+
+
+def practice_walk(wizard: Any, wait_for: Callable[..., None], shoot: Callable[..., None]) -> None:
+    """README's pictures: the practice server, one picture per page."""
+    connect = wizard.pages["Connect"]
+    connect.view.practice.setChecked(True)
+    connect.view.check.click()
+    wait_for("the connection check", lambda: wizard.state.connected, 240)
+    wait_for("the check to finish", lambda: not connect.task.is_running())
+    shoot("1-connect")
+
+    wizard.pages["Inspect"].sample.setValue(2)
+    wizard.next()
+    wait_for("the inspection", lambda: wizard.state.facts is not None)
+    shoot("2-inspect")
+
+    wizard.next()
+    move_sliders(wizard, wait_for)
+    shoot("3-tradeoffs")
+
+    wizard.next()
+    wait_for("the preview", lambda: wizard.state.preview is not None)
+    shoot("4-preview")
+
+    # A real "before" benchmark of the practice server as it is, before anything changes
+    # (the Verify page's own run, in a worker as the page runs it), so Verify can show
+    # before and after side by side.
+    before = run_before_bench(wizard, wait_for)
+    wizard.next()
+    apply_changes(wizard, wait_for)
+    shoot("5-apply")
+    wizard.next()
+    bench_after(wizard, wait_for, before)
+    shoot("6-verify")
+    wizard.next()
+    shoot("7-done")
+
+
+def host_walk(
+    wizard: Any,
+    host: dict[str, Any],
+    wait_for: Callable[..., None],
+    shoot: Callable[..., None],
+    shoot_scrolled: Callable[..., None],
+    record: Callable[[str, object], None],
+) -> None:
+    """A test host over SSH: every page before Apply, the apply, and the pages after it."""
+    connect = wizard.pages["Connect"]
+    view = connect.view
+    view.ssh.setChecked(True)
+    view.host.setText("127.0.0.1")
+    view.port.setText(str(host["port"]))
+    view.user.setText("root")
+    view.identity.setText(host["key"])
+    shoot("connect-form")
+    view.check.click()
+    wait_for("the host-key question", lambda: connect.host_key_box is not None, 120)
+    shoot("connect-host-key")
+    connect.trust_button.click()
+    wait_for("the connection check", lambda: wizard.state.connected, 240)
+    wait_for("the check to finish", lambda: not connect.task.is_running())
+    shoot("connect")
+    result = wizard.state.connection
+    record(
+        "check-steps.json",
+        [dataclasses.asdict(s) for s in result.steps] if result is not None else [],
+    )
+
+    inspect = wizard.pages["Inspect"]
+    inspect.sample.setValue(2)
+    wizard.next()
+    wait_for("the inspection", lambda: wizard.state.facts is not None, 240)
+    shoot_scrolled("inspect", inspect)
+    record("facts.json", json.loads(wizard.state.facts.to_json()))
+
+    wizard.next()
+    wait_for("the plan", lambda: wizard.state.plan is not None)
+    shoot_scrolled("tradeoffs", wizard.pages["Trade-offs"])
+    move_sliders(wizard, wait_for)
+    shoot_scrolled("tradeoffs-moved", wizard.pages["Trade-offs"])
+
+    wizard.next()
+    wait_for("the preview", lambda: wizard.state.preview is not None, 120)
+    shoot("preview")
+
+    before = run_before_bench(wizard, wait_for)
+    wizard.next()
+    shoot("apply")
+    apply_changes(wizard, wait_for)
+    shoot("apply-done")
+    wizard.next()
+    bench_after(wizard, wait_for, before)
+    shoot("verify")
+    record("bench-before.json", json.loads(before.to_json()))
+    after = wizard.state.bench_after
+    record("bench-after.json", json.loads(after.to_json()) if after is not None else None)
+    wizard.next()
+    shoot("done")
+
+    # After Apply: back to Inspect, inspect the changed server, and plan again from it.
+    while wizard.currentPage() is not inspect:
+        wizard.back()
+    wait_for("the page to settle", lambda: not inspect.task or not inspect.task.is_running())
+    inspect.again.click()
+    wait_for("the new inspection", lambda: wizard.state.facts is not None, 240)
+    wait_for("the inspection to end", lambda: not inspect.task.is_running())
+    shoot_scrolled("inspect-after", inspect)
+    wizard.next()
+    wait_for("the plan", lambda: wizard.state.plan is not None)
+    shoot_scrolled("tradeoffs-after", wizard.pages["Trade-offs"])
+    wizard.next()
+    wait_for("the preview", lambda: wizard.state.preview is not None, 120)
+    shoot("preview-after")
+
+
+def exercises_walk(
+    wizard: Any,
+    wait_for: Callable[..., None],
+    shoot: Callable[..., None],
+    shoot_scrolled: Callable[..., None],
+) -> None:
+    """Each exercise of the Exercises window: its introduction, then its measured result."""
+    from app.ui.exercises import ExercisesDialog
+
+    dialog = ExercisesDialog(wizard)
+    wizard.exercises_dialog = dialog
+    dialog.move(0, 0)
+    dialog.show()
+    for key, panel in dialog.panels.items():
+        dialog.tabs.setCurrentWidget(panel)
+        shoot(f"exercise-{key}", dialog)
+        done: list[object] = []
+        panel.finished.connect(done.append)
+        panel.start_button.click()
+        wait_for(f"the {key} exercise", lambda done=done: bool(done), 900)
+        wait_for("its end", lambda panel=panel: panel.start_button.isEnabled())
+        shoot_scrolled(f"exercise-{key}-result", panel, dialog)
+    dialog.done(0)
+    wizard.exercises_dialog = None
+
+
+def run_before_bench(wizard: Any, wait_for: Callable[..., None]) -> BenchReport:
     """The Verify page's "before" run, a task on the host's worker before the changes."""
     from app.domain.bench import BenchReport
     from app.ui.hostworker import Task
     from app.ui.pages.verify import BenchInputs, run_bench
 
-    state = wizard.state  # type: ignore[attr-defined]
+    state = wizard.state
     out: list[object] = []
     inputs = BenchInputs(state.target, state.secrets, "before", 2, 2, False, None)
-    task = state.host.submit(Task("benchmark", run_bench, inputs))
+    task = state.host.submit(Task("benchmark", run_bench, inputs), wizard.pages["Verify"])
     task.finished.connect(out.append)
     task.failed.connect(out.append)
-    wait_for("the before benchmark", lambda: bool(out), 120)
+    wait_for("the before benchmark", lambda: bool(out), 180)
     if isinstance(out[0], BaseException):
         raise SystemExit(f"the before benchmark failed: {out[0]}")
     assert isinstance(out[0], BenchReport)
     return out[0]
 
 
-def stop_practice(wizard: object, wait_for: Callable[..., None]) -> None:
-    """Close the connection and stop the practice server, in a worker thread."""
+def stop_practice(wizard: Any, wait_for: Callable[..., None]) -> None:
+    """Close the connections and stop the practice server, in a worker thread."""
     from app.places import default_practice_dir
     from app.practice.practice import PracticeServer
 
-    state = wizard.state  # type: ignore[attr-defined]
+    state = wizard.state
     directory = default_practice_dir()
     errors: list[BaseException] = []
 
@@ -258,10 +485,21 @@ def stop_practice(wizard: object, wait_for: Callable[..., None]) -> None:
 def main() -> int:
     """Outside: start Xvfb and re-run this script inside it; inside: take the screenshots."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "installers" / "screenshots")
-    parser.add_argument("--scale", type=float, default=1.0, help="QT_SCALE_FACTOR (HiDPI check)")
+    parser.add_argument("--out", type=Path, default=None, help="where the PNGs go")
+    parser.add_argument("--target", choices=TARGETS, default="practice")
+    parser.add_argument("--scale", type=float, default=None, help="QT_SCALE_FACTOR (HiDPI check)")
+    parser.add_argument("--scales", default="1", help="comma list of scales, e.g. 1,2")
+    parser.add_argument("--exercises", action="store_true", help="each exercise too")
+    parser.add_argument("--record", type=Path, default=None, help="keep what the walk saw here")
     args = parser.parse_args()
-    args.out = args.out.resolve()
+    if args.scale is not None:
+        args.scales = [args.scale]
+    else:
+        args.scales = [float(x) for x in str(args.scales).split(",") if x]
+    if args.out is not None:
+        args.out = args.out.resolve()
+    if args.record is not None:
+        args.record = args.record.resolve()
     if os.environ.get(INNER) == "1":
         return inner(args)
     return outer(args)

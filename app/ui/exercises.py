@@ -325,6 +325,9 @@ class ExercisesDialog(QDialog):
             )
         )
         self.tabs = QTabWidget()
+        # Every exercise's tab in sight, none behind scroll arrows: the window is as wide as
+        # the tabs need.
+        self.tabs.setUsesScrollButtons(False)
         worker = HostWorker(name="exercises")  # the practice server's
         self.panels: dict[str, ExercisePanel] = {}
         for text in load_texts():

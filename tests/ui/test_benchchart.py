@@ -1,14 +1,23 @@
-"""The benchmark charts follow a palette change without being asked to redraw."""
+"""The benchmark charts: a palette change, each run's name and verdict, the latency axis."""
 
 from __future__ import annotations
 
-from PySide6.QtCharts import QBarCategoryAxis, QChart
+import math
+from pathlib import Path
+
+from PySide6.QtCharts import (
+    QAbstractAxis,
+    QBarCategoryAxis,
+    QChart,
+    QLogValueAxis,
+    QValueAxis,
+)
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
 from pytestqt.qtbot import QtBot
 
 from app.domain.bench import BenchReport, Counters, Latency, WorkloadResult
-from app.ui.widgets.benchchart import BenchChart
+from app.ui.widgets.benchchart import BenchChart, latency_axis
 
 
 def _report(label: str, rate: float, spread: float = 0.0) -> BenchReport:
@@ -53,3 +62,61 @@ def test_each_run_names_its_change_under_its_bars(qtbot: QtBot) -> None:
     axis = chart.throughput.axes(Qt.Orientation.Horizontal)[0]
     assert isinstance(axis, QBarCategoryAxis)
     assert axis.categories() == ["autocommit<br>×1<br>noise ±80%"]  # 40 % a side
+
+
+BENCH = Path(__file__).parents[1] / "fixtures" / "bench" / "sid-mysql-9.7"
+
+
+def _ticks(axis: QAbstractAxis) -> list[float]:
+    """The values the axis labels, as QtCharts places them."""
+    if isinstance(axis, QLogValueAxis):
+        low, high = math.log10(axis.min()), math.log10(axis.max())
+        return [10.0**k for k in range(math.ceil(low - 1e-9), math.floor(high + 1e-9) + 1)]
+    assert isinstance(axis, QValueAxis)
+    step = (axis.max() - axis.min()) / (axis.tickCount() - 1)
+    return [axis.min() + i * step for i in range(axis.tickCount())]
+
+
+def _round(value: float) -> bool:
+    """1, 2, 2.5 or 5 times a power of ten (or zero)."""
+    if value == 0:
+        return True
+    mantissa = value / 10 ** math.floor(math.log10(value))
+    return any(math.isclose(mantissa, m) for m in (1, 2, 2.5, 5, 10))
+
+
+def test_the_latency_axis_has_several_round_ticks_in_ms(qtbot: QtBot) -> None:
+    """Recorded before/after runs of the sid host (MySQL 9.7): every run's latency chart has
+    at least three labelled ticks at round values covering its bars, in ms."""
+    chart = BenchChart()
+    qtbot.addWidget(chart)
+    reports = [
+        BenchReport.from_json((BENCH / f"bench-{label}.json").read_text())
+        for label in ("before", "after")
+    ]
+    chart.show_reports(reports)
+    assert "in ms" in chart.latency.title()
+    for index in range(chart.run_box.count()):
+        chart.run_box.setCurrentIndex(index)
+        workload, threads = chart.run_box.itemData(index)
+        axis = chart.latency.axes(Qt.Orientation.Vertical)[0]
+        ticks = _ticks(axis)
+        assert len(ticks) >= 3, f"{workload} ×{threads}: ticks {ticks}"
+        steps = {round(b - a, 9) for a, b in zip(ticks, ticks[1:], strict=False)}
+        assert isinstance(axis, QLogValueAxis) or all(_round(s) for s in steps), ticks
+        bars = [
+            v
+            for r in reports
+            if (found := r.result(workload, threads)) is not None
+            for v in (found.latency.p50_ms, found.latency.p95_ms, found.latency.p99_ms)
+        ]
+        assert axis.min() <= min(bars) and max(bars) <= axis.max()  # type: ignore[attr-defined]
+
+
+def test_a_wide_spread_of_latencies_gets_a_log_axis_over_whole_decades() -> None:
+    axis = latency_axis(0.3, 120.0)  # a stall in the tail: 400 times the median
+    assert isinstance(axis, QLogValueAxis)
+    assert (axis.min(), axis.max()) == (0.1, 1000.0)
+    assert _ticks(axis) == [0.1, 1.0, 10.0, 100.0, 1000.0]
+    linear = latency_axis(5.8, 27.0)
+    assert isinstance(linear, QValueAxis) and linear.min() == 0 and linear.max() >= 27.0

@@ -21,7 +21,7 @@ from app.mysql.session import PyMySQLSession
 from app.practice.server import PrivateServer
 from app.remote.connect import open_transport
 from app.ui.hostworker import HostWorker
-from app.ui.pages.verify import VerifyPage
+from app.ui.pages.verify import COLUMNS, CPU, VERDICT, VerifyPage
 from app.ui.state import WizardState
 
 
@@ -133,9 +133,9 @@ def test_before_and_after_side_by_side(
     # The verdict: a change in per cent only beyond the noise of the rounds, else the noise
     # band; "(client-bound)" follows it when either run's clients set the pace (a busy machine
     # can make them so).
-    assert row[0] == "autocommit" and row[1] == "1"
+    assert row[0] == "autocommit ×1" and COLUMNS[0][0] == "run"
     verdict = r"((faster|slower): [+-]\d+% \(noise ±\d+%\)|no change beyond the noise \(±\d+%\))"
-    assert re.fullmatch(verdict + r"( \(client-bound\))?", row[4]), row[4]
+    assert re.fullmatch(verdict + r"( \(client-bound\))?", row[VERDICT]), row[VERDICT]
     assert all(len(r.rounds) == ROUNDS for r in before.results + after.results)
     # What changed between the two runs is said under the table.
     assert page.settings_note.isVisible()
@@ -242,8 +242,8 @@ def test_says_when_the_clients_were_the_limit(
     assert "The clients, not the server, were the limit" in note.text()
     assert "before: autocommit × 1" in note.text() and "SSH link" in note.text()
     row = [page.table.item(0, c).text() for c in range(page.table.columnCount())]  # type: ignore[union-attr]
-    assert row[4].endswith("(client-bound)")
-    assert row[10].startswith(f"{first.cpu.client_cores:.2f}:") and row[10].endswith(" / —")
+    assert row[VERDICT].endswith("(client-bound)")
+    assert row[CPU].startswith(f"{first.cpu.client_cores:.2f}:") and row[CPU].endswith(" / —")
 
     page.state.bench_before = after
     page.show_results()

@@ -63,6 +63,7 @@ from app.ui.pages.apply_tasks import (
     run_restore,
 )
 from app.ui.state import WizardState
+from app.ui.widgets.wraplabel import WrapLabel
 
 _CANCEL_TEXT = "&Cancel and roll back"
 _CANCEL_BEFORE_TEXT = "&Cancel (nothing changed yet)"
@@ -101,8 +102,7 @@ class ApplyPage(QWizardPage):
         self.task: TaskHandle | None = None
         self.status: runner.JobStatus | None = None
         layout = QVBoxLayout(self)
-        self.summary = QLabel("")
-        self.summary.setWordWrap(True)
+        self.summary = WrapLabel("")
         self.summary.setObjectName("apply_summary")
         layout.addWidget(self.summary)
         row = QHBoxLayout()
@@ -267,6 +267,7 @@ class ApplyPage(QWizardPage):
         if preview is None and self._followed is not None:
             self._show_followed()
         elif preview is None:
+            self.summary.reserve([])  # no restart box to toggle
             self.summary.setText(
                 "Choose a snapshot and press Restore selected: its option files and values "
                 "come back, and the server restarts if they need it."
@@ -301,6 +302,20 @@ class ApplyPage(QWizardPage):
         preview = self.effective_preview()
         if preview is None:
             return
+        self.summary.setText(self._summary_text(preview))
+        # The words for the restart box's other state too: ticking it must not move it.
+        shown, facts, plan = self.state.preview, self.state.facts, self.state.plan
+        other = None
+        if shown is not None and not shown.restart_needed and facts and plan:
+            if preview.restart_requested:
+                other = shown
+            else:
+                argv = runner.restart_argv_from(self.restart_edit.text().strip() or None)
+                other = with_requested_restart(shown, facts, plan, argv)
+        self.summary.reserve([self._summary_text(other)] if other is not None else [])
+
+    def _summary_text(self, preview: Preview) -> str:
+        """What Apply will change and whether the server restarts, for ``preview``."""
         files = len(preview.option_files) + len(preview.persistence_files)
         text = f"{count(files, 'file')}, {count(len(preview.values), 'value')} to change. "
         if preview.will_restart:
@@ -318,7 +333,7 @@ class ApplyPage(QWizardPage):
             text += "No restart needed."
         if preview.errors:
             text += " An applier refused; nothing can be applied: " + "; ".join(preview.errors)
-        self.summary.setText(text)
+        return text
 
     def _show_followed(self) -> None:
         """The summary of the job followed after a reconnect: where, since when, what."""
@@ -332,6 +347,7 @@ class ApplyPage(QWizardPage):
         mode = plan.mode if plan is not None else record.mode if record is not None else "apply"
         target = record.target if record is not None else self._target_label()
         started = record.started if record is not None else self._followed_started
+        self.summary.reserve([])  # no restart box to toggle
         text = f"Reconnected to job {job_id}: {'a rollback' if mode == 'restore' else 'an apply'}"
         text += f" on {target}" if target else ""
         text += f", started {started.replace('T', ' ')}." if started else "."

@@ -2,22 +2,77 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
     QComboBox,
-    QFormLayout,
+    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QLineEdit,
     QPushButton,
     QRadioButton,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QTreeWidget,
     QVBoxLayout,
     QWidget,
 )
+
+
+class WrappingDelegate(QStyledItemDelegate):
+    """Cells as tall as their text wrapped at their column's width.
+
+    A tree view asks its delegate for a row's height without the column's width, so a
+    wrapped text would keep one line and be cut; this delegate measures at that width.
+    """
+
+    def __init__(self, view: QTreeWidget) -> None:
+        super().__init__(view)
+        self._view = view
+        view.header().sectionResized.connect(self._on_section_resized)
+
+    def sizeHint(  # noqa: N802 - Qt's name
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> QSize:
+        wrapped = QStyleOptionViewItem(option)
+        # A valid rectangle (height too): the style wraps only within one.
+        wrapped.rect = QRect(0, 0, self._view.columnWidth(index.column()), 1)
+        return super().sizeHint(wrapped, index)
+
+    def _on_section_resized(self, *_args: object) -> None:
+        self._view.scheduleDelayedItemsLayout()  # the rows' heights follow the new width
+
+
+#: The rows the check's results keep room for: its eight steps and one wrapped detail.
+STEP_ROWS = 9
+
+
+def grid_row(grid: QGridLayout, row: int, *cells: tuple[str, QWidget | QLayout, int]) -> None:
+    """Put labelled fields in a row of a four-column grid (label, field, label, field).
+
+    Each cell is (label text, field, columns the field spans: 1, or 3 for the whole row);
+    the label's mnemonic goes to the field, as a form layout's would.
+    """
+    column = 0
+    for text, field, span in cells:
+        label = QLabel(text)
+        grid.addWidget(label, row, column)
+        if isinstance(field, QWidget):
+            label.setBuddy(field)
+            grid.addWidget(field, row, column + 1, 1, span)
+        else:
+            item = field.itemAt(0)
+            first = item.widget() if item is not None else None
+            if first is not None:
+                label.setBuddy(first)
+            grid.addLayout(field, row, column + 1, 1, span)
+        column += 1 + span
+    grid.setColumnStretch(1, 1)
+    grid.setColumnStretch(3, 1)
 
 
 class PortEdit(QLineEdit):
@@ -102,9 +157,14 @@ class ConnectView(QWidget):
         self.local = QRadioButton("&This computer")
         self.ssh = QRadioButton("Another computer over &SSH")
         self.kinds = QButtonGroup(self)
+        # The three kinds in one row, the SSH and access fields two to a row where they are
+        # short: the room saved goes to the check's results, every step of which is shown.
+        kind_row = QHBoxLayout()
         for i, button in enumerate((self.practice, self.local, self.ssh)):
             self.kinds.addButton(button, i)
-            layout.addWidget(button)
+            kind_row.addWidget(button)
+        kind_row.addStretch(1)
+        layout.addLayout(kind_row)
         self.practice.setChecked(True)
         self.practice_note = QLabel()
         self.practice_note.setWordWrap(True)
@@ -112,7 +172,7 @@ class ConnectView(QWidget):
         layout.addWidget(self.practice_note)
 
         self.ssh_box = QGroupBox("SSH")
-        form = QFormLayout(self.ssh_box)
+        form = QGridLayout(self.ssh_box)
         self.host = QLineEdit()
         self.host.setPlaceholderText(
             "db1.example.com, 192.0.2.7, [2001:db8::7] or an ~/.ssh/config alias"
@@ -129,17 +189,14 @@ class ConnectView(QWidget):
         self.login_password = QLineEdit()
         self.login_password.setEchoMode(QLineEdit.EchoMode.Password)
         self.login_password.setPlaceholderText("only if the host takes passwords")
-        form.addRow("&Host:", self.host)
-        form.addRow("User:", self.user)
-        form.addRow("P&ort:", self.port)
-        key_label = QLabel("&Key file:")
-        key_label.setBuddy(self.identity)
-        form.addRow(key_label, key_row)
-        form.addRow("Login password:", self.login_password)
+        grid_row(form, 0, ("&Host:", self.host, 3))
+        grid_row(form, 1, ("User:", self.user, 1), ("P&ort:", self.port, 1))
+        grid_row(form, 2, ("&Key file:", key_row, 3))
+        grid_row(form, 3, ("Login password:", self.login_password, 1))
         layout.addWidget(self.ssh_box)
 
         self.access_box = QGroupBox("Access to the server")
-        access = QFormLayout(self.access_box)
+        access = QGridLayout(self.access_box)
         self.sudo_password = QLineEdit()
         self.sudo_password.setEchoMode(QLineEdit.EchoMode.Password)
         self.sudo_password.setPlaceholderText("only if sudo asks for one")
@@ -149,10 +206,14 @@ class ConnectView(QWidget):
         self.mysql_password.setEchoMode(QLineEdit.EchoMode.Password)
         self.instance = QLineEdit()
         self.instance.setPlaceholderText("socket, port or pid — only when several servers run")
-        access.addRow("sudo password:", self.sudo_password)
-        access.addRow("&Database user:", self.mysql_user)
-        access.addRow("Database password:", self.mysql_password)
-        access.addRow("Server &instance:", self.instance)
+        grid_row(access, 0, ("&Database user:", self.mysql_user, 3))
+        grid_row(
+            access,
+            1,
+            ("Database password:", self.mysql_password, 1),
+            ("sudo password:", self.sudo_password, 1),
+        )
+        grid_row(access, 2, ("Server &instance:", self.instance, 3))
         layout.addWidget(self.access_box)
 
         profile_row = QHBoxLayout()
@@ -186,6 +247,14 @@ class ConnectView(QWidget):
         self.steps.setRootIsDecorated(False)
         self.steps.setColumnWidth(0, 190)
         self.steps.setColumnWidth(1, 90)
+        # A long detail wraps onto more lines of its row rather than ending in "…".
+        self.steps.setWordWrap(True)
+        self.steps.setUniformRowHeights(False)
+        self.steps.setTextElideMode(Qt.TextElideMode.ElideNone)
+        self.steps.setItemDelegate(WrappingDelegate(self.steps))
+        # Room for every step of a check (eight) and a detail on a second line, whole.
+        line = self.steps.fontMetrics().lineSpacing()
+        self.steps.setMinimumHeight(STEP_ROWS * (line + 4) + line + 12)
         layout.addWidget(self.steps, 1)
         chooser_row = QHBoxLayout()
         self.chooser_label = QLabel("This host runs several servers. Which one?")

@@ -47,6 +47,7 @@ from app.planner.report import spelled
 from app.ui.hostworker import Progress, Task, TaskHandle
 from app.ui.logview import DETAILS_LINK, error_html, error_parts, link_to_log, log_error
 from app.ui.state import WizardState
+from app.ui.widgets.wraplabel import WrapLabel
 
 log = logging.getLogger(__name__)
 # What to do when an applier refuses: the refusal names the file or setting.
@@ -183,8 +184,7 @@ class PreviewPage(QWizardPage):
         self.status.setObjectName("preview_status")
         link_to_log(self.status)  # rich text: every text put here is escaped
         layout.addWidget(self.status)
-        self.restart_label = QLabel("")
-        self.restart_label.setWordWrap(True)
+        self.restart_label = WrapLabel("")
         self.restart_label.setObjectName("preview_restart")
         layout.addWidget(self.restart_label)
         # The restart is decided here, before Apply: the Apply page has the same box, and
@@ -448,6 +448,19 @@ class PreviewPage(QWizardPage):
                 self.restart_box.setChecked(False)
             self.restart_box.setEnabled(not offline)
         effective = self.effective_preview() or preview
+        self.restart_label.setText(self._restart_text(preview, effective, offline))
+        # The words for the box's other state too: ticking it must not move it.
+        facts, plan = self.state.facts, self.state.plan
+        other = None
+        if not preview.restart_needed and not offline and facts is not None and plan is not None:
+            asked = effective.restart_requested
+            other = preview if asked else with_requested_restart(preview, facts, plan)
+        self.restart_label.reserve(
+            [self._restart_text(preview, other, offline)] if other is not None else []
+        )
+
+    def _restart_text(self, preview: Preview, effective: Preview, offline: bool) -> str:
+        """Whether the server will restart and why, for ``effective`` (ticked or not)."""
         if preview.restart_needed:
             plan = self.state.plan
             needers = [c.key for c in (plan.changes if plan else ()) if c.target == "option_file"]
@@ -474,7 +487,7 @@ class PreviewPage(QWizardPage):
             text += f" Estimated downtime: {effective.downtime.text()}."
         if effective.live_now:
             text += " Live without a restart: " + ", ".join(effective.live_now) + "."
-        self.restart_label.setText(text)
+        return text
 
     # -- saving -----------------------------------------------------------------------------
     def save_to(self, path: str | Path) -> None:

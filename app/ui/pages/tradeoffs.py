@@ -57,6 +57,23 @@ def change_label(change: Change) -> str:
     return f"{change.key} ({change.device})" if change.device else change.key
 
 
+def value_column_width(label: QLabel) -> int:
+    """The width of the words beside every control: about 36 average characters."""
+    return label.fontMetrics().averageCharWidth() * 36
+
+
+def risk_html(sentence: str) -> str:
+    """A slider's risk sentence as its section shows it."""
+    return f"<b>Risk:</b> {html.escape(sentence)}"
+
+
+def list_height(tree: QTreeWidget, rows: int) -> int:
+    """The height of a list that shows its header and exactly ``rows`` whole rows."""
+    row = tree.sizeHintForRow(0) if tree.topLevelItemCount() else tree.fontMetrics().height()
+    header = tree.header().sizeHint().height()
+    return header + rows * max(row, 1) + 2 * tree.frameWidth()
+
+
 def _tick(checked: bool) -> Qt.CheckState:
     return Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked
 
@@ -79,14 +96,21 @@ class SliderSection(QGroupBox):
         layout = QVBoxLayout(self)
         explanation = WrapLabel(declared.explanation)
         layout.addWidget(explanation)
+        # The control and its words in two fixed columns: the words take the same width in
+        # every section whatever they say (wrapping onto a second line), so every slider's
+        # track starts, ends and stays at the same place, and both sit at the row's top so a
+        # label that wraps never shifts the control under the pointer.
         row = QHBoxLayout()
+        top = Qt.AlignmentFlag.AlignTop
         self.control: QSlider | QCheckBox
-        self.value_label = QLabel()
+        self.value_label = WrapLabel()
+        self.value_label.setObjectName(f"value_{declared.key}")
+        self.value_label.setFixedWidth(value_column_width(self.value_label))
+        self.value_label.setMinimumHeight(2 * self.value_label.fontMetrics().lineSpacing())
+        self.value_label.setAlignment(Qt.AlignmentFlag.AlignLeft | top)
         if declared.kind == "switch":
             self.control = QCheckBox(declared.checkbox or declared.title)
             self.control.toggled.connect(self._on_control_changed)
-            row.addWidget(self.control)
-            row.addWidget(self.value_label, 1)
         else:
             self.control = QSlider(Qt.Orientation.Horizontal)
             self.control.setPageStep(declared.step)
@@ -96,9 +120,11 @@ class SliderSection(QGroupBox):
                 self.control.setRange(0, len(declared.positions) - 1)
                 self.control.setTickPosition(QSlider.TickPosition.TicksBelow)
             self.control.valueChanged.connect(self._on_control_changed)
-            self.value_label.setMinimumWidth(260)
-            row.addWidget(self.control, 1)
-            row.addWidget(self.value_label)
+        row.addWidget(self.control, 1, top)
+        row.addWidget(self.value_label, 0, top)
+        # Room for the longest of a slider's position names: dragging it changes none of
+        # the heights below.
+        self.value_label.reserve(p.label for p in declared.positions if p.label)
         self.control.setAccessibleName(declared.title)
         layout.addLayout(row)
         self.sentence = WrapLabel()
@@ -148,11 +174,34 @@ class SliderSection(QGroupBox):
         return self.declared.positions[self.control.value()].value
 
     def show_state(
-        self, value: object, sentence: str, changes: list[Change], rejected: set[str], note: str
+        self,
+        value: object,
+        sentence: str,
+        changes: list[Change],
+        rejected: set[str],
+        note: str,
+        inactive: bool = False,
+        room: int = 0,
+        other: tuple[str, str] = ("", ""),
     ) -> None:
-        """Put the control at ``value`` (see control_value); show the sentence and the changes."""
+        """Put the control at ``value`` (see control_value); show the sentence and the changes.
+
+        ``inactive``: the changes are those of the switch's other position, shown greyed so
+        the section keeps its height when its box is unticked. ``room``: the rows the list
+        keeps space for (the most either position of a switch shows), so that ticking or
+        unticking never moves what lies below. ``other``: the sentence and the note of the
+        switch's other position, whose room the labels keep for the same reason.
+        """
         rows = tuple(changes)
-        shown = (value, sentence, note, rows, frozenset(c.id for c in changes if c.id in rejected))
+        shown = (
+            value,
+            sentence,
+            note,
+            rows,
+            frozenset(c.id for c in changes if c.id in rejected),
+            inactive,
+            room,
+        )
         if shown == self._shown:
             return  # unchanged: relaying out the section is most of a move's cost
         same_rows = bool(self._shown) and self._shown[3] == rows
@@ -164,7 +213,10 @@ class SliderSection(QGroupBox):
             else:
                 self.control.setChecked(bool(value))
             self.value_label.setText(note)
-            self.sentence.setText(f"<b>Risk:</b> {html.escape(sentence)}")
+            self.sentence.setText(risk_html(sentence))
+            self.sentence.reserve([risk_html(other[0])] if other[0] else [])
+            if isinstance(self.control, QCheckBox):
+                self.value_label.reserve([other[1]] if other[1] else [])
             if same_rows:
                 # Only ticks changed (a change turned down or back on, maybe from inside this
                 # tree's own itemChanged): update them in place. Clearing the tree there
@@ -172,11 +224,15 @@ class SliderSection(QGroupBox):
                 for change_id, item in self._checkable.items():
                     item.setCheckState(0, _tick(change_id not in rejected))
             else:
-                self._fill_changes(changes, rejected)
+                self._fill_changes(changes, rejected, max(room, len(changes)))
+            self.changes.setEnabled(not inactive)
+            self.changes.setToolTip(
+                "Not made now: what the box above makes when you change it." if inactive else ""
+            )
         finally:
             self._filling = False
 
-    def _fill_changes(self, changes: list[Change], rejected: set[str]) -> None:
+    def _fill_changes(self, changes: list[Change], rejected: set[str], room: int) -> None:
         self.changes.clear()
         self._checkable = {}
         catalogue = default_catalogue()
@@ -212,9 +268,8 @@ class SliderSection(QGroupBox):
             self.changes.addTopLevelItem(item)
             for child in children:  # spanning takes effect only once the item is in the tree
                 child.setFirstColumnSpanned(True)
-        rows = max(1, len(changes))
-        self.changes.setVisible(bool(changes))
-        self.changes.setFixedHeight(min(8, rows) * 24 + 30)
+        self.changes.setVisible(room > 0)
+        self.changes.setFixedHeight(list_height(self.changes, min(8, max(1, room))))
 
 
 class TradeoffsPage(QWizardPage):
@@ -269,7 +324,6 @@ class TradeoffsPage(QWizardPage):
         self.sections: dict[str, SliderSection] = {}
         body = QWidget()
         body_layout = QVBoxLayout(body)
-        body_layout.addWidget(self.warnings)
         for declared in sliders():
             section = SliderSection(declared)
             section.moved.connect(self._on_section_moved)
@@ -306,6 +360,9 @@ class TradeoffsPage(QWizardPage):
         layout.addWidget(self.summary)
         layout.addWidget(self.since)
         layout.addWidget(scroll, 1)
+        # Below the sliders, not above them: a warning that comes and goes with a position
+        # must not push the slider being dragged away from the pointer.
+        layout.addWidget(self.warnings)
 
     # -- filling the page ahead of time ----------------------------------------------------
     # Opening the page used to do everything at once: four plans (the first one checksums
@@ -635,7 +692,22 @@ class TradeoffsPage(QWizardPage):
         else:
             words = note(slider, shown, facts)
         changes = [c for c in shown.changes if c.slider == slider]
-        section.show_state(value, said.get(slider, ""), changes, self._rejected, words)
+        inactive, room, other = False, len(changes), ("", "")
+        if declared.kind == "switch" and not section.locked:
+            # The box's other position: an unticked box shows what ticking it would change,
+            # greyed, and either way the list and the words keep room for the longer, so
+            # toggling the box moves nothing below it.
+            flip: dict[str, Any] = {declared.field: not value}
+            flipped = dataclasses.replace(pos, rejected=(), **flip)
+            theirs_plan = self._plan(facts, flipped)
+            theirs = [c for c in theirs_plan.changes if c.slider == slider]
+            room = max(room, len(theirs))
+            other = (dict(theirs_plan.sentences).get(slider, ""), note(slider, theirs_plan, facts))
+            if not changes and theirs:
+                changes, inactive = theirs, True
+        section.show_state(
+            value, said.get(slider, ""), changes, self._rejected, words, inactive, room, other
+        )
 
     def _show_rest(self) -> None:
         if self.state.plan is not None:

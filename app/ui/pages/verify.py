@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QGridLayout,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QMessageBox,
     QProgressBar,
@@ -40,10 +41,30 @@ from app.domain.target import Target
 from app.ui.hostworker import Progress, Task, TaskHandle
 from app.ui.logview import error_html, error_parts, link_to_log, log_error
 from app.ui.state import WizardState
-from app.ui.widgets.benchchart import BenchChart
+from app.ui.widgets.benchchart import BenchChart, run_key
 
 log = logging.getLogger(__name__)
 LABELS = ("before", "after")
+#: The results table's columns: a short header (two lines at most) and what it means (its
+#: tooltip). The headers are short so every one reads in full in the default window.
+COLUMNS = (
+    ("run", "The workload and how many clients wrote at once, as the charts name the run"),
+    ("before\nc/s", "Commits per second, before the changes"),
+    ("after\nc/s", "Commits per second, after the changes"),
+    ("verdict", "Faster or slower beyond the run-to-run noise, or within it"),
+    (
+        "latency ms\np50/p95/p99",
+        "Commit latency in ms: median, 95th and 99th percentile; before, then after",
+    ),
+    ("rows/s\nbefore / after", "Rows written per second: before / after"),
+    ("redo MiB\nbefore / after", "Redo log written during the run, in MiB: before / after"),
+    (
+        "CPU cores\nbefore / after",
+        "CPU the clients and the server used, in cores (client:server), before / after",
+    ),
+)
+#: Where the verdict and the CPU figures are (they wrap within a fixed width).
+VERDICT, CPU = 3, len(COLUMNS) - 1
 
 
 @dataclass(frozen=True)
@@ -198,23 +219,30 @@ class VerifyPage(QWizardPage):
         self.status.setObjectName("verify_status")
         link_to_log(self.status)  # rich text: every text put here is escaped
         self.chart = BenchChart()
-        self.table = QTableWidget(0, 11)
+        self.table = QTableWidget(0, len(COLUMNS))
         self.table.setObjectName("bench_table")
-        self.table.setHorizontalHeaderLabels(
-            [
-                "workload",
-                "clients",
-                "before c/s",
-                "after c/s",
-                "verdict",
-                "before p50/p95/p99 ms",
-                "after p50/p95/p99 ms",
-                "before rows/s",
-                "after rows/s",
-                "redo MiB before/after",
-                "CPU cores client:server before / after",
-            ]
-        )
+        self.table.setHorizontalHeaderLabels([short for short, _ in COLUMNS])
+        for column, (_, meaning) in enumerate(COLUMNS):
+            header_item = self.table.horizontalHeaderItem(column)
+            if header_item is not None:
+                header_item.setToolTip(meaning)
+        # Every column as wide as its header and its cells, the verdicts wrapped: the headers
+        # read in full at the default window size.
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setDefaultAlignment(Qt.AlignmentFlag.AlignCenter)
+        # The verdict and the CPU figures wrap onto a second line within a fixed width.
+        chars = header.fontMetrics().averageCharWidth()
+        for column, width in ((VERDICT, 18 * chars), (CPU, 11 * chars)):
+            title = max(
+                header.fontMetrics().horizontalAdvance(x) for x in COLUMNS[column][0].split("\n")
+            )
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)
+            header.resizeSection(column, max(width, title + 2 * chars))
+        rows = self.table.verticalHeader()
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        rows.hide()  # row numbers mean nothing here
+        self.table.setWordWrap(True)
         self.table.setMaximumHeight(200)
         self.table.setAccessibleName("benchmark results")
         # Runs whose clients, not the server, set the pace: their change is not the server's.
@@ -470,28 +498,28 @@ class VerifyPage(QWizardPage):
             a = after.result(workload, threads) if after else None
 
             def lat(r: WorkloadResult | None) -> str:
-                return "" if r is None else r.latency.text()
+                # Without the spaces around "/": two such columns fit the default window.
+                return "" if r is None else r.latency.text().replace(" / ", "/")
 
             def redo(r: object) -> str:
                 value = None if r is None else r.counters.redo_bytes  # type: ignore[attr-defined]
                 return "—" if value is None else f"{value / 1048576:,.1f}"
 
+            def rows(r: WorkloadResult | None) -> str:
+                return "—" if r is None else f"{r.rows_per_s:,.0f}"
+
             cells = [
-                workload,
-                str(threads),
+                run_key(workload, threads),
                 f"{b.commits_per_s:,.1f}" if b else "",
                 f"{a.commits_per_s:,.1f}" if a else "",
                 change_text(b, a),
-                lat(b),
-                lat(a),
-                f"{b.rows_per_s:,.0f}" if b else "",
-                f"{a.rows_per_s:,.0f}" if a else "",
+                "\n".join(f"{side} {lat(r)}" for side, r in zip(LABELS, (b, a), strict=True) if r),
+                f"{rows(b)} / {rows(a)}",
                 f"{redo(b)} / {redo(a)}",
                 f"{cpu_text(b)} / {cpu_text(a)}",
             ]
             for col, text in enumerate(cells):
                 self.table.setItem(row, col, QTableWidgetItem(text))
-        self.table.resizeColumnsToContents()
         note = client_bound_text(reports)
         self.client_note.setText(note)
         self.client_note.setVisible(bool(note))

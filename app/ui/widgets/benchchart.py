@@ -2,11 +2,12 @@
 
 Two charts side by side: commits per second of every run (workload × clients), one bar per
 report; and the commit latency (p50, p95, p99) of the run chosen in a box, one bar per
-report, on a logarithmic axis because a bulk transaction takes a thousand times longer than
-a single-row insert.
+report, on an axis in ms with round ticks (logarithmic when the three are far apart).
 """
 
 from __future__ import annotations
+
+import math
 
 from PySide6.QtCharts import (
     QBarCategoryAxis,
@@ -17,11 +18,15 @@ from PySide6.QtCharts import (
     QLogValueAxis,
     QValueAxis,
 )
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import QEvent, QMargins, Qt
 from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from app.domain.bench import BenchReport, verdict
+
+THROUGHPUT_TITLE = "Commits per second (higher is better)"
+# On two lines: the latency chart is a third of the page wide, and one line was cut.
+LATENCY_TITLE = "Commit latency in ms<br>(lower is better)"
 
 
 def chart_theme(palette: QPalette) -> QChart.ChartTheme:
@@ -54,6 +59,39 @@ def category_label(workload: str, threads: int, reports: list[BenchReport]) -> s
     return f"{name}<br>{found.short()}{bound}"
 
 
+#: Above this ratio of the highest to the lowest latency shown, the axis is logarithmic.
+LOG_RATIO = 30.0
+
+
+def latency_axis(low: float, high: float) -> QValueAxis | QLogValueAxis:
+    """The latency chart's value axis in ms (its title says so), with several round ticks.
+
+    A run's p50, p95 and p99 usually lie within a factor of ten or so: a linear axis from
+    zero with round ticks (0, 5, 10, 15 ms) reads best. A wider spread (a stall in the tail)
+    gets a logarithmic axis over whole decades, so that it has a tick at each power of ten
+    (0.1, 1, 10, 100 ms) rather than the single "1" a range inside one decade left it.
+    """
+    if high <= 0:
+        empty = QValueAxis()
+        empty.setRange(0, 1)
+        empty.setLabelFormat("%g")
+        return empty
+    if high / low > LOG_RATIO:
+        axis = QLogValueAxis()
+        axis.setBase(10)
+        axis.setLabelFormat("%g")
+        axis.setRange(10 ** math.floor(math.log10(low)), 10 ** math.ceil(math.log10(high)))
+        axis.setMinorTickCount(8)  # 2, 3, … 9 within each decade, as grid lines
+        return axis
+    linear = QValueAxis()
+    linear.setRange(0, high * 1.1)
+    linear.setTickCount(5)
+    linear.applyNiceNumbers()  # round ticks
+    step = (linear.max() - linear.min()) / max(linear.tickCount() - 1, 1)
+    linear.setLabelFormat("%.0f" if step >= 1 else "%g")
+    return linear
+
+
 def _runs(reports: list[BenchReport]) -> list[tuple[str, int]]:
     runs: list[tuple[str, int]] = []
     for report in reports:
@@ -70,9 +108,9 @@ class BenchChart(QWidget):
         super().__init__(parent)
         self.reports: list[BenchReport] = []
         self.throughput = QChart()
-        self.throughput.setTitle("Commits per second (higher is better)")
+        self.throughput.setTitle(THROUGHPUT_TITLE)
         self.latency = QChart()
-        self.latency.setTitle("Commit latency in ms (lower is better)")
+        self.latency.setTitle(LATENCY_TITLE)
         self.throughput_view = QChartView(self.throughput)
         self.latency_view = QChartView(self.latency)
         for view in (self.throughput_view, self.latency_view):
@@ -95,7 +133,8 @@ class BenchChart(QWidget):
         right.addWidget(self.latency_view, 1)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.throughput_view, 2)
+        # Three quarters for the six runs, whose names must read whole under their bars.
+        layout.addWidget(self.throughput_view, 3)
         layout.addLayout(right, 1)
 
     def show_reports(self, reports: list[BenchReport]) -> None:
@@ -122,6 +161,8 @@ class BenchChart(QWidget):
         chart = QChart()
         chart.setTheme(chart_theme(self.palette()))
         chart.setTitle(title)
+        # Narrow margins: at the default window size the six runs' names need the room.
+        chart.setMargins(QMargins(4, 4, 4, 4))
         view.setChart(chart)
         old.deleteLater()
         return chart
@@ -142,7 +183,7 @@ class BenchChart(QWidget):
         x = QBarCategoryAxis()
         x.append([category_label(w, t, self.reports) for w, t in runs])
         small = x.labelsFont()
-        small.setPointSizeF(small.pointSizeF() * 0.9)  # six runs side by side, names whole
+        small.setPointSizeF(small.pointSizeF() * 0.85)  # six runs side by side, names whole
         x.setLabelsFont(small)
         self.throughput.addAxis(x, Qt.AlignmentFlag.AlignBottom)
         series.attachAxis(x)
@@ -182,11 +223,7 @@ class BenchChart(QWidget):
         x.append(["p50", "p95", "p99"])
         self.latency.addAxis(x, Qt.AlignmentFlag.AlignBottom)
         series.attachAxis(x)
-        y = QLogValueAxis()
-        y.setBase(10)
-        y.setLabelFormat("%g")
-        if high > 0:
-            y.setRange(low / 2, high * 2)
+        y = latency_axis(low, high)
         self.latency.addAxis(y, Qt.AlignmentFlag.AlignLeft)
         series.attachAxis(y)
 
