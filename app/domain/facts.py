@@ -18,6 +18,11 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
+# Transports of a disk given to a virtual machine: its rotational flag says nothing of the
+# disk behind it.
+VIRTUAL_TRANSPORTS = ("virtio", "xen", "virtual")
+
+
 @dataclass(frozen=True)
 class Unknown:
     """A fact that could not be read, and why."""

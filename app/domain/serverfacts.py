@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from app.domain.facts import Unknown
 from app.domain.instance import ServerInstance
+from app.domain.server import Flavour, ServerVersion, VersionError
 from app.domain.service import ServiceInfo
 
 
@@ -112,6 +113,26 @@ class ServerFacts:
     option_lines: tuple[OptionLine, ...] = ()  # what the option files give it (server groups)
     binlog_use: BinlogUse | None = None  # who uses the binary log (None: not asked)
 
+    def redo_bytes(self) -> int | None:
+        """The redo log's whole size now (all files), from the variables that size it.
+
+        MySQL 8.0.30 and later size it with innodb_redo_log_capacity; older MySQL with
+        innodb_log_file_size times innodb_log_files_in_group; MariaDB (10.5 and later) has
+        one file.
+        """
+        try:
+            version = ServerVersion.parse(self.version, self.version_comment)
+        except VersionError:
+            return None
+        mysql = version.family is Flavour.MYSQL
+        if mysql and version.number >= (8, 0, 30):
+            return _int(self.variable("innodb_redo_log_capacity"))
+        size = _int(self.variable("innodb_log_file_size"))
+        if size is None:
+            return None
+        files = (_int(self.variable("innodb_log_files_in_group")) or 2) if mysql else 1
+        return size * files
+
     def variable(self, name: str) -> str | None:
         """The value of a global variable, or None when the server has no such variable."""
         for var in self.variables:
@@ -124,4 +145,11 @@ class ServerFacts:
         for key, value in self.status:
             if key == name:
                 return value
+        return None
+
+
+def _int(text: str | None) -> int | None:
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
         return None

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from app.domain.facts import BlockDevice, MachineFacts, WritePath
+from app.domain.facts import VIRTUAL_TRANSPORTS, BlockDevice, MachineFacts, WritePath
 from app.domain.hostfacts import HostFacts
-from app.domain.serverfacts import ServerFacts
+from app.domain.serverfacts import ErrorLog, ServerFacts
 from app.domain.service import ServiceInfo
 from app.domain.words import count
 
@@ -55,14 +55,19 @@ def machine_lines(m: MachineFacts) -> list[str]:
 
 def device_text(d: BlockDevice) -> str:
     """One device of a write path on one line."""
-    kind = {True: "rotational", False: "non-rotational", None: "rotational: unknown"}
+    kind = {True: "spinning", False: "not spinning", None: "whether it spins is not known"}
     parts = [f"{d.name} ({d.kind}"]
     if d.transport:
         parts.append(f", {d.transport}")
     if d.model:
         parts.append(f", {d.model}")
     parts.append(")")
-    details = [kind[d.rotational]]
+    if d.transport in VIRTUAL_TRANSPORTS:
+        # The flag a virtual disk reports says nothing of the disk behind it.
+        said = {True: "spinning", False: "not spinning", None: "nothing"}[d.rotational]
+        details = [f"a virtual disk (it reports {said}; whether it spins is not known)"]
+    else:
+        details = [kind[d.rotational]]
     if d.scheduler or d.schedulers_available:
         details.append(
             f"scheduler {d.scheduler or 'unknown'} of {' '.join(d.schedulers_available)}"
@@ -108,8 +113,14 @@ def _binlog_users(s: ServerFacts) -> str:
     return "; " + ", ".join(parts)
 
 
-def server_lines(s: ServerFacts) -> list[str]:
-    """The chosen server: version, how it runs, write rates, engines, logs, option files."""
+def server_lines(s: ServerFacts, window: bool = False) -> list[str]:
+    """The chosen server: version, how it runs, write rates, engines, logs, option files.
+
+    Args:
+        s: the server's facts.
+        window: for the window, which names where the error log is rather than the command
+            that reads it.
+    """
     inst = s.instance
     lines = [
         f"Server: {s.version} ({s.flavour}), pid {inst.pid}, {STARTED_BY.get(inst.started_by, '')}"
@@ -122,7 +133,7 @@ def server_lines(s: ServerFacts) -> list[str]:
         + _binlog_users(s),
         f"  innodb_flush_log_at_trx_commit={s.variable('innodb_flush_log_at_trx_commit')}, "
         f"buffer pool {size(int(s.variable('innodb_buffer_pool_size') or 0))}, "
-        f"dirty pages {_pct(s.dirty_pages_share)}",
+        f"dirty pages {_pct(s.dirty_pages_share)}, redo log {_size_or_unknown(s.redo_bytes())}",
     ]
     r = s.rates
     if r is None:
@@ -142,11 +153,52 @@ def server_lines(s: ServerFacts) -> list[str]:
         lines.append(f"  storage engines (user tables): {eng}")
     else:
         lines.append("  storage engines (user tables): none")
-    lines.append(f"  error log: {s.error_log.destination}; read it with: {s.error_log.how_to_read}")
-    lines.append(f"  option files read: {' '.join(s.option_files) or 'unknown'}")
+    lines.append(f"  error log: {error_log_words(s.error_log) if window else _log_command(s)}")
+    lines.append(f"  {option_file_words(s)}")
     if s.service is not None:
         lines.append(service_line(s.service))
     return lines
+
+
+def _log_command(s: ServerFacts) -> str:
+    return f"{s.error_log.destination}; read it with: {s.error_log.how_to_read}"
+
+
+def error_log_words(log: ErrorLog) -> str:
+    """Where the error log is, in words (no command)."""
+    if log.destination == "file" and log.path:
+        return f"the file {log.path}"
+    if log.destination == "journal":
+        unit = log.how_to_read.split(" -u ", 1)[-1].split()[0] if " -u " in log.how_to_read else ""
+        return f"the systemd journal of {unit}" if unit else "the systemd journal"
+    if log.destination == "syslog":
+        return f"the system log ({log.path})" if log.path else "the system log"
+    if log.destination == "stderr":
+        return "the standard error of whatever started the server"
+    return "not known"
+
+
+def option_file_words(s: ServerFacts) -> str:
+    """The option files that set the server's options, with how many each sets.
+
+    Only files that give the server an option are named; the list the binary searches
+    (``mysqld --help``) includes files that do not exist, so it is named as such.
+    """
+    per_file: dict[str, int] = {}
+    for line in s.option_lines:
+        per_file[line.file] = per_file.get(line.file, 0) + 1
+    if per_file:
+        files = ", ".join(f"{f} ({count(n, 'option')})" for f, n in per_file.items())
+        return f"option files that set its options: {files}"
+    if s.option_files:
+        return "option files: none found setting an option; the server looks for " + " ".join(
+            s.option_files
+        )
+    return "option files: unknown"
+
+
+def _size_or_unknown(value: int | None) -> str:
+    return "unknown" if value is None else size(value)
 
 
 def service_line(svc: ServiceInfo) -> str:

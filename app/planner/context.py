@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from app.domain.errors import InnoTuneError
-from app.domain.facts import BlockDevice, MachineFacts, WritePath
+from app.domain.facts import VIRTUAL_TRANSPORTS, BlockDevice, MachineFacts, WritePath
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Change, LeftAlone, PoolRule, SliderPositions
 from app.domain.server import Flavour, ServerVersion
@@ -14,7 +14,6 @@ from app.knobs import Catalogue, Knob, VersionFacts, kernel_series
 from app.planner.values import normalise, parse_int, same
 
 #: Transports whose "rotational" flag tells nothing about the storage behind them.
-VIRTUAL_TRANSPORTS = ("virtio", "xen", "virtual")
 
 #: Filesystems where InnoDB's O_DIRECT is known to work (ext4 unless data=journal).
 DIRECT_IO_FS = ("ext4", "ext3", "xfs")

@@ -228,16 +228,7 @@ def uses_capacity(version: ServerVersion) -> bool:
 
 def redo_total(server: ServerFacts) -> int | None:
     """The redo log's whole size now (all files)."""
-    version = _version(server)
-    if uses_capacity(version):
-        return parse_int(server_variable(server, "innodb_redo_log_capacity"))
-    size = parse_int(server_variable(server, "innodb_log_file_size"))
-    if size is None:
-        return None
-    files = 1
-    if version.family is Flavour.MYSQL:
-        files = _var_int(server, "innodb_log_files_in_group", 2) or 2
-    return size * files
+    return server.redo_bytes()
 
 
 def redo_rate(server: ServerFacts) -> float | None:

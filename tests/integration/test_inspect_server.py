@@ -178,7 +178,10 @@ def test_inspect_debian_mariadb_over_ssh(
     assert f"Server: {version} (mariadb)" in out.stdout
     assert "started by a SysV init script (mariadb)" in out.stdout
     assert "error log: syslog" in out.stdout
-    assert "option files read: /etc/my.cnf /etc/mysql/my.cnf ~/.my.cnf" in out.stdout
+    # The files that set its options (Debian's 50-server.cnf among them), not the search list.
+    assert "option files that set its options: " in out.stdout
+    assert "/etc/mysql/mariadb.conf.d/50-server.cnf (" in out.stdout
+    assert "/etc/my.cnf " not in out.stdout
     assert "Write path of /var/lib/mysql:" in out.stdout
 
 

@@ -292,7 +292,7 @@ class InspectPage(QWizardPage):
             paths += path_lines(p)
         texts["Write path"] = "\n".join(paths)
         if facts.server is not None:
-            lines = server_lines(facts.server)
+            lines = server_lines(facts.server, window=True)
             if len(facts.instances) > 1:
                 lines.append(
                     "Other instances on this host: "
