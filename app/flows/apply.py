@@ -68,6 +68,34 @@ def stale_files(plan: Plan, actions: Sequence[Action]) -> list[str]:
     ]
 
 
+def not_taken(preview: Preview, status: JobStatus) -> dict[str, str]:
+    """The plan's changes this host did not take, each with why (change id → reason).
+
+    An applier may find at describe time that a host cannot take a change (a queue file
+    missing), and the job may find a kernel or disk file read-only when it writes it (a
+    container's /proc/sys): both are warnings, not failures, so the job is "applied" and a
+    summary must not count those changes as applied.
+    """
+    taken_not: dict[str, str] = {}
+    for action in preview.actions:
+        for why in action.unsupported:
+            for change_id in action.change_ids:
+                taken_not.setdefault(change_id, why)
+        for value in action.values:
+            if value.kind not in ("sysfs", "sysctl"):
+                continue
+            path = value.path if value.kind == "sysfs" else _sysctl_path(value.key)
+            for warning in status.warnings:
+                if path and warning.startswith(f"{path} ") and "not supported" in warning:
+                    for change_id in action.change_ids:
+                        taken_not.setdefault(change_id, warning)
+    return taken_not
+
+
+def _sysctl_path(key: str) -> str:
+    return "/proc/sys/" + key.replace(".", "/")
+
+
 def apply_preview(
     transport: Transport,
     preview: Preview,

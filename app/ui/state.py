@@ -40,6 +40,8 @@ class WizardState:
     # The snapshot of the last apply, and where its local copy lives: benchmark results
     # are kept beside it so a rollback can be measured against them later.
     snapshot_id: str | None = None
+    # Changes of the last apply this host did not take (change id → why): Done says so.
+    not_taken: dict[str, str] = field(default_factory=dict)
     snapshot_dir: Path | None = None
     # The snapshot whose changes are in force now (applied here and not rolled back): a
     # "before" benchmark would measure the changed server, so Verify refuses one.

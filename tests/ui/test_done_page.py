@@ -74,3 +74,46 @@ def test_gains_compare_the_same_workloads() -> None:
     assert gains(report("before", 100.0), after) == [
         "autocommit × 1 client: 100 → 150 commits/s: faster: +50% (noise ±5%) (client-bound)"
     ]
+
+
+def test_done_counts_only_what_the_host_took(qtbot: QtBot) -> None:
+    """A kernel setting the job found read-only is not counted as applied (issue 28)."""
+    from app.appliers.actions import Host
+    from app.appliers.preview import build_preview
+    from app.appliers.runner import JobStatus
+    from app.flows.apply import not_taken
+
+    sid = Path(__file__).parents[1] / "fixtures/hosts/sid-mysql-9.7/facts.json"
+    facts = HostFacts.from_json(sid.read_text())
+    state = WizardState(target=parse_target("root@sid"), facts=facts)
+    state.plan = make_plan(facts, default_positions(facts), default_catalogue())
+    kernel = [c for c in state.plan.changes if c.target == "sysctl"]
+    assert kernel, "the starting plan on sid sets kernel settings"
+    preview = build_preview(state.plan, Host(facts))
+    # From saved facts the option files cannot be read (a live preview reads them): keep
+    # only the actions the job would run as they are.
+    preview = dataclasses.replace(
+        preview, actions=tuple(a for a in preview.actions if not a.unsupported)
+    )
+    # As the job words it when /proc/sys is read-only (a container's, the test hosts').
+    status = JobStatus(
+        "j1",
+        "applied",
+        warnings=[
+            f"/proc/sys/{c.key.replace('.', '/')} is read-only (Read-only file system): "
+            "not supported on this host"
+            for c in kernel
+        ],
+        snapshot_id="s1",
+    )
+    state.not_taken = not_taken(preview, status)
+    assert set(state.not_taken) == {c.id for c in kernel}
+    state.snapshot_id = "s1"
+    page = DonePage(state)
+    qtbot.addWidget(page)
+    page.initializePage()
+    text = page.text.text()
+    others = [c for c in state.plan.changes if c.target not in ("advice", "sysctl")]
+    assert re.search(rf"\b{len(others)} changes? applied to", text), text
+    assert f"{len(kernel)} change" in text and "this host did not take" in text
+    assert "read-only" in text

@@ -44,6 +44,7 @@ from app.appliers.preview import Preview, with_requested_restart
 from app.domain.errors import InnoTuneError
 from app.domain.instance import ServerInstance
 from app.domain.words import count
+from app.flows.apply import not_taken
 from app.places import local_snapshot_dir
 from app.ui import jobrecords
 from app.ui.hostworker import Task, TaskHandle
@@ -692,6 +693,8 @@ class ApplyPage(QWizardPage):
             self.state.changes_in_force = None
         elif result.mode != "restore" and result.state in ("applied", "awaiting-confirm"):
             self.state.changes_in_force = result.snapshot_id
+            if self.state.preview is not None:
+                self.state.not_taken = not_taken(self.state.preview, result)
 
     def _apply_work_returned(self) -> None:
         """The apply's worker has returned; its thread ends a moment later.

@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWizardPage
 
 from app.domain.bench import BenchReport
+from app.domain.plan import Change
 from app.domain.words import count
 from app.knobs import default_catalogue
 from app.planner.report import change_values
@@ -35,19 +36,32 @@ def summary_html(state: WizardState, log_path: str) -> str:
     target = state.target.label if state.target else "the server"
     plan = state.plan
     if plan is not None:
-        applied = [c for c in plan.changes if c.target != "advice"]
+        changes = [c for c in plan.changes if c.target != "advice"]
+        skipped = state.not_taken if state.snapshot_id else {}
+        applied = [c for c in changes if c.id not in skipped]
         done = "applied to" if state.snapshot_id else "planned (not applied) for"
         parts.append(f"<h3>{count(len(applied), 'change')} {done} {html.escape(target)}</h3>")
-        items = []
         catalogue = default_catalogue()
-        for c in applied:
+
+        def item(c: Change, why: str = "") -> str:
             where = f" ({c.device})" if c.device else ""
             current, proposed = change_values(c, catalogue)  # 128 MiB, not 134217728
-            items.append(
+            tail = f": {html.escape(why)}" if why else ""
+            return (
                 f"<li>{html.escape(c.key + where)}: "
-                f"{html.escape(current)} → {html.escape(proposed)}</li>"
+                f"{html.escape(current)} → {html.escape(proposed)}{tail}</li>"
             )
-        parts.append("<ul>" + "".join(items) + "</ul>")
+
+        parts.append("<ul>" + "".join(item(c) for c in applied) + "</ul>")
+        left = [c for c in changes if c.id in skipped]
+        if left:
+            parts.append(
+                f"<p>{count(len(left), 'change')} this host did not take, so "
+                f"{'it is' if len(left) == 1 else 'they are'} not in force:</p>"
+                + "<ul>"
+                + "".join(item(c, skipped[c.id]) for c in left)
+                + "</ul>"
+            )
     if state.snapshot_id:
         parts.append(
             f"<p>Snapshot <b>{html.escape(state.snapshot_id)}</b> holds everything as it was. "
