@@ -7,7 +7,8 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWizardPage
 
-from app.domain.bench import BenchReport
+from app.domain.bench import BenchReport, commits_text
+from app.domain.words import count
 from app.knobs import default_catalogue
 from app.planner.report import change_values
 from app.ui.state import WizardState
@@ -22,8 +23,8 @@ def gains(before: BenchReport | None, after: BenchReport | None) -> list[str]:
         b, a = before.result(v.workload, v.threads), after.result(v.workload, v.threads)
         assert b is not None and a is not None  # a verdict needs both
         lines.append(
-            f"{v.workload} × {v.threads} client(s): {b.commits_per_s:,.0f} → "
-            f"{a.commits_per_s:,.0f} commits/s: {v.text()}"
+            f"{v.workload} × {count(v.threads, 'client')}: {commits_text(b, 0)} → "
+            f"{commits_text(a, 0)} commits/s: {v.text()}"
         )
     return lines
 

@@ -8,7 +8,6 @@ on a busy server only after a second, explicit yes.
 
 from __future__ import annotations
 
-import dataclasses
 import html
 import logging
 from dataclasses import dataclass
@@ -34,7 +33,14 @@ from PySide6.QtWidgets import (
 
 from app.access.doctor import DoctorResult, Secrets
 from app.bench.report import rate_text
-from app.domain.bench import ROUNDS, BenchReport, WorkloadResult, WriteRate, change_text
+from app.domain.bench import (
+    ROUNDS,
+    BenchReport,
+    WorkloadResult,
+    WriteRate,
+    change_text,
+    commits_text,
+)
 from app.domain.errors import InnoTuneError
 from app.domain.target import Target
 from app.ui.hostworker import Progress, Task, TaskHandle
@@ -67,6 +73,7 @@ class BenchInputs:
     use_sysbench: bool
     rate: WriteRate | None
     rounds: int = ROUNDS
+    snapshot_in_force: str = ""
 
 
 def sample_rate(conn: DoctorResult, inputs: SampleInputs, progress: Progress) -> WriteRate:
@@ -83,35 +90,21 @@ def sample_rate(conn: DoctorResult, inputs: SampleInputs, progress: Progress) ->
 
 def run_bench(conn: DoctorResult, inputs: BenchInputs, progress: Progress) -> BenchReport:
     """One labelled benchmark (a task); progress goes out as fractions, text as ``say``."""
-    from app.bench.route import client_route, cpu_probe, session_factory
-    from app.bench.runner import Benchmark, BenchOptions
+    from app.flows.measure import MeasureOptions, benchmark
 
-    target, secrets = inputs.target, inputs.secrets
-    opener = session_factory(conn, target, secrets)
-    # The clients run on the target, next to the server: sysbench (when allowed and there),
-    # else InnoTune's load generator on its python3, else its mysqlslap; else InnoTune's own
-    # client here.
-    session = opener()
-    try:
-        route = client_route(conn, target, secrets, session, allow_sysbench=inputs.use_sysbench)
-    finally:
-        session.close()
-    bench = Benchmark(
-        opener,
-        BenchOptions(
-            seconds=inputs.seconds,
-            threads=(1, inputs.threads),
-            label=inputs.label,
-            rounds=inputs.rounds,
-        ),
+    options = MeasureOptions(inputs.seconds, inputs.threads, inputs.rounds, inputs.use_sysbench)
+    return benchmark(
+        conn,
+        inputs.target,
+        inputs.secrets,
+        inputs.label,
+        options,
         cancel=progress.cancelled,
         say=progress.say,
         progress=progress.post,
-        route=route,
-        cpu_probe=cpu_probe(conn),
-        target=target.label,
+        rate=inputs.rate,
+        snapshot_in_force=inputs.snapshot_in_force,
     )
-    return dataclasses.replace(bench.run(), rate_before=inputs.rate)
 
 
 def cpu_text(result: WorkloadResult | None) -> str:
@@ -385,7 +378,14 @@ class VerifyPage(QWizardPage):
         seconds, threads = float(self.seconds.value()), self.threads.value()
         target, secrets = self._login()
         inputs = BenchInputs(
-            target, secrets, label, seconds, threads, self.use_sysbench.isChecked(), self.rate
+            target,
+            secrets,
+            label,
+            seconds,
+            threads,
+            self.use_sysbench.isChecked(),
+            self.rate,
+            snapshot_in_force=self.state.changes_in_force or "",
         )
         self.bar.setValue(0)
         self.status.setText(f"Running “{label}” ({seconds:.0f} s)…")
@@ -479,8 +479,8 @@ class VerifyPage(QWizardPage):
             cells = [
                 workload,
                 str(threads),
-                f"{b.commits_per_s:,.1f}" if b else "",
-                f"{a.commits_per_s:,.1f}" if a else "",
+                commits_text(b),
+                commits_text(a),
                 change_text(b, a),
                 lat(b),
                 lat(a),
