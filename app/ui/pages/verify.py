@@ -1,9 +1,10 @@
 """The Verify page: the server's current write rate, then a bounded before/after benchmark.
 
 "Before" is measured before the changes are applied (or before a rollback), "after" once
-they are; both are kept in the wizard's state so they are saved with the snapshot, and are
-shown side by side as charts and a table. Nothing runs without a click on a Run button, and
-on a busy server only after a second, explicit yes.
+they are: the Apply page's "Measure before and after" runs both as part of applying, and this
+page shows them when it opens. Both are kept in the wizard's state so they are saved with the
+snapshot, and are shown side by side as charts and a table. Nothing runs here without a click
+on a Run button, and on a busy server only after a second, explicit yes.
 """
 
 from __future__ import annotations
@@ -184,7 +185,8 @@ class VerifyPage(QWizardPage):
         self.bar = QProgressBar()
         self.bar.setRange(0, 1000)
         self.status = QLabel(
-            "Run “before” before applying the changes and “after” once they are applied. "
+            "“Measure before and after” on the Apply page measures both as part of applying. "
+            "Here either can run again: “before” only while the changes are not applied. "
             "Each run writes only to a scratch schema that is dropped at the end."
         )
         self.status.setWordWrap(True)
@@ -249,6 +251,16 @@ class VerifyPage(QWizardPage):
     # -- page life -------------------------------------------------------------------------
     def initializePage(self) -> None:  # noqa: N802 - Qt's name
         self.show_results()
+        before, after = self.state.bench_before, self.state.bench_after
+        if before is not None and after is not None and not self.running():
+            in_force = after.snapshot_in_force
+            self.status.setText(
+                html.escape(
+                    "“Before” was measured on the unchanged server and “after” with the "
+                    + (f"changes of snapshot {in_force}" if in_force else "changes")
+                    + " in force."
+                )
+            )
         if self.state.connected and not self.running():
             self._sample(then=None)
 
