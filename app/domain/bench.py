@@ -238,7 +238,7 @@ class Verdict:
         if self.too_short:
             sides = " and ".join(f"“{side}”" for side in self.too_short)
             return (
-                f"{TOO_SHORT}: the {sides} run completed no transaction; no change claimed" + bound
+                f"unmeasured: the {sides} run completed no transaction; no change claimed" + bound
             )
         if self.verdict == "unmeasured":
             return "noise not measured (one round a side): no change claimed" + bound

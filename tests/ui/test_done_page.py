@@ -55,7 +55,7 @@ def test_gains_compare_the_same_workloads() -> None:
         return BenchReport("t", "now", "innotune", 10.0, (result,), label=label)
 
     assert gains(report("before", 100.0), report("after", 150.0)) == [
-        "autocommit × 1 client(s): 100 → 150 commits/s: faster: +50% (noise ±5%)"
+        "autocommit × 1 client: 100 → 150 commits/s: faster: +50% (noise ±5%)"
     ]
     # The case: the same settings twice, 28 % apart on a busy host: noise, no -28 %.
     noisy = gains(
@@ -63,7 +63,7 @@ def test_gains_compare_the_same_workloads() -> None:
         report("after", 2357.0, (2357.0, 2900.0, 3100.0)),
     )
     assert noisy == [
-        "autocommit × 1 client(s): 3,270 → 2,357 commits/s: no change beyond the noise (±62%)"
+        "autocommit × 1 client: 3,270 → 2,357 commits/s: no change beyond the noise (±62%)"
     ]
     assert gains(None, report("after", 1.0)) == []
     # A run whose clients set the pace says so: its change is not all the server's.
@@ -71,5 +71,14 @@ def test_gains_compare_the_same_workloads() -> None:
     bound = CpuUse(1.0, 0.5, 0.95, 2, "target", True, "the host's CPUs were 95% busy")
     after = dataclasses.replace(after, results=(dataclasses.replace(after.results[0], cpu=bound),))
     assert gains(report("before", 100.0), after) == [
-        "autocommit × 1 client(s): 100 → 150 commits/s: faster: +50% (noise ±5%) (client-bound)"
+        "autocommit × 1 client: 100 → 150 commits/s: faster: +50% (noise ±5%) (client-bound)"
+    ]
+    # An "after" that completed no transaction: too short to measure, never 0 or -100 %.
+    empty = dataclasses.replace(
+        after.results[0], commits=0, rows=0, commits_per_s=0.0, rounds=(0.0, 0.0, 0.0)
+    )
+    short = gains(report("before", 100.0), dataclasses.replace(after, results=(empty,)))
+    assert short == [
+        "autocommit × 1 client: 100 commits/s → too short to measure: unmeasured: the “after” "
+        "run completed no transaction; no change claimed (client-bound)"
     ]

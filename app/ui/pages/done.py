@@ -7,7 +7,7 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWizardPage
 
-from app.domain.bench import BenchReport, commits_text
+from app.domain.bench import BenchReport, commits_text, measured
 from app.domain.words import count
 from app.knobs import default_catalogue
 from app.planner.report import change_values
@@ -22,10 +22,13 @@ def gains(before: BenchReport | None, after: BenchReport | None) -> list[str]:
     for v in after.verdicts(before):
         b, a = before.result(v.workload, v.threads), after.result(v.workload, v.threads)
         assert b is not None and a is not None  # a verdict needs both
-        lines.append(
-            f"{v.workload} × {count(v.threads, 'client')}: {commits_text(b, 0)} → "
-            f"{commits_text(a, 0)} commits/s: {v.text()}"
-        )
+        if v.too_short:  # no figure on one side: the unit goes with the figure there is
+            figures = " → ".join(
+                commits_text(r, 0) + ("" if not measured(r) else " commits/s") for r in (b, a)
+            )
+        else:
+            figures = f"{commits_text(b, 0)} → {commits_text(a, 0)} commits/s"
+        lines.append(f"{v.workload} × {count(v.threads, 'client')}: {figures}: {v.text()}")
     return lines
 
 
