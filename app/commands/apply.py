@@ -294,6 +294,11 @@ def run_apply(args: argparse.Namespace) -> int:
         try:
             with _ctrl_c_cancels(cancel):
                 if args.measure:
+                    from app.flows.measure import quietness
+
+                    # Asked for on the command line: said, not asked, when the server is busy.
+                    found = quietness(facts.server)
+                    say(f"Measuring before and after; {found.why}.")
                     measured = _measured(conn, target, secrets, apply_now, cancel)
                     if measured.status is None:
                         say(f"innotune apply: {measured.not_applied}")
