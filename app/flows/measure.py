@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from app.access.doctor import DoctorResult, Secrets
 from app.appliers import runner
 from app.domain.bench import ROUNDS, BenchReport, WriteRate
+from app.domain.errors import InnoTuneError
 from app.domain.serverfacts import ServerFacts
 from app.domain.target import Target
 
@@ -201,4 +202,11 @@ def measured_apply(
     why = why_no_after(status)
     if why:
         return MeasuredApply(before, status, None, no_after=why)
-    return MeasuredApply(before, status, bench("after", status.snapshot_id or ""))
+    try:
+        after = bench("after", status.snapshot_id or "")
+    except InnoTuneError as exc:
+        # The change is applied all the same: its status must reach the face, with why
+        # there is no "after".
+        failed = f"The “after” benchmark failed: {exc.problem} {exc.window_fix}".strip()
+        return MeasuredApply(before, status, None, no_after=failed)
+    return MeasuredApply(before, status, after)
