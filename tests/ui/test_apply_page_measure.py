@@ -35,7 +35,6 @@ def test_the_box_is_ticked_on_a_quiet_server_and_asks_on_a_busy_one(
     assert state.facts is not None and state.facts.server is not None
     page = ApplyPage(state)
     qtbot.addWidget(page)
-    state.preview = object()  # type: ignore[assignment] # only its presence matters here
     page._decide_measure()
     assert page.measure_box.isChecked()
     note = page.measure_note.text()
