@@ -69,7 +69,7 @@ bench-inspect: sysdeps-test $(VENV)/.dev-stamp
 	$(BIN)/python -m tests.benchmarks.bench_inspect $(BENCH_ARGS)
 
 # The before/after proof on MySQL 9.7 (the sid host): trx_commit 1 -> 2 is faster, and 9 of 10
-# pairs with identical settings are noise (about 25 minutes; root).
+# pairs with identical settings are noise (11 pairs of about a minute each: 11-14 minutes; root).
 bench-proof: sysdeps-test $(VENV)/.dev-stamp
 	$(BIN)/python -m tests.benchmarks.bench_proof $(BENCH_ARGS)
 
