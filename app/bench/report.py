@@ -7,6 +7,8 @@ from app.domain.bench import (
     BenchReport,
     WorkloadResult,
     WriteRate,
+    commits_text,
+    measured,
     spread,
 )
 
@@ -51,7 +53,14 @@ def _percentiles(r: WorkloadResult) -> str:
 
 
 def _p99(r: WorkloadResult) -> str:
+    if not measured(r):
+        return "-"
     return f"{r.latency.p99_ms:.2f}" if r.latency.percentiles else "-"
+
+
+def _cps(r: WorkloadResult) -> str:
+    """commits/s in a narrow column: "too short" where no transaction completed."""
+    return commits_text(r) if measured(r) else "too short"
 
 
 def result_line(r: WorkloadResult) -> str:
@@ -62,6 +71,8 @@ def result_line(r: WorkloadResult) -> str:
     bound = " (client-bound)" if r.cpu is not None and r.cpu.client_bound else ""
     client = _cores(r.cpu.client_cores if r.cpu else None)
     server = _cores(r.cpu.server_cores if r.cpu else None)
+    if not measured(r):  # no transaction completed: no figure to print, and it says so
+        return f"{r.workload:<11} {r.threads:>7}  {commits_text(r)}: no transaction completed"
     return (
         f"{r.workload:<11} {r.threads:>7} {r.commits_per_s:>10,.1f} {r.rows_per_s:>10,.0f} "
         f"{_percentiles(r)} "
@@ -96,6 +107,8 @@ def report_text(report: BenchReport) -> str:
     ]
     if report.rate_before is not None:
         lines.append(rate_text(report.rate_before))
+    if report.snapshot_in_force:
+        lines.append(f"Changes of snapshot {report.snapshot_in_force} in force.")
     trx = report.settings.get("innodb_flush_log_at_trx_commit")
     if trx is not None:
         lines.append(
@@ -143,7 +156,7 @@ def comparison_text(before: BenchReport, after: BenchReport) -> str:
         b, a = before.result(v.workload, v.threads), after.result(v.workload, v.threads)
         assert b is not None and a is not None  # a verdict needs both
         lines.append(
-            f"{b.workload:<11} {b.threads:>7} {b.commits_per_s:>11,.1f} {a.commits_per_s:>11,.1f} "
+            f"{b.workload:<11} {b.threads:>7} {_cps(b):>11} {_cps(a):>11} "
             f"{_p99(b):>11} {_p99(a):>10}  {v.text()}"
         )
     lines.append("Noise: the spread of each run's short rounds; a change within it is no change.")

@@ -21,6 +21,7 @@ from app.commands.common import (
     add_target_arguments,
     connect,
     consent,
+    login,
     open_link,
     progress,
     resolve_instance_spec,
@@ -32,6 +33,7 @@ from app.domain.words import count
 
 if TYPE_CHECKING:
     from app.flows.apply import ApplyOptions
+    from app.flows.measure import MeasuredApply
     from app.flows.snapshots import Pruned
 
 APPLY_DESCRIPTION = """\
@@ -146,6 +148,13 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
         help="watch the server this long after a restart for a crash (default 15)",
     )
     parser.add_argument("--keep", type=_keep, metavar="N", help=KEEP_HELP)
+    parser.add_argument(
+        "--measure",
+        action="store_true",
+        help="measure before and after: a short write benchmark in a scratch schema on the "
+        "unchanged server, the apply, then the same benchmark with the change in force (not "
+        "when it rolled back); prints each run's verdict: faster, slower or noise",
+    )
     handlers["apply"] = run_apply
 
     listing = subparsers.add_parser(
@@ -233,7 +242,8 @@ def run_apply(args: argparse.Namespace) -> int:
     if args.confirm_within is not None and not 5 <= args.confirm_within <= 3600:
         raise InnoTuneError("--confirm-within must be between 5 and 3600 seconds.")
     options = _options(args)
-    conn = connect(args)
+    conn, target, secrets = login(args)
+    measured = None
     try:
         facts, plan = _facts_and_plan(args, conn)
         assert facts.server is not None
@@ -269,17 +279,33 @@ def run_apply(args: argparse.Namespace) -> int:
             conn.session.close()
             conn.session = None
         cancel = threading.Event()
+
+        def apply_now() -> runner.JobStatus:
+            return apply_preview(
+                transport,
+                preview,
+                facts.server,
+                plan,
+                options,
+                on_step=lambda step: say(step.line()),
+                cancel=cancel,
+            )
+
         try:
             with _ctrl_c_cancels(cancel):
-                status = apply_preview(
-                    transport,
-                    preview,
-                    facts.server,
-                    plan,
-                    options,
-                    on_step=lambda step: say(step.line()),
-                    cancel=cancel,
-                )
+                if args.measure:
+                    from app.flows.measure import quietness
+
+                    # Asked for on the command line: said, not asked, when the server is busy.
+                    found = quietness(facts.server)
+                    say(f"Measuring before and after; {found.why}.")
+                    measured = _measured(conn, target, secrets, apply_now, cancel)
+                    if measured.status is None:
+                        say(f"innotune apply: {measured.not_applied}")
+                        return 130
+                    status = measured.status
+                else:
+                    status = apply_now()
         except runner.ApplyCancelled as stopped:
             say(f"innotune apply: {stopped.problem} {stopped.fix}".rstrip())
             return 130
@@ -291,9 +317,46 @@ def run_apply(args: argparse.Namespace) -> int:
     finally:
         conn.close()
     _print_status(status)
+    if measured is not None:
+        _print_measured(measured)
     if status.cancelled:
         return 130
     return 0 if status.state == "applied" else 1
+
+
+def _measured(
+    conn: Any, target: Any, secrets: Any, apply_now: Any, cancel: threading.Event
+) -> MeasuredApply:
+    """Before, the apply, after (:func:`app.flows.measure.measured_apply`), saying each step."""
+    from app.flows.measure import MeasureOptions, benchmark, measured_apply
+
+    options = MeasureOptions()
+
+    def bench(label: str, in_force: str) -> Any:
+        say(f"Measuring “{label}” ({options.seconds:.0f} s, in a scratch schema)")
+        return benchmark(
+            conn,
+            target,
+            secrets,
+            label,
+            options,
+            cancel=cancel,
+            say=progress,
+            progress=lambda _fraction: None,
+            snapshot_in_force=in_force,
+        )
+
+    return measured_apply(bench, apply_now, cancel=cancel)
+
+
+def _print_measured(measured: MeasuredApply) -> None:
+    from app.bench.report import comparison_text
+
+    if measured.before is None or measured.after is None:
+        print(measured.no_after)
+        return
+    print("\nMeasured before and after:")
+    print(comparison_text(measured.before, measured.after))
 
 
 @contextlib.contextmanager

@@ -78,8 +78,9 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
         "--json",
         action="store_true",
         help="print the report as JSON; with --compare, the comparison: per workload and "
-        "client count its verdict (faster, slower or noise; unmeasured when neither side had "
-        "two rounds) and spread_percent",
+        "client count its verdict (faster, slower or noise; unmeasured when a side completed "
+        "no transaction, named in too_short, or neither side had two rounds) and "
+        "spread_percent",
     )
     parser.add_argument(
         "--compare",

@@ -133,9 +133,36 @@ class WorkloadResult:
     rounds: tuple[float, ...] = ()
 
 
+def measured(result: WorkloadResult) -> bool:
+    """Whether a run completed a transaction: a run that completed none measured nothing.
+
+    Its 0 commits/s is no figure (a bulk transaction can outlast a short round), so it is
+    shown as :data:`TOO_SHORT` and judged "unmeasured", never as 0 or a loss of 100 %.
+    """
+    return result.commits > 0
+
+
+#: What a run that completed no transaction shows instead of its commits/s.
+TOO_SHORT = "too short to measure"
+
+
+def commits_text(result: WorkloadResult | None, digits: int = 1) -> str:
+    """A run's commits/s as every face shows it ("" for no run, :data:`TOO_SHORT` for none)."""
+    if result is None:
+        return ""
+    if not measured(result):
+        return TOO_SHORT
+    return f"{result.commits_per_s:,.{digits}f}"
+
+
 def change_percent(before: WorkloadResult | None, after: WorkloadResult | None) -> float | None:
-    """The change of commits/s from ``before`` to ``after`` in percent; None unless both ran."""
-    if before is None or after is None or before.commits_per_s <= 0:
+    """The change of commits/s from ``before`` to ``after`` in percent.
+
+    None unless both ran and both completed a transaction (:func:`measured`).
+    """
+    if before is None or after is None or not measured(before) or not measured(after):
+        return None
+    if before.commits_per_s <= 0:
         return None
     return (after.commits_per_s / before.commits_per_s - 1) * 100
 
@@ -168,8 +195,9 @@ def spread(values: Sequence[float]) -> float:
 #: chance, and a few per cent between two runs on a shared host is never the server's doing.
 NOISE_FLOOR_PERCENT = 5.0
 
-#: The verdicts of :func:`verdict`. "unmeasured": neither side ran two rounds or more, so the
-#: noise is unknown and no change is claimed.
+#: The verdicts of :func:`verdict`. "unmeasured": a side completed no transaction (the run
+#: was too short to measure), or neither side ran two rounds or more (the noise is unknown);
+#: no change is claimed.
 VERDICTS = ("faster", "slower", "noise", "unmeasured")
 
 
@@ -180,29 +208,38 @@ class Verdict:
     Attributes:
         verdict: ``faster`` or ``slower`` only when the change is larger than the noise band
             and the rounds of the two sides do not overlap; otherwise ``noise`` (or
-            ``unmeasured`` when no side has rounds to measure the noise from).
+            ``unmeasured`` when a side completed no transaction, or no side has rounds to
+            measure the noise from; ``too_short`` says which).
         change_percent: the change of commits/s (:func:`change_percent`), shown only with a
-            verdict of faster or slower.
+            verdict of faster or slower; None when a side completed no transaction.
         spread_percent: the noise band, ±: the run-to-run spreads of the two sides' rounds
             added (a difference of two noisy figures carries the noise of both), never
             below :data:`NOISE_FLOOR_PERCENT`; None when unmeasured.
         before_spread_percent: the before side's own spread of rounds (None: one round).
         after_spread_percent: the after side's own spread of rounds (None: one round).
         client_bound: the clients set the pace in either run (the change is partly theirs).
+        too_short: which sides completed no transaction ("before", "after" or both), so were
+            too short to measure; empty when both did.
     """
 
     workload: str
     threads: int
     verdict: str
-    change_percent: float
+    change_percent: float | None
     spread_percent: float | None
     before_spread_percent: float | None
     after_spread_percent: float | None
     client_bound: bool
+    too_short: tuple[str, ...] = ()
 
     def text(self) -> str:
         """The verdict in words: "faster: +150% (noise ±4%)", "no change beyond the noise (±9%)"."""
         bound = " (client-bound)" if self.client_bound else ""
+        if self.too_short:
+            sides = " and ".join(f"“{side}”" for side in self.too_short)
+            return (
+                f"unmeasured: the {sides} run completed no transaction; no change claimed" + bound
+            )
         if self.verdict == "unmeasured":
             return "noise not measured (one round a side): no change claimed" + bound
         band = f"±{self.spread_percent:.0f}%"
@@ -211,7 +248,9 @@ class Verdict:
         return f"{self.verdict}: {self.change_percent:+.0f}% (noise {band}){bound}"
 
     def short(self) -> str:
-        """Few words, for under a chart's bars: "+150%", "noise ±12%"."""
+        """Few words, for under a chart's bars: "+150%", "noise ±12%", "too short"."""
+        if self.too_short:
+            return "too short"
         if self.verdict == "unmeasured":
             return "noise ?"
         if self.verdict == "noise":
@@ -224,13 +263,14 @@ class Verdict:
             "workload": self.workload,
             "threads": self.threads,
             "verdict": self.verdict,
-            "change_percent": round(self.change_percent, 2),
+            "change_percent": _rounded(self.change_percent),
             "spread_percent": None
             if self.spread_percent is None
             else round(self.spread_percent, 2),
             "before_spread_percent": _rounded(self.before_spread_percent),
             "after_spread_percent": _rounded(self.after_spread_percent),
             "client_bound": self.client_bound,
+            "too_short": list(self.too_short),
         }
 
 
@@ -251,15 +291,31 @@ def verdict(before: WorkloadResult | None, after: WorkloadResult | None) -> Verd
     between the two sides, which one side's rounds alone do not see), at least
     :data:`NOISE_FLOOR_PERCENT`. A change counts as faster or slower only when it is larger
     than the band *and* every round of one side beats every round of the other; anything
-    less is noise. None unless both ran.
+    less is noise. A side that completed no transaction (:func:`measured`) measured nothing:
+    the verdict is "unmeasured", its ``too_short`` names the side. None unless both ran.
     """
+    if before is None or after is None:
+        return None
+    short = tuple(label for label, r in (("before", before), ("after", after)) if not measured(r))
+    if short:
+        return Verdict(
+            workload=before.workload,
+            threads=before.threads,
+            verdict="unmeasured",
+            change_percent=None,
+            spread_percent=None,
+            before_spread_percent=None,
+            after_spread_percent=None,
+            client_bound=any_client_bound(before, after),
+            too_short=short,
+        )
     change = change_percent(before, after)
-    if before is None or after is None or change is None:
+    if change is None:
         return None
     b, a = _rounds_of(before), _rounds_of(after)
     sides = [spread(r) * 100 if len(r) >= 2 else None for r in (b, a)]
-    measured = [s for s in sides if s is not None]
-    band = max(NOISE_FLOOR_PERCENT, sum(measured)) if measured else None
+    known = [s for s in sides if s is not None]
+    band = max(NOISE_FLOOR_PERCENT, sum(known)) if known else None
     # A change exactly at the band is inside it (the tolerance absorbs float rounding).
     beyond = band is not None and abs(change) - band > 1e-9
     if band is None:
@@ -308,7 +364,12 @@ class WriteRate:
 
 @dataclass(frozen=True)
 class BenchReport:
-    """A whole benchmark: every workload × thread count, and the settings it ran under."""
+    """A whole benchmark: every workload × thread count, and the settings it ran under.
+
+    Attributes:
+        snapshot_in_force: the InnoTune snapshot whose changes were in force when it ran
+            (applied and not rolled back); "" when none of them was, or it is not known.
+    """
 
     target: str
     started_at: str
@@ -319,6 +380,7 @@ class BenchReport:
     rate_before: WriteRate | None = None
     cancelled: bool = False
     label: str = ""  # "before", "after", "rollback", or a configuration's name
+    snapshot_in_force: str = ""
     format: str = FORMAT
 
     def result(self, workload: str, threads: int) -> WorkloadResult | None:

@@ -79,11 +79,12 @@ def line(data: dict[str, Any]) -> str:
     for run in data["runs"]:
         spread = run["spread_percent"]
         verdict = run["verdict"]
-        shown = (
-            f"noise ±{spread:.0f}%"
-            if verdict == "noise"
-            else f"{verdict} {run['change_percent']:+.0f}% (±{spread:.0f}%)"
-        )
+        if verdict == "noise":
+            shown = f"noise ±{spread:.0f}%"
+        elif verdict == "unmeasured":
+            shown = f"unmeasured (too short: {', '.join(run['too_short'])})"
+        else:
+            shown = f"{verdict} {run['change_percent']:+.0f}% (±{spread:.0f}%)"
         cells.append(f"{run['workload']}×{run['threads']}: {shown}")
     return "; ".join(cells)
 

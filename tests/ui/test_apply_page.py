@@ -38,6 +38,9 @@ def open_apply_page(qtbot: QtBot, server: PrivateServer) -> ApplyPage:
     qtbot.addWidget(page)
     page.show()
     page.initializePage()
+    # These tests are about the apply itself: no benchmark around it (the whole-flow test
+    # measures before and after).
+    page.measure_box.setChecked(False)
     return page
 
 

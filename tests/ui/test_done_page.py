@@ -74,6 +74,15 @@ def test_gains_compare_the_same_workloads() -> None:
     assert gains(report("before", 100.0), after) == [
         "autocommit × 1 client: 100 → 150 commits/s: faster: +50% (noise ±5%) (client-bound)"
     ]
+    # An "after" that completed no transaction: too short to measure, never 0 or -100 %.
+    empty = dataclasses.replace(
+        after.results[0], commits=0, rows=0, commits_per_s=0.0, rounds=(0.0, 0.0, 0.0)
+    )
+    short = gains(report("before", 100.0), dataclasses.replace(after, results=(empty,)))
+    assert short == [
+        "autocommit × 1 client: 100 commits/s → too short to measure: unmeasured: the “after” "
+        "run completed no transaction; no change claimed (client-bound)"
+    ]
 
 
 def test_done_counts_only_what_the_host_took(qtbot: QtBot) -> None:

@@ -10,6 +10,7 @@ mysql.service``), and so does the rollback from the snapshot list.
 from __future__ import annotations
 
 import functools
+import os
 import time
 from pathlib import Path
 
@@ -21,9 +22,11 @@ from pytestqt.qtbot import QtBot
 from app.appliers import runner
 from app.ui.pages.apply import ApplyPage
 from app.ui.pages.connect import ConnectPage
+from app.ui.pages.done import DonePage
 from app.ui.pages.inspect import InspectPage
 from app.ui.pages.preview import PreviewPage
 from app.ui.pages.tradeoffs import TradeoffsPage
+from app.ui.pages.verify import VerifyPage
 from app.ui.wizard import MainWizard
 from tests.hosts.debian_hosts import DebianHost, LocalDebian
 from tests.hosts.util import need_root
@@ -49,20 +52,11 @@ def _server(db: DebianHost | LocalDebian) -> tuple[int, int]:
     return db.main_pid(), uptime
 
 
-@pytest.mark.parametrize("server_host", ["bookworm", "sid"], indirect=True)
-def test_whole_flow_over_ssh_with_restart_and_rollback(
-    qtbot: QtBot,
-    tmp_path: Path,
-    server_host: DebianHost | LocalDebian,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    need_root()
+def _connect_and_inspect(
+    qtbot: QtBot, tmp_path: Path, server_host: DebianHost | LocalDebian
+) -> MainWizard:
+    """A wizard connected over SSH to ``server_host`` (its key trusted), on Inspect, inspected."""
     ssh_host, ssh_port = server_host.target.split("@", 1)[1].rsplit(":", 1)
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    # A short watch after each restart (the page's default is 15 s): keeps the test short.
-    monkeypatch.setattr(runner, "apply", functools.partial(runner.apply, watch_seconds=WATCH))
-    assert not server_host.differences()
-    assert _trx(server_host) == "1"
     wizard = MainWizard()
     wizard.setOption(QWizard.WizardOption.NoCancelButton, False)
     qtbot.addWidget(wizard)
@@ -101,6 +95,23 @@ def test_whole_flow_over_ssh_with_restart_and_rollback(
     server_box = inspect.findChild(QGroupBox, "facts_server")
     assert server_box is not None
     assert facts.server.version in server_box.findChild(QLabel).text()  # type: ignore[union-attr]
+    return wizard
+
+
+@pytest.mark.parametrize("server_host", ["bookworm", "sid"], indirect=True)
+def test_whole_flow_over_ssh_with_restart_and_rollback(
+    qtbot: QtBot,
+    tmp_path: Path,
+    server_host: DebianHost | LocalDebian,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    need_root()
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    # A short watch after each restart (the page's default is 15 s): keeps the test short.
+    monkeypatch.setattr(runner, "apply", functools.partial(runner.apply, watch_seconds=WATCH))
+    assert not server_host.differences()
+    assert _trx(server_host) == "1"
+    wizard = _connect_and_inspect(qtbot, tmp_path, server_host)
 
     # Trade-offs: crash_loss to 1 (trx_commit=2), and a restart if any slider position needs
     # one (on MariaDB 10.11 every knob the planner touches is dynamic, so none does).
@@ -152,6 +163,7 @@ def test_whole_flow_over_ssh_with_restart_and_rollback(
     assert ("The server will restart." in apply.summary.text()) == restart
     assert apply.restart_box.isChecked() == restart
     apply.restart_box.setChecked(True)
+    apply.measure_box.setChecked(False)  # measured in the test below
     summary = apply.summary.text()
     assert "The server will restart." in summary and "Estimated downtime: about" in summary
     assert "give the restart command" not in summary  # the init script was found
@@ -194,4 +206,123 @@ def test_whole_flow_over_ssh_with_restart_and_rollback(
     assert wizard.currentPage().title() == "Verify"
     wizard.next()
     assert wizard.currentPage().title() == "Done"
+    wizard.done(0)
+
+
+@pytest.mark.parametrize("server_host", ["sid"], indirect=True)
+def test_whole_flow_measures_before_and_after_as_part_of_applying(
+    qtbot: QtBot,
+    tmp_path: Path,
+    server_host: DebianHost | LocalDebian,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """MySQL 9.7: "before" on the unchanged server, the apply, "after"; Verify and Done show both.
+
+    No click on Verify: the comparison is there when the page opens.
+    """
+    need_root()
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(runner, "apply", functools.partial(runner.apply, watch_seconds=WATCH))
+    assert not server_host.differences()
+    assert _trx(server_host) == "1"
+    wizard = _connect_and_inspect(qtbot, tmp_path, server_host)
+
+    # Trade-offs: the crash-loss slider to 1 (innodb_flush_log_at_trx_commit 2).
+    wizard.next()
+    tradeoffs = wizard.currentPage()
+    assert isinstance(tradeoffs, TradeoffsPage)
+    for shared in ("fit_os", "fit_disks"):
+        box = tradeoffs.sections[shared].control
+        assert isinstance(box, QCheckBox)
+        box.setChecked(False)
+    crash = tradeoffs.sections["crash_loss"].control
+    assert isinstance(crash, QSlider)
+    crash.setValue(1)
+    plan = wizard.state.plan
+    assert plan is not None
+    assert {c.key: c.proposed for c in plan.changes}["innodb_flush_log_at_trx_commit"] == "2"
+
+    wizard.next()
+    assert isinstance(wizard.currentPage(), PreviewPage)
+    qtbot.waitUntil(lambda: wizard.state.preview is not None, timeout=120_000)
+
+    # Apply: the test host is idle, so "Measure before and after" is ticked by default and
+    # says which figures decided it.
+    wizard.next()
+    apply = wizard.currentPage()
+    assert isinstance(apply, ApplyPage)
+    assert apply.measure_box.isVisible() and apply.measure_box.isChecked()
+    note = apply.measure_note.text()
+    assert note.startswith("Ticked: the server is quiet") and "commits/s" in note, note
+    apply.consent.setChecked(True)
+    clicked = time.monotonic()
+    apply.apply_button.click()
+    # "before" first, on the unchanged server, with its progress on the page.
+    assert apply.bench_bar.isVisible()
+    qtbot.waitUntil(lambda: wizard.state.bench_before is not None, timeout=240_000)
+    measured_before = time.monotonic()
+    assert apply.status is None  # nothing applied yet when "before" is done
+    qtbot.waitUntil(lambda: apply._after_phase, timeout=240_000)
+    applied = time.monotonic()
+    qtbot.waitUntil(lambda: apply.task is not None and not apply.task.is_running(), timeout=480_000)
+    ended = time.monotonic()
+    sides = (measured_before - clicked) + (ended - applied)
+    print(
+        f"\nmeasured apply: before {measured_before - clicked:.1f} s, apply "
+        f"{applied - measured_before:.1f} s, after {ended - applied:.1f} s; load "
+        + "/".join(f"{x:.2f}" for x in os.getloadavg())
+    )
+    # The budget: before and after take about a minute together (25 s a side, plus the
+    # clients' start and the scratch schema), under load too.
+    assert sides < 100, sides
+    qtbot.waitUntil(apply.list_button.isEnabled)
+    assert apply.status is not None and apply.status.state == "applied", apply.state_label.text()
+    assert not apply.bench_bar.isVisible()
+    assert "Measured before and after: 6 runs compared" in apply.state_label.text()
+    before, after = wizard.state.bench_before, wizard.state.bench_after
+    assert before is not None and after is not None
+    assert (before.label, after.label) == ("before", "after")
+    assert before.settings["innodb_flush_log_at_trx_commit"] == "1"
+    assert after.settings["innodb_flush_log_at_trx_commit"] == "2"
+    assert before.snapshot_in_force == "" and after.snapshot_in_force == apply.status.snapshot_id
+    assert _trx(server_host) == "2"
+
+    # Verify: the comparison is there without a click.
+    wizard.next()
+    verify = wizard.currentPage()
+    assert isinstance(verify, VerifyPage)
+    table = verify.table
+    assert table.rowCount() == 6
+    verdicts = [table.item(row, 4).text() for row in range(6)]
+    assert all(verdicts), verdicts
+    assert all(
+        v.startswith(("faster", "slower", "no change beyond the noise", "too short"))
+        for v in verdicts
+    ), verdicts
+    assert all(table.item(row, 2).text() and table.item(row, 3).text() for row in range(6))
+    assert "innodb_flush_log_at_trx_commit 1 → 2" in verify.settings_note.text()
+    qtbot.waitUntil(verify.isComplete, timeout=60_000)  # its write-rate sample ends
+
+    # Done: a verdict per workload and client count.
+    wizard.next()
+    done = wizard.currentPage()
+    assert isinstance(done, DonePage)
+    text = done.text.text()
+    assert "Measured on your server" in text
+    lines = [ln for ln in text.split("<br>") if "commits/s:" in ln]
+    assert len(lines) == 6, text
+    for workload in ("autocommit", "small_tx", "bulk"):
+        assert sum(workload in ln for ln in lines) == 2, text
+
+    # Roll the change back from the Apply page, so the host is as it was.
+    wizard.back()
+    wizard.back()
+    assert wizard.currentPage() is apply
+    qtbot.waitUntil(apply.rollback_button.isEnabled, timeout=60_000)
+    apply.ask_restore = lambda choice, _id="": True  # type: ignore[method-assign]
+    apply.rollback_button.click()
+    _apply_job_done(qtbot, apply)
+    assert apply.status.state == "rolled-back", apply.state_label.text()
+    assert _trx(server_host) == "1"
+    assert not server_host.differences()
     wizard.done(0)

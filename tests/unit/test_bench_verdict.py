@@ -82,7 +82,9 @@ def test_one_round_a_side_claims_nothing_and_one_measured_side_is_enough() -> No
     assert found is not None and found.verdict == "faster"
     assert found.before_spread_percent is None and found.spread_percent == NOISE_FLOOR_PERCENT
     assert verdict(None, run(1)) is None and verdict(run(1), None) is None
-    assert verdict(run(0, (0.0, 0.0)), run(5, (5.0, 5.0))) is None  # no rate to compare with
+    # No transaction before: nothing to compare with, and it says so (not "faster").
+    empty = verdict(run(0, (0.0, 0.0)), run(5, (5.0, 5.0)))
+    assert empty is not None and empty.verdict == "unmeasured" and empty.too_short == ("before",)
 
 
 def test_noise_is_never_printed_as_a_gain_or_a_loss() -> None:
@@ -206,3 +208,33 @@ def test_a_report_shows_each_runs_spread() -> None:
     assert rounds_text(report) == expected
     assert expected in report_text(report).splitlines()
     assert rounds_text(BenchReport("t", "now", "x", 1.0, (run(100),))) == ""
+
+
+def test_a_run_that_completed_no_transaction_is_too_short_to_measure_everywhere() -> None:
+    from app.bench.report import report_text
+    from app.domain.bench import TOO_SHORT, commits_text
+
+    empty = WorkloadResult(
+        "bulk", 4, 1.2, 0, 0, 0.0, 0.0, Latency(), Counters(), rounds=(0.0, 0.0, 0.0)
+    )
+    full = run(40, (39.0, 40.0, 41.0), workload="bulk")
+    full = WorkloadResult(**{**full.__dict__, "threads": 4})
+    for before, after, side in ((empty, full, "before"), (full, empty, "after")):
+        found = verdict(before, after)
+        assert found is not None and found.verdict == "unmeasured"
+        assert found.too_short == (side,) and found.change_percent is None
+        assert found.text() == (
+            f"unmeasured: the “{side}” run completed no transaction; no change claimed"
+        )
+        assert found.short() == "too short"
+        assert found.as_dict()["verdict"] == "unmeasured"
+        assert found.as_dict()["change_percent"] is None
+        assert "0.0" not in found.text() and "%" not in found.text()
+    assert commits_text(empty) == TOO_SHORT and commits_text(full) == "40.0"
+    reports = [
+        BenchReport("t", "now", "innotune", 10.0, (r,), label=label)
+        for r, label in ((empty, "before"), (full, "after"))
+    ]
+    table = comparison_text(*reports)
+    assert "too short" in table and " 0.0 " not in table
+    assert TOO_SHORT in report_text(reports[0]) and " 0.0 " not in report_text(reports[0])

@@ -41,7 +41,7 @@ ALLOWED = {
     # The use cases the wizard and the command line share.
     "flows": {
         "domain", "places", "remote", "access", "inspect", "knobs", "planner", "appliers",
-        "export",
+        "export", "bench",
     },
     # The two faces: each uses the flows and the services, never the other face.
     "commands": {

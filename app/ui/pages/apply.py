@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QMessageBox,
     QPlainTextEdit,
+    QProgressBar,
     QPushButton,
     QSpinBox,
     QVBoxLayout,
@@ -41,10 +42,12 @@ from PySide6.QtWidgets import (
 from app.appliers import history, runner
 from app.appliers import snapshot as snap
 from app.appliers.preview import Preview, with_requested_restart
+from app.domain.bench import BenchReport
 from app.domain.errors import InnoTuneError
 from app.domain.instance import ServerInstance
 from app.domain.words import count
 from app.flows.apply import not_taken
+from app.flows.measure import MeasuredApply, MeasureOptions, quietness
 from app.places import local_snapshot_dir
 from app.ui import jobrecords
 from app.ui.hostworker import Task, TaskHandle
@@ -53,6 +56,7 @@ from app.ui.pages.apply_tasks import (
     ApplyInputs,
     JobInputs,
     ListInputs,
+    MeasuredInputs,
     Relogin,
     RestoreInputs,
     SnapshotListing,
@@ -61,6 +65,7 @@ from app.ui.pages.apply_tasks import (
     list_snapshots,
     read_job,
     run_apply,
+    run_measured_apply,
     run_restore,
 )
 from app.ui.state import WizardState
@@ -68,6 +73,7 @@ from app.ui.widgets.wraplabel import WrapLabel
 
 _CANCEL_TEXT = "&Cancel and roll back"
 _CANCEL_BEFORE_TEXT = "&Cancel (nothing changed yet)"
+_CANCEL_AFTER_TEXT = "&Cancel “after” (the change stays)"
 # Journal steps that change the host: from the first one on, cancelling rolls back.
 _CHANGING_STEPS = ("write", "dynamic", "live", "commands", "restart")
 _log = logging.getLogger(__name__)
@@ -144,6 +150,23 @@ class ApplyPage(QWizardPage):
         )
         self.restart_box.toggled.connect(self._on_restart_box_toggled)
         layout.addWidget(self.restart_box)
+        # Before comes before: measured on the unchanged server as part of applying, and
+        # "after" once the change is in force. Ticked by default only on a quiet server.
+        self.measure_box = QCheckBox("&Measure before and after")
+        self.measure_box.setObjectName("apply_measure")
+        self.measure_box.setAccessibleName("measure before and after")
+        self.measure_box.setToolTip(
+            "A short write benchmark in a scratch schema on the unchanged server, then the "
+            "apply, then the same benchmark with the change in force: Verify and Done show "
+            "both, and whether each difference is beyond the noise."
+        )
+        layout.addWidget(self.measure_box)
+        self.measure_note = QLabel("")
+        self.measure_note.setObjectName("apply_measure_note")
+        self.measure_note.setWordWrap(True)
+        layout.addWidget(self.measure_note)
+        self._measure_decided_for: object = None  # the facts the default was decided from
+        self._after_phase = False  # the apply ended; "after" is being measured
         self.consent = QCheckBox("I have read the preview; apply these changes to the &server")
         self.consent.setObjectName("apply_consent")
         self.consent.toggled.connect(self._on_consent_toggled)
@@ -186,6 +209,12 @@ class ApplyPage(QWizardPage):
         buttons.addStretch(1)
         buttons.addWidget(self.refresh_button)
         layout.addLayout(buttons)
+        self.bench_bar = QProgressBar()
+        self.bench_bar.setObjectName("apply_bench_progress")
+        self.bench_bar.setRange(0, 1000)
+        self.bench_bar.setAccessibleName("benchmark progress")
+        self.bench_bar.setVisible(False)
+        layout.addWidget(self.bench_bar)
         self.state_label = QLabel("")
         self.state_label.setWordWrap(True)
         self.state_label.setObjectName("apply_state")
@@ -259,6 +288,8 @@ class ApplyPage(QWizardPage):
             self.confirm_label,
             self.confirm_spin,
             self.restart_box,
+            self.measure_box,
+            self.measure_note,
             self.consent,
             self.apply_button,
             self.cancel_button,
@@ -287,7 +318,34 @@ class ApplyPage(QWizardPage):
                 self.restart_box.setChecked(False)
                 self._box_forced = False
             self._show_summary()
+            self._decide_measure()
         self._sync_buttons()
+
+    def _decide_measure(self) -> None:
+        """Tick "Measure before and after" when the inspection found the server quiet.
+
+        Decided once per inspection: going back and forth keeps the person's choice.
+        """
+        facts = self.state.facts
+        if facts is self._measure_decided_for:
+            return
+        self._measure_decided_for = facts
+        found = quietness(facts.server if facts is not None else None)
+        self.measure_box.setChecked(found.quiet)
+        seconds = MeasureOptions().seconds
+        if found.quiet:
+            self.measure_note.setText(
+                f"Ticked: the server is {found.why}. A {seconds:.0f}-second write benchmark "
+                "runs before the change and again after it."
+            )
+        else:
+            self.measure_note.setText(
+                f"Not ticked: the server is {found.why}. A benchmark would slow that work "
+                "down and be blurred by it; tick it to measure anyway."
+                if found.why.startswith("busy")
+                else f"Not ticked: {found.why}, so it is not known to be quiet. Tick it to "
+                "measure before and after anyway."
+            )
 
     def effective_preview(self) -> Preview | None:
         """The preview of what Apply will do now: with the asked-for restart, if ticked."""
@@ -385,6 +443,7 @@ class ApplyPage(QWizardPage):
         self.restart_box.setEnabled(
             preview is not None and not preview.restart_needed and not self._busy()
         )
+        self.measure_box.setEnabled(preview is not None and not self._busy())
         waiting = self.status is not None and self.status.state == "awaiting-confirm"
         self.keep_button.setEnabled(waiting and not self._busy())
         self.rollback_button.setEnabled(
@@ -459,6 +518,7 @@ class ApplyPage(QWizardPage):
         self._restart_anyway = (
             self.restart_box.isChecked() and preview is not None and not preview.restart_needed
         )
+        self._after_phase = False
         self.cancel_button.setText(_CANCEL_BEFORE_TEXT)
         facts, plan, confirm = self.state.facts, self.state.plan, self.confirm_spin.value()
         assert preview is not None and facts is not None and facts.server is not None
@@ -472,7 +532,27 @@ class ApplyPage(QWizardPage):
             self._restart_anyway,
             self._relogin(),
         )
-        self._run("apply", run_apply, inputs, "Taking the snapshot, then applying on the server…")
+        if not self.measure_box.isChecked() or self.state.target is None:
+            self.bench_bar.setVisible(False)
+            started = "Taking the snapshot, then applying on the server…"
+            self._run("apply", run_apply, inputs, started)
+            return
+        measured = MeasuredInputs(
+            inputs,
+            self.state.target,
+            self.state.secrets,
+            MeasureOptions(),
+            self.state.changes_in_force or "",
+        )
+        self.bench_bar.setValue(0)
+        self.bench_bar.setVisible(True)
+        started = "Measuring “before” on the unchanged server; nothing is changed yet…"
+        self._run("measured apply", run_measured_apply, measured, started)
+        assert self.task is not None
+        self.task.say.connect(self._on_task_say)
+
+    def _on_task_say(self, text: str) -> None:
+        self._say([text + "…"])
 
     def _on_cancel_clicked(self) -> None:
         if (
@@ -492,7 +572,9 @@ class ApplyPage(QWizardPage):
         self.task.cancel()
         self._say(
             [
-                "Cancelling: the job on the server stops at its next step and rolls back "
+                "Stopping the “after” benchmark: the change stays applied…"
+                if self._after_phase
+                else "Cancelling: the job on the server stops at its next step and rolls back "
                 "what it changed (a restart under way finishes first)…"
                 if self._written
                 else "Cancelling before anything on the server is changed…"
@@ -656,6 +738,20 @@ class ApplyPage(QWizardPage):
                     self.snapshots.setCurrentItem(entry)
 
     def _on_task_progress(self, item: object) -> None:
+        if isinstance(item, float):  # a benchmark's progress, within its side
+            self.bench_bar.setValue(round(item * 1000))
+            return
+        if isinstance(item, BenchReport):  # "before" measured: a new pair begins
+            self.state.bench_before, self.state.bench_after = item, None
+            return
+        if isinstance(item, runner.JobStatus) and self._applying:
+            # The apply ended inside a measured apply: from here Cancel stops "after" only.
+            self._after_phase = item.state == "applied"
+            self._note_changes_in_force(item)
+            if self._after_phase:
+                self.cancel_button.setText(_CANCEL_AFTER_TEXT)
+                self.bench_bar.setValue(0)
+            return
         if isinstance(item, runner.JobPlan) and item.job_id == self._followed:
             self._followed_plan = item
             if self.state.preview is None:
@@ -715,6 +811,16 @@ class ApplyPage(QWizardPage):
             if not quiet:
                 self._say([f"{count(len(result.records), 'snapshot')} on the server."])
             return
+        measured: list[str] = []
+        if isinstance(result, MeasuredApply):
+            self.bench_bar.setVisible(False)
+            self.state.bench_before, self.state.bench_after = result.before, result.after
+            if result.status is None:
+                self._apply_work_returned()
+                self._say([result.not_applied])
+                return
+            measured = self._measured_lines(result)
+            result = result.status
         assert isinstance(result, runner.JobStatus)
         self.status = result
         # The list shows the snapshot just taken (or restored) with its new state.
@@ -755,9 +861,31 @@ class ApplyPage(QWizardPage):
                     _log.warning("job %s: %s", result.job_id, step.line())
             for line in result.log_lines[-25:]:
                 _log.warning("job %s server log: %s", result.job_id, line)
-        self._say(lines, error=failed)
+        if self.state.bench_after is not None:
+            keep_bench(self.state, "after", self.state.bench_after)
+        self._say(lines + measured, error=failed)
+
+    def _measured_lines(self, result: MeasuredApply) -> list[str]:
+        """What a measured apply measured, in a line or two (Verify shows the figures)."""
+        if result.after is None or result.before is None:
+            return [result.no_after] if result.no_after else []
+        verdicts = result.after.verdicts(result.before)
+        words = [v.verdict for v in verdicts]
+        found = ", ".join(
+            f"{words.count(w)} {'no change beyond the noise' if w == 'noise' else w}"
+            for w in ("faster", "slower", "noise", "unmeasured")
+            if w in words
+        )
+        cancelled = ""
+        if result.after.cancelled:
+            cancelled = " (“after” was cancelled: its figures are partial)"
+        return [
+            f"Measured before and after: {count(len(verdicts), 'run')} compared: {found}"
+            f"{cancelled}. The Verify page shows the figures."
+        ]
 
     def _on_task_failed(self, exc: object) -> None:
+        self.bench_bar.setVisible(False)
         self._apply_work_returned()
         if self._list_after:  # the quiet refresh failed: the job's outcome stays shown
             self._list_after = False
@@ -775,6 +903,7 @@ class ApplyPage(QWizardPage):
     def _on_task_ended(self) -> None:
         self._applying = False
         self._cancelling = False
+        self._after_phase = False
         self.cancel_button.setText(_CANCEL_TEXT)
         self._sync_buttons()
         self.completeChanged.emit()

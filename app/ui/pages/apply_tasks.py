@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from app.access.database import Credentials, open_session
-from app.access.doctor import DoctorResult
+from app.access.doctor import DoctorResult, Secrets
 from app.appliers import history, runner
 from app.appliers.actions import ApplyError
 from app.appliers.preview import Preview
@@ -24,7 +24,9 @@ from app.domain.errors import InnoTuneError
 from app.domain.instance import ServerInstance
 from app.domain.plan import Plan
 from app.domain.serverfacts import ServerFacts
+from app.domain.target import Target
 from app.flows.apply import ApplyOptions, apply_preview, restore
+from app.flows.measure import MeasuredApply, MeasureOptions, benchmark, measured_apply
 from app.ui.hostworker import Progress
 
 
@@ -70,6 +72,17 @@ class ApplyInputs:
     confirm_within: float | None
     restart_anyway: bool
     relogin: Relogin
+
+
+@dataclass(frozen=True)
+class MeasuredInputs:
+    """An apply measured before and after (``in_force``: the snapshot in force before it)."""
+
+    apply: ApplyInputs
+    target: Target
+    secrets: Secrets
+    options: MeasureOptions
+    in_force: str = ""
 
 
 @dataclass(frozen=True)
@@ -154,6 +167,43 @@ def run_apply(conn: DoctorResult, inputs: ApplyInputs, progress: Progress) -> ru
         local_dir=inputs.local_dir,
     )
     return _reconnect_after(conn, inputs.relogin, progress, done)
+
+
+def run_measured_apply(
+    conn: DoctorResult, inputs: MeasuredInputs, progress: Progress
+) -> MeasuredApply:
+    """The measured apply task: "before", the apply (as :func:`run_apply`), then "after".
+
+    Posts the benchmarks' progress as fractions (0-1 within each side), the "before" report
+    as soon as it is there, the job's steps, and its status once it has ended (the "after"
+    side begins); the benchmarks' text goes out as ``say``.
+    """
+
+    def bench(label: str, in_force: str) -> Any:
+        return benchmark(
+            conn,
+            inputs.target,
+            inputs.secrets,
+            label,
+            inputs.options,
+            cancel=progress.cancelled,
+            say=lambda text: progress.say(f"“{label}”: {text}"),
+            progress=progress.post,
+            snapshot_in_force=in_force,
+        )
+
+    def apply() -> runner.JobStatus:
+        progress.say("Taking the snapshot, then applying on the server")
+        return run_apply(conn, inputs.apply, progress)
+
+    return measured_apply(
+        bench,
+        apply,
+        cancel=progress.cancelled,
+        in_force=inputs.in_force,
+        on_before=progress.post,
+        on_applied=progress.post,
+    )
 
 
 def run_restore(conn: DoctorResult, inputs: RestoreInputs, progress: Progress) -> runner.JobStatus:

@@ -7,7 +7,7 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWizardPage
 
-from app.domain.bench import BenchReport
+from app.domain.bench import BenchReport, commits_text, measured
 from app.domain.plan import Change
 from app.domain.words import count
 from app.knobs import default_catalogue
@@ -23,10 +23,13 @@ def gains(before: BenchReport | None, after: BenchReport | None) -> list[str]:
     for v in after.verdicts(before):
         b, a = before.result(v.workload, v.threads), after.result(v.workload, v.threads)
         assert b is not None and a is not None  # a verdict needs both
-        lines.append(
-            f"{v.workload} × {count(v.threads, 'client')}: {b.commits_per_s:,.0f} → "
-            f"{a.commits_per_s:,.0f} commits/s: {v.text()}"
-        )
+        if v.too_short:  # no figure on one side: the unit goes with the figure there is
+            figures = " → ".join(
+                commits_text(r, 0) + ("" if not measured(r) else " commits/s") for r in (b, a)
+            )
+        else:
+            figures = f"{commits_text(b, 0)} → {commits_text(a, 0)} commits/s"
+        lines.append(f"{v.workload} × {count(v.threads, 'client')}: {figures}: {v.text()}")
     return lines
 
 

@@ -1,14 +1,14 @@
 """The Verify page: the server's current write rate, then a bounded before/after benchmark.
 
 "Before" is measured before the changes are applied (or before a rollback), "after" once
-they are; both are kept in the wizard's state so they are saved with the snapshot, and are
-shown side by side as charts and a table. Nothing runs without a click on a Run button, and
-on a busy server only after a second, explicit yes.
+they are: the Apply page's "Measure before and after" runs both as part of applying, and this
+page shows them when it opens. Both are kept in the wizard's state so they are saved with the
+snapshot, and are shown side by side as charts and a table. Nothing runs here without a click
+on a Run button, and on a busy server only after a second, explicit yes.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import html
 import logging
 from dataclasses import dataclass
@@ -35,7 +35,14 @@ from PySide6.QtWidgets import (
 
 from app.access.doctor import DoctorResult, Secrets
 from app.bench.report import rate_text
-from app.domain.bench import ROUNDS, BenchReport, WorkloadResult, WriteRate, change_text
+from app.domain.bench import (
+    ROUNDS,
+    BenchReport,
+    WorkloadResult,
+    WriteRate,
+    change_text,
+    commits_text,
+)
 from app.domain.errors import InnoTuneError
 from app.domain.target import Target
 from app.ui.hostworker import Progress, Task, TaskHandle
@@ -88,6 +95,7 @@ class BenchInputs:
     use_sysbench: bool
     rate: WriteRate | None
     rounds: int = ROUNDS
+    snapshot_in_force: str = ""
 
 
 def sample_rate(conn: DoctorResult, inputs: SampleInputs, progress: Progress) -> WriteRate:
@@ -104,35 +112,21 @@ def sample_rate(conn: DoctorResult, inputs: SampleInputs, progress: Progress) ->
 
 def run_bench(conn: DoctorResult, inputs: BenchInputs, progress: Progress) -> BenchReport:
     """One labelled benchmark (a task); progress goes out as fractions, text as ``say``."""
-    from app.bench.route import client_route, cpu_probe, session_factory
-    from app.bench.runner import Benchmark, BenchOptions
+    from app.flows.measure import MeasureOptions, benchmark
 
-    target, secrets = inputs.target, inputs.secrets
-    opener = session_factory(conn, target, secrets)
-    # The clients run on the target, next to the server: sysbench (when allowed and there),
-    # else InnoTune's load generator on its python3, else its mysqlslap; else InnoTune's own
-    # client here.
-    session = opener()
-    try:
-        route = client_route(conn, target, secrets, session, allow_sysbench=inputs.use_sysbench)
-    finally:
-        session.close()
-    bench = Benchmark(
-        opener,
-        BenchOptions(
-            seconds=inputs.seconds,
-            threads=(1, inputs.threads),
-            label=inputs.label,
-            rounds=inputs.rounds,
-        ),
+    options = MeasureOptions(inputs.seconds, inputs.threads, inputs.rounds, inputs.use_sysbench)
+    return benchmark(
+        conn,
+        inputs.target,
+        inputs.secrets,
+        inputs.label,
+        options,
         cancel=progress.cancelled,
         say=progress.say,
         progress=progress.post,
-        route=route,
-        cpu_probe=cpu_probe(conn),
-        target=target.label,
+        rate=inputs.rate,
+        snapshot_in_force=inputs.snapshot_in_force,
     )
-    return dataclasses.replace(bench.run(), rate_before=inputs.rate)
 
 
 def cpu_text(result: WorkloadResult | None) -> str:
@@ -212,7 +206,8 @@ class VerifyPage(QWizardPage):
         self.bar = QProgressBar()
         self.bar.setRange(0, 1000)
         self.status = QLabel(
-            "Run “before” before applying the changes and “after” once they are applied. "
+            "“Measure before and after” on the Apply page measures both as part of applying. "
+            "Here either can run again: “before” only while the changes are not applied. "
             "Each run writes only to a scratch schema that is dropped at the end."
         )
         self.status.setWordWrap(True)
@@ -284,6 +279,16 @@ class VerifyPage(QWizardPage):
     # -- page life -------------------------------------------------------------------------
     def initializePage(self) -> None:  # noqa: N802 - Qt's name
         self.show_results()
+        before, after = self.state.bench_before, self.state.bench_after
+        if before is not None and after is not None and not self.running():
+            in_force = after.snapshot_in_force
+            self.status.setText(
+                html.escape(
+                    "“Before” was measured on the unchanged server and “after” with the "
+                    + (f"changes of snapshot {in_force}" if in_force else "changes")
+                    + " in force."
+                )
+            )
         if self.state.connected and not self.running():
             self._sample(then=None)
 
@@ -413,7 +418,14 @@ class VerifyPage(QWizardPage):
         seconds, threads = float(self.seconds.value()), self.threads.value()
         target, secrets = self._login()
         inputs = BenchInputs(
-            target, secrets, label, seconds, threads, self.use_sysbench.isChecked(), self.rate
+            target,
+            secrets,
+            label,
+            seconds,
+            threads,
+            self.use_sysbench.isChecked(),
+            self.rate,
+            snapshot_in_force=self.state.changes_in_force or "",
         )
         self.bar.setValue(0)
         self.status.setText(f"Running “{label}” ({seconds:.0f} s)…")
@@ -510,8 +522,8 @@ class VerifyPage(QWizardPage):
 
             cells = [
                 run_key(workload, threads),
-                f"{b.commits_per_s:,.1f}" if b else "",
-                f"{a.commits_per_s:,.1f}" if a else "",
+                commits_text(b),
+                commits_text(a),
                 change_text(b, a),
                 "\n".join(f"{side} {lat(r)}" for side, r in zip(LABELS, (b, a), strict=True) if r),
                 f"{rows(b)} / {rows(a)}",

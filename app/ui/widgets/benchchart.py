@@ -22,7 +22,7 @@ from PySide6.QtCore import QEvent, QMargins, Qt
 from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from app.domain.bench import BenchReport, verdict
+from app.domain.bench import BenchReport, measured, verdict
 
 THROUGHPUT_TITLE = "Commits per second (higher is better)"
 # On two lines: the latency chart is a third of the page wide, and one line was cut.
@@ -53,7 +53,9 @@ def category_label(workload: str, threads: int, reports: list[BenchReport]) -> s
     name = f"{workload}<br>×{threads}"
     found = verdict(first, last)
     if found is None:
-        return name
+        # One report: a run that completed no transaction has an empty bar, and says why.
+        short = any(r is not None and not measured(r) for r in (first, last))
+        return f"{name}<br>too short" if short else name
     # "client-bound" on two more lines, for the same reason.
     bound = "<br>client-<br>bound" if found.client_bound else ""
     return f"{name}<br>{found.short()}{bound}"

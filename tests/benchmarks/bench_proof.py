@@ -1,0 +1,138 @@
+"""The proof a person can trust, on MySQL 9.7: a real change is *faster*, no change is *noise*.
+
+Run as root from the project directory (or ``make bench-proof``):
+
+    .venv/bin/python -m tests.benchmarks.bench_proof [--trials 10] [--seconds 25]
+
+It boots the sid test host (Oracle MySQL 9.7 under systemd, tests/hosts/debian_hosts.py, as
+bench_noise does) and measures as the Apply page's "Measure before and after" does: each side
+the wizard's budget (:data:`app.flows.measure.MEASURE_SECONDS`, 3 rounds of the 6 runs), the
+clients on the target, through `innotune bench --out` then `--compare --json` (the one
+verdict function every face uses).
+
+(a) innodb_flush_log_at_trx_commit 1 → 2 (SET GLOBAL between the sides, put back after): the
+    single-row autocommit runs must be reported *faster*, with their spread.
+(b) ``--trials`` pairs with identical settings: a trial counts when every run of it is
+    reported *noise*; at least 9 of 10 must.
+
+Prints a table per pair with the host's load average (the machine is shared), the time each
+pair took, and the counts; exits 1 when (a) or (b) does not hold. The verdict is never
+loosened here: a failure under load is reported as it is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from app.domain.bench import ROUNDS
+from app.flows.measure import MEASURE_SECONDS, MEASURE_THREADS
+from tests.benchmarks.bench_noise import TRX, Cli, pair
+from tests.hosts.debian_hosts import SPECS, DebianHost
+
+#: How many of 10 identical-settings trials must be all noise.
+NEEDED_OF_10 = 9
+
+
+def load() -> str:
+    """The host's load average (1, 5, 15 min), as ``uptime`` prints it."""
+    return "/".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def table(data: dict[str, Any]) -> list[str]:
+    """One line per run: its verdict, the change and the noise band with each side's spread."""
+
+    def pct(value: float | None) -> str:
+        return "—" if value is None else f"{value:.1f}%"
+
+    lines = [
+        f"  {'workload':<11} {'clients':>7} {'verdict':<10} {'change':>8} {'band ±':>7} "
+        f"{'spread before':>13} {'spread after':>12}"
+    ]
+    for run in data["runs"]:
+        change = run["change_percent"]
+        lines.append(
+            f"  {run['workload']:<11} {run['threads']:>7} {run['verdict']:<10} "
+            f"{'—' if change is None else f'{change:+.1f}%':>8} {pct(run['spread_percent']):>7} "
+            f"{pct(run['before_spread_percent']):>13} {pct(run['after_spread_percent']):>12}"
+        )
+    return lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trials", type=int, default=10)
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=MEASURE_SECONDS,
+        help=f"each side's budget (default {MEASURE_SECONDS:g}, the wizard's)",
+    )
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        print("run as root: it boots the sid test host", file=sys.stderr)
+        return 2
+    # The command's defaults are the wizard's: 1 and 4 clients, ROUNDS rounds.
+    assert MEASURE_THREADS == 4, "pass --threads to the command to match the wizard"
+    work = Path(tempfile.mkdtemp(prefix="bench-proof-"))
+    host = DebianHost(SPECS["sid"], work / "host")
+    try:
+        host.boot()
+        version = host.sql("SELECT @@version")
+        print(f"sid host: MySQL {version} under systemd, booted in {host.boot_seconds:.1f} s")
+        print(
+            f"each side: {args.seconds:g} s, {ROUNDS} rounds of 6 runs (1 and 4 clients); "
+            f"{os.cpu_count()} CPUs here, load {load()}"
+        )
+        cli = Cli(host, work, args.seconds)
+
+        # (a) a real change.
+        def to_two() -> None:
+            host.sql(f"SET GLOBAL {TRX} = 2")
+
+        try:
+            data, took = pair(cli, work, to_two)
+        finally:
+            host.sql(f"SET GLOBAL {TRX} = 1")
+        single = [r for r in data["runs"] if r["workload"] == "autocommit"]
+        faster = bool(single) and all(r["verdict"] == "faster" for r in single)
+        print(f"\n(a) {TRX} 1 -> 2: before and after took {took:.0f} s, load {load()}")
+        print(f"    settings changed: {data['settings_changed']}")
+        print("\n".join(table(data)))
+
+        # (b) no change at all.
+        quiet = 0
+        for n in range(1, args.trials + 1):
+            data, took = pair(cli, work)
+            verdicts = [r["verdict"] for r in data["runs"]]
+            all_noise = all(v == "noise" for v in verdicts)
+            quiet += all_noise
+            print(
+                f"\n(b) trial {n}: {'all noise' if all_noise else 'NOT all noise'}; "
+                f"{took:.0f} s, load {load()}, same settings: {data['same_settings']}"
+            )
+            print("\n".join(table(data)))
+
+        needed = -(-NEEDED_OF_10 * args.trials // 10)  # 9 of 10, scaled
+        print(
+            f"\n(a) {TRX} 1 -> 2: autocommit "
+            + ", ".join(f"×{r['threads']} {r['verdict']}" for r in single)
+            + (" — holds" if faster else " — DOES NOT HOLD")
+        )
+        print(
+            f"(b) identical settings: {quiet} of {args.trials} trials all noise (needed "
+            f"{needed}) — {'holds' if quiet >= needed else 'DOES NOT HOLD'}; load now {load()}"
+        )
+        return 0 if faster and quiet >= needed else 1
+    finally:
+        host.poweroff()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

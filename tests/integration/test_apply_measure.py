@@ -1,0 +1,48 @@
+"""`innotune apply --measure`: "before" on the unchanged server, the apply, then "after"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.practice.server import PrivateServer
+from tests.hosts.util import need_root
+from tests.integration.conftest import Cli
+from tests.integration.test_apply import remove_jobs_and_snapshots, tree, variable
+
+
+def test_cli_apply_measures_before_and_after_and_names_each_verdict(
+    private_server: PrivateServer, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    need_root()
+    innotune = Cli(tmp_path / "xdg")
+    request.addfinalizer(lambda: remove_jobs_and_snapshots(innotune.ids))
+    server = private_server
+    common = ["local", "--instance", str(server.socket_path)]
+    sliders = ["--crash-loss", "os", "--fit-os", "off", "--fit-disks", "off"]
+    sliders += ["--memory-share", "keep", "--redo", "keep"]
+    before = tree(server.base / "etc")
+
+    done = innotune(
+        "apply", *common, *sliders, "--sample", "0", "--yes", "--watch", "1", "--measure"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert "Measuring “before”" in done.stderr and "Measuring “after”" in done.stderr
+    # "before" ran before the job began: its line comes before the job's first step.
+    assert done.stderr.index("Measuring “before”") < done.stderr.index("✓ verify")
+    assert done.stderr.index("✓ verify") < done.stderr.index("Measuring “after”")
+    assert "applied" in out and "Measured before and after:" in out
+    table = out.split("Measured before and after:", 1)[1].splitlines()
+    rows = [ln for ln in table if ln.startswith(("autocommit", "small_tx", "bulk"))]
+    assert len(rows) == 6, out
+    words = ("faster", "slower", "no change beyond the noise", "too short")
+    assert all(any(w in row for w in words) for row in rows), out
+    assert "innodb_flush_log_at_trx_commit 1 → 2" in out, out
+    assert variable(server, "innodb_flush_log_at_trx_commit") == "2"
+
+    back = innotune("rollback", *common, "--yes")
+    assert back.returncode == 0, back.stdout + back.stderr
+    assert variable(server, "innodb_flush_log_at_trx_commit") == "1"
+    assert tree(server.base / "etc") == before
