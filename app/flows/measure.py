@@ -52,7 +52,7 @@ class Quietness:
 
     Attributes:
         quiet: every figure below its threshold.
-        why: the figures and thresholds, in words: the one(s) above when busy.
+        why: the figures and thresholds, in words: those above their limits when busy.
     """
 
     quiet: bool
