@@ -207,8 +207,7 @@ def _print_status(status: Any) -> None:
 def _facts_and_plan(args: argparse.Namespace, conn: Any) -> tuple[Any, Any]:
     from app.flows.files import read_plan
     from app.flows.inspecting import check_sample, inspect_connected
-    from app.knobs import default_catalogue
-    from app.planner import make_plan
+    from app.flows.planning import plan_for
 
     sample = args.sample if args.sample is not None else (0.0 if args.plan else 10.0)
     check_sample(sample)
@@ -216,7 +215,7 @@ def _facts_and_plan(args: argparse.Namespace, conn: Any) -> tuple[Any, Any]:
     if args.plan:
         plan = read_plan(args.plan, "Save one with `innotune preview TARGET --plan-out PLAN.json`.")
     else:
-        plan = make_plan(facts, positions_from_args(args, facts), default_catalogue())
+        plan = plan_for(facts, positions_from_args(args, facts))
     return facts, plan
 
 
@@ -235,7 +234,7 @@ def _options(args: argparse.Namespace) -> ApplyOptions:
 
 def run_apply(args: argparse.Namespace) -> int:
     """Preview, consent, then the detached job; follow it to its end."""
-    from app.appliers import runner
+    from app.flows import apply as jobs
     from app.flows.apply import apply_preview, stale_files, with_restart
     from app.flows.preview import preview_plan
 
@@ -280,7 +279,7 @@ def run_apply(args: argparse.Namespace) -> int:
             conn.session = None
         cancel = threading.Event()
 
-        def apply_now() -> runner.JobStatus:
+        def apply_now() -> jobs.JobStatus:
             return apply_preview(
                 transport,
                 preview,
@@ -306,10 +305,10 @@ def run_apply(args: argparse.Namespace) -> int:
                     status = measured.status
                 else:
                     status = apply_now()
-        except runner.ApplyCancelled as stopped:
+        except jobs.ApplyCancelled as stopped:
             say(f"innotune apply: {stopped.problem} {stopped.fix}".rstrip())
             return 130
-        except runner.JobInterrupted as lost:
+        except jobs.JobInterrupted as lost:
             say(f"innotune apply: {lost.problem}\n{lost.fix}")
             return 3
         if status.state == "awaiting-confirm":
@@ -350,7 +349,7 @@ def _measured(
 
 
 def _print_measured(measured: MeasuredApply) -> None:
-    from app.bench.report import comparison_text
+    from app.flows.measure import comparison_text
 
     if measured.before is None or measured.after is None:
         print(measured.no_after)
@@ -399,7 +398,7 @@ def _confirm(args: argparse.Namespace, transport: Any, status: Any) -> Any:
 
 def run_snapshots(args: argparse.Namespace) -> int:
     """List the target's snapshots per instance with their state, and its jobs; --prune."""
-    from app.appliers import history
+    from app.flows import snapshots
     from app.flows.snapshots import list_snapshots
 
     transport = open_link(args)
@@ -407,7 +406,7 @@ def run_snapshots(args: argparse.Namespace) -> int:
         listing = list_snapshots(
             transport, resolve_instance_spec(args), prune=args.prune, keep=args.keep
         )
-    except history.RollbackRefused as exc:
+    except snapshots.RollbackRefused as exc:
         say(f"innotune snapshots: {exc.problem} {exc.fix}")
         return 1
     finally:
@@ -421,7 +420,7 @@ def run_snapshots(args: argparse.Namespace) -> int:
     for doc, group in groups:
         in_force = sum(1 for r in group if r.in_force)
         print(
-            f"Instance {history.describe_instance(doc)}: {count(len(group), 'snapshot')}, "
+            f"Instance {snapshots.describe_instance(doc)}: {count(len(group), 'snapshot')}, "
             f"{in_force} in force (newest first)"
         )
         for item in group:
@@ -430,7 +429,7 @@ def run_snapshots(args: argparse.Namespace) -> int:
     docs = listing.instance_docs()
     for owner, listed in listing.jobs_by_instance().items():
         print(
-            f"\nJobs of {history.describe_instance(docs[owner])}:" if owner in docs else "\nJobs:"
+            f"\nJobs of {snapshots.describe_instance(docs[owner])}:" if owner in docs else "\nJobs:"
         )
         for job in listed:
             print(f"  {job.job_id}  {job.mode or '?'}  {job.state}  snapshot {job.snapshot_id}")
@@ -459,17 +458,18 @@ def _print_pruned(pruned: Pruned, label: str) -> None:
 
 def run_rollback(args: argparse.Namespace) -> int:
     """Restore a snapshot of the chosen instance (its newest in force by default), after consent."""
-    from app.appliers import history, runner
+    from app.flows import apply as jobs
+    from app.flows import snapshots
     from app.flows.apply import restore
     from app.flows.snapshots import instance_key, local_copy
 
     transport = open_link(args)
     try:
-        records = history.list_records(transport)
+        records = snapshots.list_records(transport)
         try:
             key = instance_key(transport, records, resolve_instance_spec(args))
-            choice = history.choose_rollback(records, key, args.snapshot)
-        except history.RollbackRefused as refused:
+            choice = snapshots.choose_rollback(records, key, args.snapshot)
+        except snapshots.RollbackRefused as refused:
             if args.snapshot is None or "No snapshot " not in refused.problem:
                 print(f"{refused.problem} {refused.fix}".strip())
                 return 1
@@ -502,7 +502,7 @@ def run_rollback(args: argparse.Namespace) -> int:
                 undo=undo,
                 keep=args.keep,
             )
-        except runner.JobInterrupted as lost:
+        except jobs.JobInterrupted as lost:
             say(f"innotune rollback: {lost.problem}\n{lost.fix}")
             return 3
     finally:

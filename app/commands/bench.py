@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -112,9 +112,14 @@ def _consent(args: argparse.Namespace, where: str, busy: bool) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     """Sample the write rate, ask, benchmark, print."""
-    from app.bench.report import comparison_text, rate_text, report_text
-    from app.bench.route import client_route, cpu_probe, session_factory
-    from app.bench.runner import Benchmark, BenchOptions, write_rate
+    from app.flows.measure import (
+        MeasureOptions,
+        benchmark,
+        comparison_text,
+        rate_text,
+        report_text,
+        sample_write_rate,
+    )
 
     if not 1 <= args.seconds <= 3600:
         raise InnoTuneError("--seconds must be between 1 and 3600.")
@@ -126,32 +131,35 @@ def run(args: argparse.Namespace) -> int:
     if not workloads or set(workloads) - set(WORKLOADS):
         raise InnoTuneError(f"--workloads takes some of {', '.join(WORKLOADS)}.")
     before = _saved_report(Path(args.compare)) if args.compare else None
-    options = BenchOptions(
+    options = MeasureOptions(
         seconds=args.seconds,
-        threads=(1, args.threads),
-        max_rows=max(1000, args.max_rows),
-        workloads=workloads,
+        threads=args.threads,
         rounds=args.rounds,
+        workloads=workloads,
+        max_rows=max(1000, args.max_rows),
+        engine=args.engine,
     )
     conn, target, secrets = login(args)
     try:
-        session = conn.session
-        assert session is not None  # login() guarantees it
-        rate = write_rate(session, min(60.0, max(0.2, args.sample)))
+        rate = sample_write_rate(conn, target, secrets, min(60.0, max(0.2, args.sample)))
         print(rate_text(rate), file=sys.stderr, flush=True)
         if not _consent(args, target.label, rate.busy):
             return 2
-        route = client_route(conn, target, secrets, session, args.engine)
-        bench = Benchmark(
-            session_factory(conn, target, secrets),
-            options,
-            say=progress,
-            route=route,
-            cpu_probe=cpu_probe(conn),
-            target=target.label,
+        cancel = threading.Event()
+        report = _run_interruptible(
+            lambda: benchmark(
+                conn,
+                target,
+                secrets,
+                "",
+                options,
+                cancel=cancel,
+                say=progress,
+                progress=lambda _fraction: None,
+                rate=rate,
+            ),
+            cancel,
         )
-        report = _run_interruptible(bench)
-        report = dataclasses.replace(report, rate_before=rate)
     finally:
         conn.close()
     text = report.to_json()
@@ -195,13 +203,13 @@ def _saved_report(path: Path) -> BenchReport:
         ) from exc
 
 
-def _run_interruptible(bench: Any) -> Any:
+def _run_interruptible(work: Callable[[], Any], cancel: threading.Event) -> Any:
     """Run in a thread so Ctrl-C cancels cleanly (the scratch schema is still dropped)."""
     outcome: list[Any] = []
 
     def go() -> None:
         try:
-            outcome.append(bench.run())
+            outcome.append(work())
         except BaseException as exc:  # noqa: BLE001 - re-raised on the main thread
             outcome.append(exc)
 
@@ -212,7 +220,7 @@ def _run_interruptible(bench: Any) -> Any:
             worker.join(0.2)
         except KeyboardInterrupt:
             print("… cancelling: finishing the current transaction", file=sys.stderr)
-            bench.cancel.set()
+            cancel.set()
     if isinstance(outcome[0], BaseException):
         raise outcome[0]
     return outcome[0]

@@ -62,14 +62,13 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
 
 
 def _plan(args: argparse.Namespace) -> tuple[Plan, HostFacts | None]:
-    from app.knobs import default_catalogue
-    from app.planner import make_plan
+    from app.flows.planning import plan_for
 
     if args.plan:
         plan = read_plan(args.plan, "Save a plan with `innotune plan TARGET --out PLAN.json`.")
         return plan, None
     facts = read_facts(args.facts) if args.facts else inspect_target(args)
-    return make_plan(facts, positions_from_args(args, facts), default_catalogue()), facts
+    return plan_for(facts, positions_from_args(args, facts)), facts
 
 
 def run(args: argparse.Namespace) -> int:

@@ -71,9 +71,7 @@ def inspect_target(args: argparse.Namespace, disk_probe: bool = False) -> HostFa
 
 def run(args: argparse.Namespace) -> int:
     """Gather or read the facts, plan, print."""
-    from app.knobs import default_catalogue
-    from app.planner import make_plan, starting_points
-    from app.planner.report import plan_text
+    from app.flows.planning import catalogue, plan_for, plan_text, starting_points
 
     if (args.target is None) == (args.facts is None):
         print("innotune plan: give either TARGET or --facts FILE", file=sys.stderr)
@@ -81,12 +79,12 @@ def run(args: argparse.Namespace) -> int:
     facts = read_facts(args.facts) if args.facts else inspect_target(args, args.probe_disk)
     if args.save_facts:
         Path(args.save_facts).write_text(facts.to_json() + "\n")
-    catalogue = default_catalogue()
-    plan = make_plan(facts, positions_from_args(args, facts), catalogue)
+    knobs = catalogue()
+    plan = plan_for(facts, positions_from_args(args, facts), knobs)
     text = plan.to_json()
     if args.out:
         Path(args.out).write_text(text + "\n")
-    print(text if args.json else plan_text(plan, catalogue, starting_points(facts)))
+    print(text if args.json else plan_text(plan, knobs, starting_points(facts)))
     probe = facts.disk_probe
     if not args.json and not (probe and probe.page_writes_per_s):
         # The plan's own words are the window's; the command line names its flag.

@@ -77,11 +77,9 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Facts → plan → dry runs → the preview text."""
-    from app.appliers.preview import with_checksums, with_requested_restart
     from app.flows.inspecting import check_sample, inspect_connected
-    from app.flows.preview import preview_plan
-    from app.knobs import default_catalogue
-    from app.planner import make_plan
+    from app.flows.planning import plan_for
+    from app.flows.preview import preview_plan, with_checksums, with_requested_restart
 
     if args.target is None and args.facts is None:
         print("innotune preview: give TARGET, --facts FILE, or both", file=sys.stderr)
@@ -96,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
             check_sample(args.sample)
             assert conn is not None
             facts = inspect_connected(conn, sample_seconds=args.sample, say=progress)
-        plan = make_plan(facts, positions_from_args(args, facts), default_catalogue())
+        plan = plan_for(facts, positions_from_args(args, facts))
         preview = preview_plan(plan, facts, conn, args.persisted)
         if args.restart:
             preview = with_requested_restart(preview, facts, plan)

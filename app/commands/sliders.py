@@ -123,7 +123,7 @@ def positions_from_args(args: argparse.Namespace, facts: HostFacts) -> SliderPos
     for slider in sliders():
         given = getattr(args, _dest(slider))
         if given == KEEP and slider.kind == "percent":
-            from app.planner.sliders import current_share
+            from app.flows.planning import current_share
 
             # keep: the share the server has now (the planner leaves the pool as it is).
             share = current_share(facts)
@@ -135,6 +135,6 @@ def positions_from_args(args: argparse.Namespace, facts: HostFacts) -> SliderPos
             moved[slider.field] = slider.position(given).value if isinstance(given, str) else given
     if args.reject:
         moved["rejected"] = tuple(sorted(set(args.reject)))
-    from app.planner import default_positions  # the planner loads only when it plans
+    from app.flows.planning import default_positions  # the planner loads only when it plans
 
     return dataclasses.replace(default_positions(facts), **moved)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.appliers import runner
+from app.appliers import actions, runner
 from app.appliers.actions import Action
 from app.appliers.preview import Preview, with_requested_restart
 from app.domain.hostfacts import HostFacts
@@ -20,8 +20,20 @@ from app.domain.serverfacts import ServerFacts
 from app.places import local_snapshot_dir
 from app.remote.transport import Transport
 
+# What a job on the target is and says, for both faces.
 JobStatus = runner.JobStatus
+JobStep = runner.JobStep
+JobPlan = runner.JobPlan
+FINAL = runner.FINAL
+ApplyError = actions.ApplyError
+ApplyCancelled = runner.ApplyCancelled
+JobInterrupted = runner.JobInterrupted
 OnStep = Callable[[runner.JobStep], None]
+
+# How the job is asked to keep or cancel a change, and how a restart command is read.
+confirm = runner.confirm
+request_cancel = runner.request_cancel
+restart_argv_from = runner.restart_argv_from
 
 
 @dataclass(frozen=True)
@@ -168,4 +180,29 @@ def confirm_and_follow(transport: Transport, job_id: str, keep: bool, on_step: O
     """Confirm a job waiting for it (when ``keep``), then follow it to its end."""
     if keep:
         runner.confirm(transport, job_id)
+    return runner.follow(transport, job_id, on_step, stop_at_confirm=False)
+
+
+def follow(
+    transport: Transport, job_id: str, on_step: OnStep, stop_at_confirm: bool = True
+) -> JobStatus:
+    """Follow a job on the target to its end (or to its wait for a confirmation)."""
+    return runner.follow(transport, job_id, on_step, stop_at_confirm=stop_at_confirm)
+
+
+def job_status(transport: Transport, job_id: str) -> JobStatus:
+    """A job's whole journal and state as it is now."""
+    return runner.status(transport, job_id)
+
+
+def job_plan(transport: Transport, job_id: str) -> JobPlan:
+    """What a job on the target does (its bundle, read back)."""
+    return runner.job_plan(transport, job_id)
+
+
+def answer_and_follow(
+    transport: Transport, job_id: str, answer: Callable[[Transport, str], None], on_step: OnStep
+) -> JobStatus:
+    """Give a job waiting for its confirmation its answer (keep or cancel), then follow it."""
+    answer(transport, job_id)
     return runner.follow(transport, job_id, on_step, stop_at_confirm=False)

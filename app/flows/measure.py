@@ -12,6 +12,7 @@ import dataclasses
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from app.access.doctor import DoctorResult, Secrets
 from app.appliers import runner
@@ -44,6 +45,9 @@ class MeasureOptions:
     threads: int = MEASURE_THREADS
     rounds: int = ROUNDS
     use_sysbench: bool = True
+    workloads: tuple[str, ...] = ()  # empty: every workload
+    max_rows: int | None = None  # None: the benchmark's own cap
+    engine: str = "auto"  # where the clients run (innotune bench --engine)
 
 
 @dataclass(frozen=True)
@@ -111,9 +115,16 @@ def benchmark(
     opener = session_factory(conn, target, secrets)
     session = opener()
     try:
-        route = client_route(conn, target, secrets, session, allow_sysbench=options.use_sysbench)
+        route = client_route(
+            conn, target, secrets, session, options.engine, allow_sysbench=options.use_sysbench
+        )
     finally:
         session.close()
+    caps: dict[str, Any] = {}
+    if options.workloads:
+        caps["workloads"] = options.workloads
+    if options.max_rows is not None:
+        caps["max_rows"] = options.max_rows
     bench = Benchmark(
         opener,
         BenchOptions(
@@ -121,6 +132,7 @@ def benchmark(
             threads=(1, options.threads),
             label=label,
             rounds=options.rounds,
+            **caps,
         ),
         cancel=cancel,
         say=say,
@@ -130,6 +142,45 @@ def benchmark(
         target=target.label,
     )
     return dataclasses.replace(bench.run(), rate_before=rate, snapshot_in_force=snapshot_in_force)
+
+
+def sample_write_rate(
+    conn: DoctorResult,
+    target: Target,
+    secrets: Secrets,
+    seconds: float,
+    cancel: threading.Event | None = None,
+) -> WriteRate:
+    """The server's write rate now, sampled through a session of its own."""
+    from app.bench.route import session_factory
+    from app.bench.runner import write_rate
+
+    session = session_factory(conn, target, secrets)()
+    try:
+        return write_rate(session, seconds, cancel)
+    finally:
+        session.close()
+
+
+def rate_text(rate: WriteRate) -> str:
+    """The sampled write rate in words (the same on both faces)."""
+    from app.bench.report import rate_text as words
+
+    return words(rate)
+
+
+def report_text(report: BenchReport) -> str:
+    """A benchmark report as text."""
+    from app.bench.report import report_text as words
+
+    return words(report)
+
+
+def comparison_text(before: BenchReport, after: BenchReport) -> str:
+    """Before against after, each run with its verdict, as text."""
+    from app.bench.report import comparison_text as words
+
+    return words(before, after)
 
 
 @dataclass(frozen=True)

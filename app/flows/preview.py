@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from app.access.doctor import DoctorResult
 from app.appliers.actions import Host
-from app.appliers.preview import Preview, build_preview
+from app.appliers.preview import Preview, build_preview, with_checksums, with_requested_restart
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
+
+__all__ = [
+    "Preview",
+    "preview_plan",
+    "target_host",
+    "with_checksums",
+    "with_requested_restart",
+]
 
 
 def target_host(facts: HostFacts, conn: DoctorResult | None, persisted: str = "reset") -> Host:

@@ -13,6 +13,16 @@ from app.inspect.instances import find_instances
 from app.places import local_snapshot_dir
 from app.remote.transport import Transport
 
+# What both faces show of the snapshots and choose among them with.
+Record = history.Record
+RollbackChoice = history.RollbackChoice
+RollbackRefused = history.RollbackRefused
+by_instance = history.by_instance
+describe_instance = history.describe_instance
+choose_rollback = history.choose_rollback
+list_records = history.list_records
+store_bench_locally = snap.store_bench_locally
+
 
 @dataclass
 class Pruned:
@@ -129,3 +139,21 @@ def local_copy(transport: Transport, snapshot_id: str) -> snap.Snapshot:
         SnapshotError: there is none, or it is incomplete.
     """
     return snap.load_locally(local_snapshot_dir(transport.label), snapshot_id)
+
+
+def current_instance(transport: Transport, instance: Any) -> Any:
+    """The instance as it runs now (a restart gave it a new pid), else as it was found."""
+    from app.inspect.instances import choose_instance
+
+    spec = instance.socket or (str(instance.port) if instance.port else None)
+    if spec is None:
+        return instance
+    try:
+        return choose_instance(find_instances(transport, sudo=not transport.is_root), spec)
+    except InnoTuneError:
+        return instance
+
+
+def connected_key(transport: Transport, instance: Any) -> str:
+    """The identity key of the connected instance, as its snapshots record it."""
+    return str(history.identity(transport, current_instance(transport, instance))["key"])

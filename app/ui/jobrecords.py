@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.appliers.runner import FINAL, JobStatus, JobStep
+from app.flows.apply import FINAL, JobStatus, JobStep
 
 # The target job's first journal line: "job <id> (<mode>), pid <n>" (see targetjob.main).
 _START = re.compile(r"^job (?P<id>\S+) \((?P<mode>\w+)\)")

@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.access.doctor import DoctorResult, Secrets
-from app.appliers.preview import Preview
 from app.domain.bench import BenchReport
 from app.domain.errors import InnoTuneError
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan, SliderPositions
 from app.domain.target import Target
+from app.flows.preview import Preview
 from app.ui.hostworker import HostWorker
 
 log = logging.getLogger(__name__)

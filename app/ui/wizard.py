@@ -169,7 +169,7 @@ class MainWizard(QWizard):
         """Keep this computer's record of the job: started, and the last state seen."""
         import logging
 
-        from app.appliers.runner import JobStatus, JobStep
+        from app.flows.apply import JobStatus, JobStep
         from app.ui import jobrecords
 
         try:

@@ -43,14 +43,16 @@ ALLOWED = {
         "domain", "places", "remote", "access", "inspect", "knobs", "planner", "appliers",
         "export", "bench",
     },
-    # The two faces: each uses the flows and the services, never the other face.
+    # The two faces: each uses the flows and the services, never the other face. A plan,
+    # a preview, an apply and its job, the snapshots, a benchmark and an export are use
+    # cases: the faces reach the planner, the appliers, the job machinery, the benchmark
+    # and the export only through the flows.
     "commands": {
-        "domain", "places", "flows", "remote", "access", "inspect", "knobs", "planner",
-        "appliers", "bench", "practice",
+        "domain", "places", "flows", "remote", "access", "inspect", "knobs", "practice",
     },
     "ui": {
         "domain", "resources", "places", "flows", "logsetup", "remote", "access", "inspect",
-        "knobs", "planner", "appliers", "bench", "practice", "exercises",
+        "knobs", "practice", "exercises",
     },
     # Entry points: wiring only. The wizard is reached only by main and by --self-test.
     "cli": {"domain", "commands", "logsetup", "places", "ui"},

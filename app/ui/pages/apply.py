@@ -39,15 +39,15 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
-from app.appliers import history, runner
-from app.appliers import snapshot as snap
-from app.appliers.preview import Preview, with_requested_restart
 from app.domain.bench import BenchReport
 from app.domain.errors import InnoTuneError
 from app.domain.instance import ServerInstance
 from app.domain.words import count
+from app.flows import apply as jobs
+from app.flows import snapshots
 from app.flows.apply import not_taken
 from app.flows.measure import MeasuredApply, MeasureOptions, quietness
+from app.flows.preview import Preview, with_requested_restart
 from app.places import local_snapshot_dir
 from app.ui import jobrecords
 from app.ui.hostworker import Task, TaskHandle
@@ -86,7 +86,7 @@ def keep_bench(state: WizardState, label: str, report: object) -> None:
     if state.snapshot_id is None or state.snapshot_dir is None or report is None:
         return
     try:
-        snap.store_bench_locally(state.snapshot_dir, state.snapshot_id, label, to_json(report))
+        snapshots.store_bench_locally(state.snapshot_dir, state.snapshot_id, label, to_json(report))
     except (OSError, InnoTuneError):
         pass  # the result stays on the Verify page; losing the copy must not stop the wizard
 
@@ -107,7 +107,7 @@ class ApplyPage(QWizardPage):
         )
         self.setObjectName("page_apply")
         self.task: TaskHandle | None = None
-        self.status: runner.JobStatus | None = None
+        self.status: jobs.JobStatus | None = None
         layout = QVBoxLayout(self)
         self.summary = WrapLabel("")
         self.summary.setObjectName("apply_summary")
@@ -193,7 +193,7 @@ class ApplyPage(QWizardPage):
         # The job followed after a reconnect (show_job): its id, what it was asked to do,
         # and when it started (from this computer's record, else its first journal step).
         self._followed: str | None = None
-        self._followed_plan: runner.JobPlan | None = None
+        self._followed_plan: jobs.JobPlan | None = None
         self._followed_started: str | None = None
         # The last snapshot listing read, and whether to read it again after the job.
         self._listing: SnapshotListing | None = None
@@ -354,7 +354,7 @@ class ApplyPage(QWizardPage):
             return preview
         if facts is None or plan is None:
             return preview
-        argv = runner.restart_argv_from(self.restart_edit.text().strip() or None)
+        argv = jobs.restart_argv_from(self.restart_edit.text().strip() or None)
         return with_requested_restart(preview, facts, plan, argv)
 
     def _show_summary(self) -> None:
@@ -369,7 +369,7 @@ class ApplyPage(QWizardPage):
             if preview.restart_requested:
                 other = shown
             else:
-                argv = runner.restart_argv_from(self.restart_edit.text().strip() or None)
+                argv = jobs.restart_argv_from(self.restart_edit.text().strip() or None)
                 other = with_requested_restart(shown, facts, plan, argv)
         self.summary.reserve([self._summary_text(other)] if other is not None else [])
 
@@ -585,12 +585,12 @@ class ApplyPage(QWizardPage):
     def _cancel_waiting(self, job_id: str) -> None:
         """Cancel a change that waits for its confirmation: the job rolls back at once."""
         self._answer_waiting_job(
-            runner.request_cancel, job_id, "Cancelling: rolling the change back on the server…"
+            jobs.request_cancel, job_id, "Cancelling: rolling the change back on the server…"
         )
 
     def _on_keep_clicked(self) -> None:
         assert self.status is not None
-        self._answer_waiting_job(runner.confirm, self.status.job_id, "Keeping the change…")
+        self._answer_waiting_job(jobs.confirm, self.status.job_id, "Keeping the change…")
 
     def _answer_waiting_job(
         self, answer: Callable[[Any, str], None], job_id: str, doing: str
@@ -626,12 +626,12 @@ class ApplyPage(QWizardPage):
                 return
         if self._listing is not None and any(r.id == snapshot_id for r in self._listing.records):
             try:
-                choice = history.choose_rollback(
+                choice = snapshots.choose_rollback(
                     self._listing.records,
                     None if own else self._listing.current_key,
                     snapshot_id,
                 )
-            except history.RollbackRefused as exc:
+            except snapshots.RollbackRefused as exc:
                 self._say([f"{exc.problem} {exc.window_fix}".strip()])
                 return
             asking = always_ask or choice.caveats or choice.undo
@@ -641,7 +641,7 @@ class ApplyPage(QWizardPage):
             undo = [r.id for r in choice.undo]
         self._restore(snapshot_id, undo)
 
-    def ask_restore(self, choice: history.RollbackChoice | None, snapshot_id: str = "") -> bool:
+    def ask_restore(self, choice: snapshots.RollbackChoice | None, snapshot_id: str = "") -> bool:
         """Ask before a restore: it may restart the server.
 
         Another instance's snapshot, one already rolled back or superseded, or an older one
@@ -718,11 +718,11 @@ class ApplyPage(QWizardPage):
         self.snapshots.clear()
         bold = QFont()
         bold.setBold(True)
-        for doc, group in history.by_instance(listing.records):
+        for doc, group in snapshots.by_instance(listing.records):
             mine = bool(doc.get("key")) and doc.get("key") == listing.current_key
             heading = QListWidgetItem(
                 ("This server: " if mine else "Instance ")
-                + history.describe_instance(doc)
+                + snapshots.describe_instance(doc)
                 + f" — {sum(1 for r in group if r.in_force)} of {len(group)} in force"
             )
             heading.setFlags(Qt.ItemFlag.NoItemFlags)  # a heading, not a choice
@@ -744,7 +744,7 @@ class ApplyPage(QWizardPage):
         if isinstance(item, BenchReport):  # "before" measured: a new pair begins
             self.state.bench_before, self.state.bench_after = item, None
             return
-        if isinstance(item, runner.JobStatus) and self._applying:
+        if isinstance(item, jobs.JobStatus) and self._applying:
             # The apply ended inside a measured apply: from here Cancel stops "after" only.
             self._after_phase = item.state == "applied"
             self._note_changes_in_force(item)
@@ -752,13 +752,13 @@ class ApplyPage(QWizardPage):
                 self.cancel_button.setText(_CANCEL_AFTER_TEXT)
                 self.bench_bar.setValue(0)
             return
-        if isinstance(item, runner.JobPlan) and item.job_id == self._followed:
+        if isinstance(item, jobs.JobPlan) and item.job_id == self._followed:
             self._followed_plan = item
             if self.state.preview is None:
                 self._show_followed()
             return
         if (
-            isinstance(item, runner.JobStep)
+            isinstance(item, jobs.JobStep)
             and self._followed is not None
             and item.step == "start"
             and self._followed_started is None
@@ -767,7 +767,7 @@ class ApplyPage(QWizardPage):
             self._followed_started = item.time
             if self.state.preview is None:
                 self._show_followed()
-        if isinstance(item, runner.JobStep):
+        if isinstance(item, jobs.JobStep):
             self.seen.emit(item)
             self.journal.appendPlainText(item.line())
             if self._applying and not self._written and item.step in _CHANGING_STEPS:
@@ -775,7 +775,7 @@ class ApplyPage(QWizardPage):
                 self._written = True
                 self.cancel_button.setText(_CANCEL_TEXT)
 
-    def _keep_bench_with_snapshot(self, result: runner.JobStatus) -> None:
+    def _keep_bench_with_snapshot(self, result: jobs.JobStatus) -> None:
         if result.snapshot_id is None or self.state.target is None:
             return
         if self.state.snapshot_id != result.snapshot_id:
@@ -783,7 +783,7 @@ class ApplyPage(QWizardPage):
             self.state.snapshot_dir = local_snapshot_dir(self.state.target.label)
             keep_bench(self.state, "before", self.state.bench_before)
 
-    def _note_changes_in_force(self, result: runner.JobStatus) -> None:
+    def _note_changes_in_force(self, result: jobs.JobStatus) -> None:
         """Whether the server now runs with this wizard's changes (Verify's "before" asks)."""
         if result.state == "rolled-back":
             self.state.changes_in_force = None
@@ -821,7 +821,7 @@ class ApplyPage(QWizardPage):
                 return
             measured = self._measured_lines(result)
             result = result.status
-        assert isinstance(result, runner.JobStatus)
+        assert isinstance(result, jobs.JobStatus)
         self.status = result
         # The list shows the snapshot just taken (or restored) with its new state.
         self._list_after = result.final and result.snapshot_id is not None
@@ -891,11 +891,11 @@ class ApplyPage(QWizardPage):
             self._list_after = False
             _log.warning("apply page: the snapshot list was not read again: %s", exc)
             return
-        if isinstance(exc, runner.ApplyCancelled):
+        if isinstance(exc, jobs.ApplyCancelled):
             self._say([f"{exc.problem} {exc.window_fix}".strip()])
             return
-        if isinstance(exc, runner.JobInterrupted):
-            self.status = runner.JobStatus(job_id=exc.job_id, state="interrupted")
+        if isinstance(exc, jobs.JobInterrupted):
+            self.status = jobs.JobStatus(job_id=exc.job_id, state="interrupted")
         problem, fix = error_parts(exc)
         log_error(_log, "apply page", problem, fix)
         self._say([f"{problem} {fix}".strip()], error=True)

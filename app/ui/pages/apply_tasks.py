@@ -17,16 +17,26 @@ from typing import Any
 
 from app.access.database import Credentials, open_session
 from app.access.doctor import DoctorResult, Secrets
-from app.appliers import history, runner
-from app.appliers.actions import ApplyError
-from app.appliers.preview import Preview
 from app.domain.errors import InnoTuneError
 from app.domain.instance import ServerInstance
 from app.domain.plan import Plan
 from app.domain.serverfacts import ServerFacts
 from app.domain.target import Target
-from app.flows.apply import ApplyOptions, apply_preview, restore
+from app.flows.apply import (
+    ApplyError,
+    ApplyOptions,
+    JobStatus,
+    JobStep,
+    answer_and_follow,
+    apply_preview,
+    follow,
+    job_plan,
+    job_status,
+    restore,
+)
 from app.flows.measure import MeasuredApply, MeasureOptions, benchmark, measured_apply
+from app.flows.preview import Preview
+from app.flows.snapshots import Record, connected_key, list_records
 from app.ui.hostworker import Progress
 
 
@@ -34,21 +44,8 @@ from app.ui.hostworker import Progress
 class SnapshotListing:
     """The snapshots on the server with their states, and which instance is connected."""
 
-    records: tuple[history.Record, ...]
+    records: tuple[Record, ...]
     current_key: str | None
-
-
-def _current(transport: Any, instance: Any) -> Any:
-    """The instance as it runs now (a restart gave it a new pid), else as it was found."""
-    from app.inspect.instances import choose_instance, find_instances
-
-    spec = instance.socket or (str(instance.port) if instance.port else None)
-    if spec is None:
-        return instance
-    try:
-        return choose_instance(find_instances(transport, sudo=not transport.is_root), spec)
-    except InnoTuneError:
-        return instance
 
 
 @dataclass(frozen=True)
@@ -119,8 +116,8 @@ def _transport(conn: DoctorResult) -> Any:
 
 
 def _reconnect_after(
-    conn: DoctorResult, relogin: Relogin, progress: Progress, result: runner.JobStatus
-) -> runner.JobStatus:
+    conn: DoctorResult, relogin: Relogin, progress: Progress, result: JobStatus
+) -> JobStatus:
     """Log in to the database again when the job restarted the server.
 
     The worker's session still points at the old server process, so the pages after this
@@ -137,19 +134,15 @@ def _reconnect_after(
     try:
         conn.session = open_session(conn.transport, conn.instance, creds, use_sudo=relogin.use_sudo)
     except InnoTuneError as exc:
-        progress.post(
-            runner.JobStep(0, "", "reconnect", "warn", f"could not log in again: {exc.problem}")
-        )
+        progress.post(JobStep(0, "", "reconnect", "warn", f"could not log in again: {exc.problem}"))
     else:
         progress.post(
-            runner.JobStep(
-                0, "", "reconnect", "ok", f"database session reopened via {conn.session.via}"
-            )
+            JobStep(0, "", "reconnect", "ok", f"database session reopened via {conn.session.via}")
         )
     return result
 
 
-def run_apply(conn: DoctorResult, inputs: ApplyInputs, progress: Progress) -> runner.JobStatus:
+def run_apply(conn: DoctorResult, inputs: ApplyInputs, progress: Progress) -> JobStatus:
     """The apply task: snapshot, bundle and job on the target, followed to its end."""
     options = ApplyOptions(
         restart_command=inputs.restart_command,
@@ -192,7 +185,7 @@ def run_measured_apply(
             snapshot_in_force=in_force,
         )
 
-    def apply() -> runner.JobStatus:
+    def apply() -> JobStatus:
         progress.say("Taking the snapshot, then applying on the server")
         return run_apply(conn, inputs.apply, progress)
 
@@ -206,7 +199,7 @@ def run_measured_apply(
     )
 
 
-def run_restore(conn: DoctorResult, inputs: RestoreInputs, progress: Progress) -> runner.JobStatus:
+def run_restore(conn: DoctorResult, inputs: RestoreInputs, progress: Progress) -> JobStatus:
     """The rollback task: the snapshot's job on the target, followed to its end."""
     done = restore(
         _transport(conn),
@@ -219,39 +212,35 @@ def run_restore(conn: DoctorResult, inputs: RestoreInputs, progress: Progress) -
     return _reconnect_after(conn, inputs.relogin, progress, done)
 
 
-def answer_job(conn: DoctorResult, inputs: JobInputs, progress: Progress) -> runner.JobStatus:
+def answer_job(conn: DoctorResult, inputs: JobInputs, progress: Progress) -> JobStatus:
     """Give a job waiting for its confirmation its answer, then follow it to its end."""
     assert inputs.answer is not None and inputs.relogin is not None
     transport = _transport(conn)
-    inputs.answer(transport, inputs.job_id)
-    done = runner.follow(transport, inputs.job_id, progress.post, stop_at_confirm=False)
+    done = answer_and_follow(transport, inputs.job_id, inputs.answer, progress.post)
     return _reconnect_after(conn, inputs.relogin, progress, done)
 
 
-def read_job(conn: DoctorResult, inputs: JobInputs, progress: Progress) -> runner.JobStatus:
+def read_job(conn: DoctorResult, inputs: JobInputs, progress: Progress) -> JobStatus:
     """A job's whole journal and state as it is now (its steps posted)."""
-    found = runner.status(_transport(conn), inputs.job_id)
+    found = job_status(_transport(conn), inputs.job_id)
     for step in found.steps:
         progress.post(step)
     return found
 
 
-def follow_job(conn: DoctorResult, inputs: JobInputs, progress: Progress) -> runner.JobStatus:
+def follow_job(conn: DoctorResult, inputs: JobInputs, progress: Progress) -> JobStatus:
     """Follow a job found on the target (a reconnect): what it does, its journal, its state."""
     transport = _transport(conn)
     # A job gone from the host is for follow to report (as missing), so a bundle that
     # cannot be read is not an error here.
     with contextlib.suppress(InnoTuneError):
-        progress.post(runner.job_plan(transport, inputs.job_id))
-    return runner.follow(transport, inputs.job_id, progress.post)
+        progress.post(job_plan(transport, inputs.job_id))
+    return follow(transport, inputs.job_id, progress.post)
 
 
 def list_snapshots(conn: DoctorResult, inputs: ListInputs, _progress: Progress) -> SnapshotListing:
     """The snapshots on the server per instance with their states."""
     transport = _transport(conn)
-    records = tuple(history.list_records(transport))
-    key = None
-    if inputs.instance is not None:
-        current = _current(transport, inputs.instance)
-        key = str(history.identity(transport, current)["key"])
+    records = tuple(list_records(transport))
+    key = connected_key(transport, inputs.instance) if inputs.instance is not None else None
     return SnapshotListing(records, key)

@@ -10,8 +10,8 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWizardPage
 from app.domain.bench import BenchReport, commits_text, measured
 from app.domain.plan import Change
 from app.domain.words import count
+from app.flows.planning import change_values
 from app.knobs import default_catalogue
-from app.planner.report import change_values
 from app.ui.state import WizardState
 
 

@@ -38,12 +38,11 @@ from PySide6.QtWidgets import (
 )
 
 from app.access.doctor import DoctorResult
-from app.appliers.preview import Preview, with_checksums, with_requested_restart
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
 from app.domain.words import count
-from app.flows.preview import preview_plan
-from app.planner.report import spelled
+from app.flows.planning import spelled
+from app.flows.preview import Preview, preview_plan, with_checksums, with_requested_restart
 from app.ui.hostworker import Progress, Task, TaskHandle
 from app.ui.logview import DETAILS_LINK, error_html, error_parts, link_to_log, log_error
 from app.ui.state import WizardState

@@ -22,7 +22,7 @@ from app.ui.state import WizardState
 
 def find_plan_facts(plan: Plan, folder: Path) -> HostFacts | None:
     """The facts file in ``folder`` that ``plan`` was made from (by checksum), if any."""
-    from app.planner import facts_checksum
+    from app.flows.planning import facts_checksum
 
     for candidate in sorted(folder.glob("*.json"))[:200]:  # a big download folder: enough
         try:
@@ -62,7 +62,7 @@ class SavedFiles(QObject):
         plan = self.state.saved_plan
         if plan is not None and self.state.facts is None and self.state.mode == "offline":
             # The facts a plan just opened is waiting for: only its own will do.
-            from app.planner import facts_checksum
+            from app.flows.planning import facts_checksum
 
             if facts_checksum(facts) != plan.facts.checksum:
                 self.view.message.setText(

@@ -29,12 +29,20 @@ from app.domain.errors import InnoTuneError
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Change, Plan, SliderPositions
 from app.domain.words import count
+from app.flows.planning import (
+    binlog_lock,
+    carry_over,
+    change_values,
+    current_share,
+    default_positions,
+    facts_checksum,
+    note,
+    plan_for,
+    same_host,
+    starting_points,
+)
 from app.knobs import default_catalogue
 from app.knobs.sliders import Slider, sliders
-from app.planner import default_positions, facts_checksum, make_plan, starting_points
-from app.planner.carry import carry_over, same_host
-from app.planner.report import change_values
-from app.planner.sliders import binlog_lock, current_share, note
 from app.ui.logview import error_html, error_parts, link_to_log, log_error
 from app.ui.state import WizardState
 from app.ui.widgets.wraplabel import WrapLabel
@@ -484,7 +492,7 @@ class TradeoffsPage(QWizardPage):
                     chosen,
                     facts,
                     start,
-                    lambda f, p: make_plan(f, p, self.catalogue),
+                    lambda f, p: plan_for(f, p, self.catalogue),
                 )
                 positions, self._kept, notes = carried.positions, carried.kept, carried.notes
                 self._rejected = set(positions.rejected)
@@ -646,7 +654,7 @@ class TradeoffsPage(QWizardPage):
         if plan is None:
             if len(self._plans) >= 64:  # each holds ~50 objects the garbage collector visits
                 self._plans.clear()
-            plan = self._plans[pos] = make_plan(facts, pos, self.catalogue)
+            plan = self._plans[pos] = plan_for(facts, pos, self.catalogue)
         return plan
 
     def refresh(self) -> None:

@@ -34,7 +34,6 @@ from PySide6.QtWidgets import (
 )
 
 from app.access.doctor import DoctorResult, Secrets
-from app.bench.report import rate_text
 from app.domain.bench import (
     ROUNDS,
     BenchReport,
@@ -45,6 +44,7 @@ from app.domain.bench import (
 )
 from app.domain.errors import InnoTuneError
 from app.domain.target import Target
+from app.flows.measure import rate_text
 from app.ui.hostworker import Progress, Task, TaskHandle
 from app.ui.logview import error_html, error_parts, link_to_log, log_error
 from app.ui.state import WizardState
@@ -100,14 +100,11 @@ class BenchInputs:
 
 def sample_rate(conn: DoctorResult, inputs: SampleInputs, progress: Progress) -> WriteRate:
     """The current write rate, through a session of its own (a task)."""
-    from app.bench.route import session_factory
-    from app.bench.runner import write_rate
+    from app.flows.measure import sample_write_rate
 
-    session = session_factory(conn, inputs.target, inputs.secrets)()
-    try:
-        return write_rate(session, inputs.seconds, progress.cancelled)
-    finally:
-        session.close()
+    return sample_write_rate(
+        conn, inputs.target, inputs.secrets, inputs.seconds, progress.cancelled
+    )
 
 
 def run_bench(conn: DoctorResult, inputs: BenchInputs, progress: Progress) -> BenchReport:
