@@ -299,13 +299,14 @@ class ClientBatchSession:
         socket_path: str,
         user: str = "root",
         password: str | None = None,
+        via: str | None = None,
     ) -> None:
         self._runner = runner
         self._client = client
-        self._socket = socket_path
+        self._socket = socket_path  # empty: the client's own default (a container's image)
         self._user = user
         self._password = password
-        self.via = f"{client} client in batch mode"
+        self.via = via or f"{client} client in batch mode"
 
     def query(self, sql: str, args: Sequence[Any] | None = None) -> list[Row]:
         """Run one statement through the client; parse its tab-separated output."""
@@ -315,8 +316,9 @@ class ClientBatchSession:
             # Must come first; the option file arrives on stdin, not in argv or a file.
             argv.append("--defaults-extra-file=/dev/stdin")
             stdin = f"[client]\npassword={self._password}\n".encode()
+        if self._socket:
+            argv.append(f"--socket={self._socket}")
         argv += [
-            f"--socket={self._socket}",
             f"--user={self._user}",
             "--batch",
             "--skip-column-names",
