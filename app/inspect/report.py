@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from app.domain.container import Container
 from app.domain.facts import BlockDevice, MachineFacts, WritePath
 from app.domain.hostfacts import HostFacts
 from app.domain.serverfacts import ServerFacts
@@ -12,6 +13,7 @@ STARTED_BY = {
     "sysv": "started by a SysV init script",
     "mysqld_safe": "started through mysqld_safe",
     "manual": "started by hand",
+    "container": "in a container",
     "unknown": "started somehow unknown",
 }
 
@@ -130,7 +132,46 @@ def server_lines(s: ServerFacts) -> list[str]:
     lines.append(f"  option files read: {' '.join(s.option_files) or 'unknown'}")
     if s.service is not None:
         lines.append(service_line(s.service))
+    if inst.container is not None:
+        lines += container_lines(inst.container, s)
     return lines
+
+
+def container_lines(c: Container, s: ServerFacts) -> list[str]:
+    """The container: engine, image, compose service, ports, data and where options come from."""
+    lines = [f"  {c.engine} container {c.name}, image {c.image}"]
+    if c.compose_label:
+        lines.append(f"  compose project {c.compose_project or '-'}, service "
+                     f"{c.compose_service or '-'}")  # fmt: skip
+    lines.append(f"  published ports: {', '.join(c.ports) or 'none'}")
+    datadir = (s.datadir or "/var/lib/mysql").rstrip("/")
+    data = c.host_path(datadir)
+    lines.append(
+        f"  data {datadir}: "
+        + (f"on the host at {data}" if data else "in the container's own layer (lost with it)")
+    )
+    for origin in option_origins(c, s.option_files):
+        lines.append(f"  options from {origin}")
+    return lines
+
+
+def option_origins(c: Container, option_files: tuple[str, ...]) -> list[str]:
+    """Where a containerised server's options come from, one phrase each."""
+    found: list[str] = []
+    for mount in c.mounts:
+        if mount.destination.startswith(("/etc/mysql", "/etc/my.cnf")):
+            kind = "a host directory" if mount.kind == "bind" else f"the {mount.kind} {mount.name}"
+            access = "" if mount.read_write else ", read-only"
+            found.append(f"{kind} {mount.source} mounted on {mount.destination}{access}")
+    image = [f for f in option_files if f.startswith("/") and c.host_path(f) is None]
+    if image:
+        found.append(f"the image's files ({', '.join(image)})")
+    args = [a for a in c.command if a.startswith("--")]
+    if args:
+        found.append(f"the command ({' '.join(args)})")
+    if c.env_names:
+        found.append(f"environment variables the entrypoint reads ({', '.join(c.env_names)})")
+    return found
 
 
 def service_line(svc: ServiceInfo) -> str:
