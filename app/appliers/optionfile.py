@@ -109,9 +109,10 @@ def not_durable(container: Container, where: str) -> ApplyError:
         f"The container {container.name} has no configuration directory mounted from the "
         f"host ({where}): a file written inside the container is lost when the container is "
         "recreated, so InnoTune does not write one there.",
-        "Export the durable way and apply it yourself: innotune export TARGET --format compose "
-        "(a compose override that mounts InnoTune's file, and the same settings as options "
-        "of the server's command).",
+        "Export the durable way and apply it when you choose: innotune export TARGET "
+        f"--instance {container.name} --compose DIR writes a compose override that mounts "
+        "InnoTune's file from the host (and the same settings as options of the server's "
+        "command).",
     )
 
 
