@@ -2,17 +2,18 @@
 
 What the server reads (its option files, its binary's list of them) is the container's, so
 inspection reads it through here; the host's own facts (kernel, disks) come from the host's
-transport. Writing is not offered: a file written inside a container is lost when the
-container is recreated; the applier writes on the host, into a bind-mounted directory.
+transport. Settings are never written through here: a file written inside a container is
+lost when the container is recreated; the applier writes on the host, into a bind-mounted
+directory.
 """
 
 from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
+from typing import Any
 
 from app.domain.container import Container
-from app.domain.errors import InnoTuneError
 from app.remote.transport import CommandResult, Transport
 
 
@@ -58,13 +59,19 @@ class ContainerTransport:
     def write_file_atomic(
         self, path: str, data: bytes, *, sudo: bool = False, mode: str = "0644", owner: str = ""
     ) -> None:
-        """Refused: a file written inside the container is lost when it is recreated."""
-        raise InnoTuneError(
-            f"InnoTune does not write {path} inside the container {self.container.name}: the "
-            "file would be lost when the container is recreated.",
-            "Mount a host directory on the server's configuration directory, or use the "
-            "exported compose override.",
-        )
+        """Write a scratch file inside the container (the benchmark's statements).
+
+        Never a setting: the container's own layer is lost when it is recreated, so the
+        appliers write settings on the host, into a mounted directory.
+        """
+        script = 'umask 077; cat > "$1.innotune-tmp" && chmod "$2" "$1.innotune-tmp" && ' \
+            'mv -f "$1.innotune-tmp" "$1"'  # fmt: skip
+        self.run(["sh", "-c", script, "sh", path, mode], input=data, timeout=60).check()
+
+    def open_stream(self, argv: Sequence[str], *, sudo: bool = False) -> Any:
+        """A byte stream to ``argv`` run inside the container (the load generator's)."""
+        opener = getattr(self.host, "open_stream")  # noqa: B009 - both transports have it
+        return opener([*self.container.exec_argv, *argv], sudo=self._sudo)
 
     def close(self) -> None:
         """The host's transport stays open (it is the caller's)."""
