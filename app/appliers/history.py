@@ -459,14 +459,22 @@ def instance_for(
             spec in instance.sockets
             or (spec.isdigit() and int(spec) in (*instance.ports, instance.pid))
             or spec == ident.get("datadir")
+            or (instance.container is not None and spec == instance.container.name)
         ):
             return str(ident["key"])
     for record in reversed(list(records)):
         doc = record.snapshot.instance
-        if record.instance_key and spec in (
-            str(doc.get("socket") or ""),
-            str(doc.get("port") or ""),
-            str(doc.get("datadir") or ""),
+        container = record.instance_key.startswith("container=") and (
+            record.instance_key.split("/", 1)[-1] == spec
+        )
+        if record.instance_key and (
+            container
+            or spec
+            in (
+                str(doc.get("socket") or ""),
+                str(doc.get("port") or ""),
+                str(doc.get("datadir") or ""),
+            )
         ):
             return record.instance_key
     raise RollbackRefused(

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from app.domain.container import Container
 from app.domain.plan import Plan
-from app.export.compose import compose_files
 from app.export import playbook_files, shell_script
+from app.export.compose import compose_files
 
 
 def export_playbook(plan: Plan, directory: Path) -> list[Path]:

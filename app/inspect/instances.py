@@ -12,15 +12,16 @@ import dataclasses
 import shlex
 from dataclasses import dataclass
 
-from app.domain.errors import InnoTuneError
 from app.domain.container import Container
+from app.domain.errors import InnoTuneError
 from app.domain.instance import ServerInstance
 from app.inspect.containers import CONTAINERS_SCRIPT, owner, parse_containers
 from app.remote.transport import Transport
 
 SERVER_NAMES = ("mysqld", "mariadbd")
 
-FIND_SCRIPT = r"""
+FIND_SCRIPT = (
+    r"""
 self=$(readlink /proc/$$/ns/pid 2>/dev/null)
 echo "@@self $self"
 nl='
@@ -66,9 +67,12 @@ echo "@@present"
     awk 'NR > 1 && $4 ~ /10000$/ && NF >= 8 { print $8 }' /proc/net/unix 2>/dev/null
     printf '%s\n' "$socks" | sed -n 's/^--socket=//p'
 } | while IFS= read -r s; do [ -n "$s" ] && [ -S "$s" ] && printf '%s\n' "$s"; done
-""" + CONTAINERS_SCRIPT + """
+"""
+    + CONTAINERS_SCRIPT
+    + """
 echo "@@end"
 """
+)
 
 
 @dataclass

@@ -28,7 +28,7 @@ class ContainerTransport:
 
     @property
     def is_root(self) -> bool:
-        """exec runs as the container's root."""
+        """True: commands run as the container's root."""
         return True
 
     def run(
