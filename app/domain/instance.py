@@ -35,6 +35,13 @@ class ServerInstance:
         return self.ports[0] if self.ports else None
 
     @property
+    def spec(self) -> str:
+        """What names it again after a restart: its container, socket, port, else its pid."""
+        if self.container is not None:
+            return self.container.name
+        return self.socket or (str(self.port) if self.port else str(self.pid))
+
+    @property
     def label(self) -> str:
         """A one-line description for choosers and messages."""
         if self.container is not None:

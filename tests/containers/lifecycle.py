@@ -72,7 +72,8 @@ def innotune(engine: Engine, data_home: Path, *args: str) -> subprocess.Complete
 
 def listing(path: Path) -> dict[str, bytes]:
     """Every file under ``path`` with its bytes."""
-    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+    files = sorted(p for p in path.rglob("*") if p.is_file())
+    return {str(p.relative_to(path)): p.read_bytes() for p in files}
 
 
 def run_lifecycle(
@@ -177,14 +178,25 @@ def run_lifecycle(
             return "directory byte for byte as before, value back"
 
         def refused() -> str:
-            inside = engine.cli("exec", plain, "ls", "-la", "/etc/mysql", "/etc/mysql/conf.d")
+            look = (
+                "exec",
+                plain,
+                "ls",
+                "-la",
+                "--time-style=full-iso",
+                "/etc/mysql",
+                "/etc/mysql/conf.d",
+                "/etc/mysql/mariadb.conf.d",
+                "/etc/mysql/mysql.conf.d",
+            )
+            inside = engine.cli(*look, check=False)
             done = cli("apply", "local", "--instance", plain, "--sample", "1", *SLIDERS,
                        "--restart", "--yes")  # fmt: skip
             out = done.stdout + done.stderr
             assert "has no configuration directory mounted from the host" in out, out
             assert "lost when the container is recreated" in out, out
             assert "nothing was changed" in out, out
-            assert engine.cli("exec", plain, "ls", "-la", "/etc/mysql", "/etc/mysql/conf.d") == inside
+            assert engine.cli(*look, check=False) == inside, "nothing written inside"
             assert trx(plain) == "1", out
             return "refused plainly; nothing written"
 
