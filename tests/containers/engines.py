@@ -141,8 +141,13 @@ class Engine:
         raise NotImplementedError
 
     def environ(self) -> dict[str, str]:
-        """This process's environment with the engine's variables and Debian's CLI first."""
-        env = dict(os.environ, **self.env())
+        """This process's environment with the engine's variables and Debian's CLI first.
+
+        The other engine is pointed at this run's directory too: InnoTune asks both (the
+        instance finder runs `docker ps` and `podman ps`), and a podman left to its defaults
+        would make a store under /var/lib/containers and /run/libpod.
+        """
+        env = {**os.environ, **_other_engine(self.workdir), **self.env()}
         env["PATH"] = f"{self.bin_dir}:{env.get('PATH', '/usr/bin:/bin')}"
         return env
 
@@ -248,6 +253,41 @@ class Engine:
             subprocess.run(["umount", "-l", point], check=False, capture_output=True)
 
 
+def _other_engine(workdir: Path) -> dict[str, str]:
+    """Both engines' variables pointing under ``workdir`` (an engine's own ones override)."""
+    quiet = workdir / "other-engine"
+    if not (quiet / "containers.conf").exists():
+        quiet.mkdir(parents=True, exist_ok=True)
+        _podman_config(quiet)
+    return {
+        "DOCKER_HOST": f"unix://{quiet / 'no-docker.sock'}",
+        "CONTAINERS_STORAGE_CONF": str(quiet / "storage.conf"),
+        "CONTAINERS_CONF": str(quiet / "containers.conf"),
+    }
+
+
+def _podman_config(workdir: Path) -> None:
+    """storage.conf and containers.conf keeping podman's state under ``workdir``."""
+    (workdir / "storage.conf").write_text(
+        "[storage]\n"
+        'driver = "overlay"\n'
+        f'graphroot = "{workdir / "graph"}"\n'
+        f'runroot = "{workdir / "run"}"\n'
+    )
+    (workdir / "containers.conf").write_text(
+        "[engine]\n"
+        'cgroup_manager = "cgroupfs"\n'
+        'events_logger = "file"\n'
+        f'events_logfile_path = "{workdir / "events.log"}"\n'
+        f'tmp_dir = "{workdir / "tmp"}"\n'
+        f'volume_path = "{workdir / "volumes"}"\n'
+        f'static_dir = "{workdir / "static"}"\n'
+        'runtime = "runc"\n'
+        "[network]\n"
+        f'network_config_dir = "{workdir / "networks"}"\n'
+    )
+
+
 class Docker(Engine):
     """A dockerd of the run's own: no iptables rules, no bridge, its own directories."""
 
@@ -316,6 +356,12 @@ class Docker(Engine):
         self._unmount_under()
 
 
+# What podman makes outside its configured directories whatever it is told: the image
+# blob-info cache (root's is always /var/lib/containers/cache) and the network backend's
+# run directory. Removed after a run that found them absent.
+PODMAN_MACHINE_PATHS = (Path("/var/lib/containers"), Path("/run/containers"))
+
+
 class Podman(Engine):
     """Podman with its storage, run state and temporary files under the run's directory."""
 
@@ -324,24 +370,8 @@ class Podman(Engine):
 
     def __init__(self, workdir: Path) -> None:
         super().__init__(workdir)
-        (workdir / "storage.conf").write_text(
-            "[storage]\n"
-            'driver = "overlay"\n'
-            f'graphroot = "{workdir / "graph"}"\n'
-            f'runroot = "{workdir / "run"}"\n'
-        )
-        (workdir / "containers.conf").write_text(
-            "[engine]\n"
-            'cgroup_manager = "cgroupfs"\n'
-            'events_logger = "file"\n'
-            f'events_logfile_path = "{workdir / "events.log"}"\n'
-            f'tmp_dir = "{workdir / "tmp"}"\n'
-            f'volume_path = "{workdir / "volumes"}"\n'
-            f'static_dir = "{workdir / "static"}"\n'
-            'runtime = "runc"\n'
-            "[network]\n"
-            f'network_config_dir = "{workdir / "networks"}"\n'
-        )
+        _podman_config(workdir)
+        self.absent = [p for p in PODMAN_MACHINE_PATHS if not p.exists()]
 
     def env(self) -> dict[str, str]:
         """The configuration files that keep podman's state under the run's directory."""
@@ -361,6 +391,9 @@ class Podman(Engine):
         with contextlib.suppress(Exception):
             self.cli("unmount", "-a", check=False, timeout=60)
         self._unmount_under()
+        # Only the container tests run podman, one session at a time (tests/run_suite.py).
+        for path in self.absent:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def engine_available(name: str) -> str | None:

@@ -69,3 +69,5 @@ def podman(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Podman]:
         engine.stop()
     assert machine_state() == before, "podman changed this machine's network"
     assert _mounts_under(workdir) == [], "podman left mounts"
+    left = [str(p) for p in engine.absent if p.exists()]
+    assert left == [], f"podman left {', '.join(left)}"
