@@ -390,10 +390,29 @@ class Podman(Engine):
             self.remove_all()
         with contextlib.suppress(Exception):
             self.cli("unmount", "-a", check=False, timeout=60)
+        # conmon runs `podman container cleanup` after a container ends, in the background:
+        # wait for every process naming this run's directory before tidying after them.
+        deadline = time.monotonic() + 30
+        while _processes_naming(self.workdir) and time.monotonic() < deadline:
+            time.sleep(0.2)
         self._unmount_under()
         # Only the container tests run podman, one session at a time (tests/run_suite.py).
         for path in self.absent:
             shutil.rmtree(path, ignore_errors=True)
+
+
+def _processes_naming(path: Path) -> list[int]:
+    """The processes whose command line names ``path`` (an engine's helpers)."""
+    found = []
+    needle = str(path).encode()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                if needle in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
 
 
 def engine_available(name: str) -> str | None:
