@@ -170,6 +170,19 @@ def run_lifecycle(
             healthy = re.search(r"healthy after ([\d.]+ s)", out)
             return f"written on the host, restarted ({healthy.group(1) if healthy else '?'})"
 
+        def apply_live() -> str:
+            pid = engine.cli("inspect", "-f", "{{.State.Pid}}", conf).strip()
+            out = passed(cli("apply", "local", "--instance", conf, "--sample", "1", *SLIDERS,
+                             "--yes", "--watch", "1"))  # fmt: skip
+            found = re.search(r"^\s*snapshot\s+(\S+)$", out, re.MULTILINE)
+            assert found, out
+            assert trx(conf) == "2", out
+            assert engine.cli("inspect", "-f", "{{.State.Pid}}", conf).strip() == pid, out
+            back = passed(cli("rollback", "local", found.group(1), "--instance", conf, "--yes"))
+            assert listing(conf_dir) == before, back
+            assert trx(conf) == "1", back
+            return "set live through exec, no restart; rolled back live"
+
         def rollback() -> str:
             assert snapshot, "no snapshot: the apply failed"
             out = passed(cli("rollback", "local", snapshot[0], "--instance", conf, "--yes"))
@@ -224,6 +237,7 @@ def run_lifecycle(
             ("inspect", inspect),
             ("plan", plan),
             ("preview", preview),
+            ("apply live + rollback (no restart)", apply_live),
             ("apply (mounted conf dir) + restart", apply),
             ("rollback", rollback),
             ("apply (no mounted conf dir)", refused),

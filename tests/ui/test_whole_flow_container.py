@@ -1,7 +1,7 @@
 """The whole wizard on a server in a Docker container: choose it, tune, restart, roll back.
 
-This computer runs several servers, so the Connect page offers a chooser: the container is
-picked there by its label (engine, name, image, compose service). The change goes into the
+Two containers run (and whatever else runs here), so the Connect page offers a chooser: the
+container is picked there by its label (engine, name, image, compose service). The change goes into the
 host directory mounted on the container's /etc/mysql/conf.d, the restart is `docker
 restart`, and the rollback from the snapshot list puts the directory back byte for byte.
 With INNOTUNE_SCREENSHOTS=DIR the Connect page with the chooser open is saved there.
@@ -64,6 +64,8 @@ def test_whole_flow_on_a_container(
     conf_dir = tmp_path / "conf"
     labels = {"com.docker.compose.project": "shop", "com.docker.compose.service": "db"}
     docker.run_server(name, spec, data_dir=tmp_path / "data", conf_dir=conf_dir, labels=labels)
+    # A second one, so that the page offers its chooser whatever else runs here.
+    docker.run_server(f"{name}-other", spec, data_dir=tmp_path / "data-other")
     try:
         before = listing(conf_dir)
 
@@ -142,4 +144,4 @@ def test_whole_flow_on_a_container(
         assert trx() == "1" and listing(conf_dir) == before
         wizard.done(0)
     finally:
-        docker.cli("rm", "-f", name, check=False)
+        docker.cli("rm", "-f", name, f"{name}-other", check=False)

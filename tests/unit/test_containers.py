@@ -148,3 +148,22 @@ def test_spec_names_a_container_again(spec: str) -> None:
     inst = ServerInstance(4242, "/usr/sbin/mariadbd", (), container=container)
     assert inst.spec == "shop-db-1"
     assert choose_instance([inst], spec) is inst
+
+
+def test_published_ports_and_named_volumes_as_docker_words_them() -> None:
+    """SYNTHETIC: the recorded containers ran without a network; these fields are shaped as
+    docker 20.10 prints them for `-p 13306:3306 -v dbdata:/var/lib/mysql`."""
+    data = json.loads(DOCKER)[0]
+    data["NetworkSettings"]["Ports"] = {
+        "3306/tcp": [{"HostIp": "0.0.0.0", "HostPort": "13306"}],  # noqa: S104
+        "33060/tcp": None,
+    }
+    data["Mounts"] = [
+        {"Type": "volume", "Name": "dbdata", "Source": "/var/lib/docker/volumes/dbdata/_data",
+         "Destination": "/var/lib/mysql", "RW": True},
+    ]  # fmt: skip
+    (c,) = parse_containers(_section("docker", json.dumps([data])))
+    assert c.ports == ("3306/tcp -> 0.0.0.0:13306",)
+    assert c.mounts[0].name == "dbdata"
+    assert c.host_path("/var/lib/mysql/ibdata1") == "/var/lib/docker/volumes/dbdata/_data/ibdata1"
+    assert c.bind_for("/var/lib/mysql") is None
