@@ -22,11 +22,15 @@ from app.domain.container import (
 )
 
 # Appended to the instance finder's script; $inner is set when a server runs in another pid
-# namespace. Each engine's answer sits between "@@engine NAME" and "@@engine-end".
+# namespace, $inner_podman when its cgroup is podman's (libpod-<id>): podman is asked only
+# then, since its first run as root makes its store (/var/lib/containers) and inspection
+# changes nothing. docker only asks its daemon. Each engine's answer sits between
+# "@@engine NAME" and "@@engine-end".
 CONTAINERS_SCRIPT = r"""
 echo "@@containers"
 if [ -n "$inner" ]; then
     for e in docker podman; do
+        [ "$e" = podman ] && [ -z "$inner_podman" ] && continue
         command -v "$e" >/dev/null 2>&1 || continue
         ids=$("$e" ps -q --no-trunc 2>/dev/null) || continue
         [ -n "$ids" ] || continue

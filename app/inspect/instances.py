@@ -28,6 +28,7 @@ nl='
 '
 socks=
 inner=
+inner_podman=
 for p in /proc/[0-9]*; do
     { read -r name < "$p/comm"; } 2>/dev/null || continue
     case "$name" in mysqld|mariadbd) ;; *) continue ;; esac
@@ -50,7 +51,10 @@ for p in /proc/[0-9]*; do
     echo "@@parent $parent"
     ns=$(readlink "$p/ns/pid" 2>/dev/null)
     echo "@@pidns $ns"
-    [ -n "$ns" ] && [ "$ns" != "$self" ] && inner=1
+    if [ -n "$ns" ] && [ "$ns" != "$self" ]; then
+        inner=1
+        grep -q libpod "$p/cgroup" 2>/dev/null && inner_podman=1
+    fi
     sed 's/^/@@cgroup /' "$p/cgroup" 2>/dev/null
     ls -l "$p/fd/" 2>/dev/null | sed -n 's/.* -> socket:\[\([0-9]*\)\]$/@@inode \1/p'
 done

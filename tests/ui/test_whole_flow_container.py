@@ -1,9 +1,10 @@
 """The whole wizard on a server in a Docker container: choose it, tune, restart, roll back.
 
-Two containers run (and whatever else runs here), so the Connect page offers a chooser: the
-container is picked there by its label (engine, name, image, compose service). The change goes into the
-host directory mounted on the container's /etc/mysql/conf.d, the restart is `docker
-restart`, and the rollback from the snapshot list puts the directory back byte for byte.
+Two containers run (and whatever else runs here), so the Connect page offers a chooser:
+the container is picked there by its label (engine, name, image, compose service). The
+change goes into the host directory mounted on the container's /etc/mysql/conf.d, the
+restart is `docker restart`, and the rollback from the snapshot list puts the directory
+back byte for byte.
 With INNOTUNE_SCREENSHOTS=DIR the Connect page with the chooser open is saved there.
 """
 

@@ -148,7 +148,9 @@ class ConnectView(QWidget):
         self.mysql_password = QLineEdit()
         self.mysql_password.setEchoMode(QLineEdit.EchoMode.Password)
         self.instance = QLineEdit()
-        self.instance.setPlaceholderText("socket, port, pid or container — only when several servers run")
+        self.instance.setPlaceholderText(
+            "socket, port, pid or container — only when several servers run"
+        )
         access.addRow("sudo password:", self.sudo_password)
         access.addRow("&Database user:", self.mysql_user)
         access.addRow("Database password:", self.mysql_password)
