@@ -106,8 +106,8 @@ def _key_of(text: str) -> str:
 def not_durable(container: Container, where: str) -> ApplyError:
     """The refusal for a file only the container's own layer would keep."""
     return ApplyError(
-        f"The container {container.name} has no configuration directory mounted from the "
-        f"host ({where}): a file written inside the container is lost when the container is "
+        f"The container {container.name} has no configuration directory kept on the host "
+        f"(a mounted host directory or volume; {where}): a file written inside the container is lost when the container is "
         "recreated, so InnoTune does not write one there.",
         "Export the durable way and apply it when you choose: innotune export TARGET "
         f"--instance {container.name} --compose DIR writes a compose override that mounts "
@@ -138,7 +138,7 @@ def choose_destination(
             raise not_durable(container, f"it reads {read}")
         bind = container.bind_for(dirs[-1])
         assert bind is not None
-        mounted = f"; the host directory {bind.source} is mounted there, so it is kept"
+        mounted = f"; {bind.words} is mounted there, so it is kept"
     if dirs:
         last = dirs[-1]
         names = [n for n in reader(last).names if n.endswith(".cnf")]

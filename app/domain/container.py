@@ -23,6 +23,13 @@ class Mount:
     read_write: bool = True
     name: str = ""  # a named volume's name
 
+    @property
+    def words(self) -> str:
+        """The mount as a person reads it: the host directory, or the volume and its place."""
+        if self.kind == "volume":
+            return f"the volume {self.name or '?'} ({self.source} on the host)"
+        return f"the host directory {self.source}"
+
     def host_path(self, inside: str) -> str | None:
         """The host path of ``inside`` when it lies under this mount, else None."""
         dest = self.destination.rstrip("/") or "/"
@@ -72,10 +79,15 @@ class Container:
         return best[1] if best else None
 
     def bind_for(self, inside: str) -> Mount | None:
-        """The read-write bind mount (a host directory) that carries ``inside``, if any."""
+        """The read-write mount that keeps ``inside`` on the host, if any.
+
+        A host directory (bind) or a named volume: both outlive the container (compose
+        reattaches them when it recreates it); its own layer and a tmpfs do not.
+        """
         found = None
         for mount in self.mounts:
-            if mount.kind == "bind" and mount.read_write and mount.host_path(inside) is not None:
+            durable = mount.kind in ("bind", "volume")
+            if durable and mount.read_write and mount.host_path(inside) is not None:
                 if found is None or len(mount.destination) > len(found.destination):
                     found = mount
         return found

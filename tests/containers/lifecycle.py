@@ -206,7 +206,7 @@ def run_lifecycle(
             done = cli("apply", "local", "--instance", plain, "--sample", "1", *SLIDERS,
                        "--restart", "--yes")  # fmt: skip
             out = done.stdout + done.stderr
-            assert "has no configuration directory mounted from the host" in out, out
+            assert "has no configuration directory kept on the host" in out, out
             assert "lost when the container is recreated" in out, out
             assert "nothing was changed" in out, out
             assert engine.cli(*look, check=False) == inside, "nothing written inside"

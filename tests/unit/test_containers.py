@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -54,7 +55,8 @@ def test_the_longest_mount_wins_and_a_tmpfs_is_no_host_path() -> None:
     )  # fmt: skip
     assert c.host_path("/etc/mysql/conf.d/x.cnf") == "/srv/conf/x.cnf"
     assert c.host_path("/etc/mysql/my.cnf") == "/var/lib/docker/volumes/etc/_data/my.cnf"
-    assert c.bind_for("/etc/mysql/my.cnf") is None  # a volume: not a host directory
+    volume = c.bind_for("/etc/mysql/my.cnf")  # a named volume outlives the container too
+    assert volume is not None and volume.words.startswith("the volume etc (")
     assert c.host_path("/tmp/x") is None
     assert c.host_path("/etc/mysqlx") is None
 
@@ -166,4 +168,6 @@ def test_published_ports_and_named_volumes_as_docker_words_them() -> None:
     assert c.ports == ("3306/tcp -> 0.0.0.0:13306",)
     assert c.mounts[0].name == "dbdata"
     assert c.host_path("/var/lib/mysql/ibdata1") == "/var/lib/docker/volumes/dbdata/_data/ibdata1"
-    assert c.bind_for("/var/lib/mysql") is None
+    assert c.bind_for("/var/lib/mysql") is not None
+    read_only = dataclasses.replace(c.mounts[0], read_write=False)
+    assert dataclasses.replace(c, mounts=(read_only,)).bind_for("/var/lib/mysql") is None
