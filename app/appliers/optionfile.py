@@ -107,8 +107,8 @@ def not_durable(container: Container, where: str) -> ApplyError:
     """The refusal for a file only the container's own layer would keep."""
     return ApplyError(
         f"The container {container.name} has no configuration directory kept on the host "
-        f"(a mounted host directory or volume; {where}): a file written inside the container is lost when the container is "
-        "recreated, so InnoTune does not write one there.",
+        f"(a mounted host directory or volume; {where}): a file written inside the container "
+        "is lost when the container is recreated, so InnoTune does not write one there.",
         "Export the durable way and apply it when you choose: innotune export TARGET "
         f"--instance {container.name} --compose DIR writes a compose override that mounts "
         "InnoTune's file from the host (and the same settings as options of the server's "
