@@ -2,8 +2,8 @@
 
 Run as root from the project directory (Debian's docker.io and podman installed):
 
-    .venv/bin/python -m tests.benchmarks.bench_containers \
-        [--runs docker:trixie,docker:sid,podman:trixie] [--bench-seconds 15]
+    .venv/bin/python -m tests.benchmarks.bench_containers [--bench-seconds 15]
+        [--runs docker:trixie,docker:sid,podman:trixie]
 
 Starts this run's own dockerd (no iptables rules, no bridge) and podman store under a
 temporary directory, loads the cached images (built once from the test hosts' root
