@@ -279,7 +279,8 @@ def _container_how(
         client = None
     return {
         "unit": None,
-        "memory_max_bytes": None,
+        # The engine's limit: the kernel kills the server there first (checked by validate).
+        "memory_max_bytes": container.memory_limit_bytes,
         "restart": list(restart_argv) if restart_argv else container.restart_argv,
         "socket": None,
         "pid_file": None,

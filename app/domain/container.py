@@ -57,6 +57,7 @@ class Container:
     env_names: tuple[str, ...] = ()  # the MARIADB_*/MYSQL_* variables set (names only)
     command: tuple[str, ...] = ()  # entrypoint and arguments as the engine starts them
     server_uid: int | None = None  # the server's uid (the container's own numbering)
+    memory_limit_bytes: int | None = None  # the engine's --memory; None: no limit
     notes: tuple[str, ...] = field(default=())
 
     @property

@@ -90,7 +90,14 @@ def container_from(engine: str, data: dict[str, Any]) -> Container:
         mounts=_mounts(data),
         env_names=tuple(sorted(n for n in env if n.startswith(ENV_PREFIXES))),
         command=tuple(c for c in command if c),
+        memory_limit_bytes=_memory_limit(data),
     )
+
+
+def _memory_limit(data: dict[str, Any]) -> int | None:
+    """The container's memory limit in bytes (0 or absent: none)."""
+    value = (data.get("HostConfig") or {}).get("Memory")
+    return int(value) if isinstance(value, int) and value > 0 else None
 
 
 def parse_containers(text: str) -> list[Container]:

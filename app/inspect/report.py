@@ -144,6 +144,8 @@ def container_lines(c: Container, s: ServerFacts) -> list[str]:
         lines.append(f"  compose project {c.compose_project or '-'}, service "
                      f"{c.compose_service or '-'}")  # fmt: skip
     lines.append(f"  published ports: {', '.join(c.ports) or 'none'}")
+    limit = c.memory_limit_bytes
+    lines.append(f"  memory limit: {size(limit) if limit else 'none (the host RAM)'}")
     datadir = (s.datadir or "/var/lib/mysql").rstrip("/")
     data = c.host_path(datadir)
     lines.append(

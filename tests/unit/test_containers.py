@@ -28,6 +28,7 @@ def test_docker_and_podman_inspect_are_read_alike() -> None:
     assert (docker.engine, docker.name, docker.compose_label) == ("docker", "shop-db-1", "shop/db")
     assert docker.image.startswith("localhost/innotune-test-trixie:")
     assert docker.env_names == ("MARIADB_AUTO_UPGRADE",)  # names only, PATH left out
+    assert docker.memory_limit_bytes is None and podman.memory_limit_bytes is None
     assert docker.command == ("/usr/local/bin/innotune-entrypoint", "mariadbd", "--user=mysql")
     assert (podman.engine, podman.name, podman.compose_label) == ("podman", "pod-maria", "")
     for c in (docker, podman):
@@ -156,6 +157,7 @@ def test_published_ports_and_named_volumes_as_docker_words_them() -> None:
     """SYNTHETIC: the recorded containers ran without a network; these fields are shaped as
     docker 20.10 prints them for `-p 13306:3306 -v dbdata:/var/lib/mysql`."""
     data = json.loads(DOCKER)[0]
+    data["HostConfig"]["Memory"] = 1073741824
     data["NetworkSettings"]["Ports"] = {
         "3306/tcp": [{"HostIp": "0.0.0.0", "HostPort": "13306"}],  # noqa: S104
         "33060/tcp": None,
@@ -166,6 +168,7 @@ def test_published_ports_and_named_volumes_as_docker_words_them() -> None:
     ]  # fmt: skip
     (c,) = parse_containers(_section("docker", json.dumps([data])))
     assert c.ports == ("3306/tcp -> 0.0.0.0:13306",)
+    assert c.memory_limit_bytes == 1 << 30
     assert c.mounts[0].name == "dbdata"
     assert c.host_path("/var/lib/mysql/ibdata1") == "/var/lib/docker/volumes/dbdata/_data/ibdata1"
     assert c.bind_for("/var/lib/mysql") is not None
