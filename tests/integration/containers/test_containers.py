@@ -1,6 +1,6 @@
 """The lifecycle on servers in containers: Debian's docker.io and podman, real images.
 
-MariaDB 11.8 (trixie) and Oracle MySQL 9.7 (sid) in Docker, MariaDB 11.8 in Podman; see
+MariaDB 11.8 (trixie) and Oracle MySQL 9.7 (sid), each in Docker and in Podman; see
 tests/containers/lifecycle.py for the steps. Then what `docker compose up --force-recreate`
 does to a change: kept in a mounted directory, lost inside the container, kept again with
 the exported override.
@@ -34,7 +34,8 @@ def own_jobs() -> Iterator[list[str]]:
 
 
 @pytest.mark.parametrize(
-    ("engine_name", "host"), [("docker", "trixie"), ("docker", "sid"), ("podman", "trixie")]
+    ("engine_name", "host"),
+    [("docker", "trixie"), ("docker", "sid"), ("podman", "trixie"), ("podman", "sid")],
 )
 def test_lifecycle(
     request: pytest.FixtureRequest,
