@@ -37,6 +37,8 @@ def parts() -> tuple[tuple[str, list[str], dict[str, str]], ...]:
     integration = sorted((REPO / "tests" / "integration").glob("test_*.py"))
     first = [str(p.relative_to(REPO)) for p in integration if p.name < SPLIT]
     rest = [str(p.relative_to(REPO)) for p in integration if p.name >= SPLIT]
+    # The servers in containers (about 8 min): their own dockerd and podman.
+    rest.append("tests/integration/containers")
     return (
         ("integration, appliers to lifecycle", first, {}),
         ("ui, unit and integration from local_sudo", ["tests/ui", "tests/unit", *rest], {}),

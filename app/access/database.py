@@ -77,6 +77,8 @@ def open_session(
     ``have``: which of the relays and clients the target has, when already asked
     (see :data:`PROGRAMS_ARGV`); otherwise one command asks.
     """
+    if instance.container is not None:
+        return container_session(transport, instance, credentials, use_sudo=use_sudo, say=say)
     local = isinstance(transport, LocalTransport)
     if credentials.password is not None and credentials.user:
         return _password_login(transport, instance, credentials, local, have)
@@ -115,6 +117,59 @@ def open_session(
         "The host has none of socat, python3 or the mariadb/mysql client, so InnoTune "
         "cannot reach the server's socket.",
         "Install socat (apt-get install socat), or give a database user and password for TCP.",
+    )
+
+
+def container_client(transport: Transport, instance: ServerInstance, *, sudo: bool) -> str:
+    """The client program inside ``instance``'s container (its image's own).
+
+    Raises:
+        DatabaseError: the image has neither mariadb nor mysql.
+    """
+    container = instance.container
+    assert container is not None
+    script = "command -v mariadb || command -v mysql"
+    found = transport.run([*container.exec_argv, "sh", "-c", script], sudo=sudo, timeout=30)
+    names = found.out.split()
+    if not names:
+        raise DatabaseError(
+            f"The container {container.name} has neither the mariadb nor the mysql client "
+            f"({found.err.strip()[-200:] or 'exit ' + str(found.exit_status)}).",
+            "InnoTune reads a server in a container through its image's own client.",
+        )
+    return names[0].rsplit("/", 1)[-1]
+
+
+def container_session(
+    transport: Transport,
+    instance: ServerInstance,
+    credentials: Credentials = Credentials(),
+    *,
+    use_sudo: bool = True,
+    say: Callable[[str], None] = lambda _text: None,
+) -> Session:
+    """Log in to a server in a container through its engine's exec and the image's client.
+
+    No port is needed: the client runs inside, next to the server, as the container's root
+    (the socket login); a password, when given, travels on standard input.
+    """
+    container = instance.container
+    assert container is not None
+    sudo = use_sudo and not transport.is_root
+    client = container_client(transport, instance, sudo=sudo)
+    say(f"Logging in through {container.engine} exec with the {client} client in {container.name}")
+
+    def runner(argv: Sequence[str], stdin: bytes | None) -> tuple[int, str, str]:
+        result = transport.run([*container.exec_argv, *argv], sudo=sudo, input=stdin, timeout=120)
+        return result.exit_status, result.out, result.err
+
+    return ClientBatchSession(
+        runner,
+        client,
+        "",
+        user=credentials.user or "root",
+        password=credentials.password if credentials.user else None,
+        via=f"the {client} client inside {container.engine} container {container.name}",
     )
 
 

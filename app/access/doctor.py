@@ -284,7 +284,10 @@ def run_doctor(
     yield emit(Step("instance", "ok", instance.label))
 
     # 6. socket or port
-    if instance.socket:
+    if instance.container is not None:
+        engine = instance.container.engine
+        yield emit(Step("socket", "ok", f"inside the container, reached through {engine} exec"))
+    elif instance.socket:
         # The server list said which sockets exist; only one it did not see is asked after.
         there = instance.socket in present or (
             transport.run(["test", "-S", instance.socket], sudo=use_sudo, timeout=20).ok

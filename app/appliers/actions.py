@@ -176,6 +176,10 @@ class Host:
     # A value persisted in mysqld-auto.cnf (MySQL's SET PERSIST) beats the option files:
     # "reset" removes it (RESET PERSIST), "persist" persists InnoTune's value there too.
     persisted: str = "reset"
+    # Where the server's own option files are read when not through ``transport``: a server
+    # in a container reads the container's files (its engine's exec); the job still writes
+    # on the host, into a bind-mounted directory.
+    server_transport: Any = None
 
     @property
     def live(self) -> bool:

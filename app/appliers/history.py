@@ -91,6 +91,15 @@ def identity(
     (no root, or it was restarted since ``instance`` was found), ``--datadir``, else
     ``datadir`` (the server's variable), resolved the same way.
     """
+    if instance.container is not None:
+        # Every container sees its own /var/lib/mysql: the container names the instance.
+        c = instance.container
+        inside = (instance.datadir or datadir or "/var/lib/mysql").rstrip("/") or "/"
+        return {
+            "key": f"container={c.engine}/{c.name}",
+            "datadir": c.host_path(inside) or inside,
+            "option_file": None,
+        }
     argv_dir = next((a.split("=", 1)[1] for a in instance.argv if a.startswith("--datadir=")), "")
     argv_dir = argv_dir or instance.datadir or ""
     result = transport.run(
@@ -123,6 +132,8 @@ def describe_instance(doc: dict[str, Any]) -> str:
     if not doc.get("key"):
         where = f"; it ran at {doc['socket']}" if doc.get("socket") else ""
         return f"not recorded (taken before InnoTune recorded instances{where})"
+    if str(doc["key"]).startswith("container="):
+        return f"the container {str(doc['key']).split('/', 1)[-1]} (data in {doc.get('datadir')})"
     option = doc.get("option_file")
     files = f"--defaults-file={option}" if option else "default option files"
     text = f"{doc.get('datadir')} ({files})"
@@ -448,14 +459,22 @@ def instance_for(
             spec in instance.sockets
             or (spec.isdigit() and int(spec) in (*instance.ports, instance.pid))
             or spec == ident.get("datadir")
+            or (instance.container is not None and spec == instance.container.name)
         ):
             return str(ident["key"])
     for record in reversed(list(records)):
         doc = record.snapshot.instance
-        if record.instance_key and spec in (
-            str(doc.get("socket") or ""),
-            str(doc.get("port") or ""),
-            str(doc.get("datadir") or ""),
+        container = record.instance_key.startswith("container=") and (
+            record.instance_key.split("/", 1)[-1] == spec
+        )
+        if record.instance_key and (
+            container
+            or spec
+            in (
+                str(doc.get("socket") or ""),
+                str(doc.get("port") or ""),
+                str(doc.get("datadir") or ""),
+            )
         ):
             return record.instance_key
     raise RollbackRefused(

@@ -35,6 +35,7 @@ from app.appliers.actions import (
     read_file_or_none,
     stat_files,
 )
+from app.domain.container import Container
 from app.domain.instance import ServerInstance
 from app.domain.plan import Change
 from app.optionfiles import (
@@ -105,14 +106,42 @@ def _key_of(text: str) -> str:
     return resolve(text).name
 
 
-def choose_destination(view: ServerView, reader: Reader, keys: Sequence[str]) -> Destination:
+def not_durable(container: Container, where: str) -> ApplyError:
+    """The refusal for a file only the container's own layer would keep."""
+    return ApplyError(
+        f"The container {container.name} has no configuration directory kept on the host "
+        f"(a mounted host directory or volume; {where}): a file written inside the container "
+        "is lost when the container is recreated, so InnoTune does not write one there.",
+        "Export the durable way and apply it when you choose: innotune export TARGET "
+        f"--instance {container.name} --compose DIR writes a compose override that mounts "
+        "InnoTune's file from the host (and the same settings as options of the server's "
+        "command).",
+    )
+
+
+def choose_destination(
+    view: ServerView, reader: Reader, keys: Sequence[str], container: Container | None = None
+) -> Destination:
     """The drop-in in the directory read last, or the main file; see the module docstring.
 
+    In a container: the drop-in in the directory read last among those a host directory is
+    mounted on (a file there is kept when the container is recreated).
+
     Raises:
-        ApplyError: no file can take the settings without rewriting a file with secrets.
+        ApplyError: no file can take the settings without rewriting a file with secrets, or
+            (in a container) none is on a mounted host directory.
     """
     wanted = set(keys)
     dirs = [d.rstrip("/") or "/" for d in view.reading.directories]
+    mounted = ""
+    if container is not None:
+        dirs = [d for d in dirs if container.bind_for(d) is not None]
+        if not dirs:
+            read = ", ".join(view.reading.directories) or "no include directory"
+            raise not_durable(container, f"it reads {read}")
+        bind = container.bind_for(dirs[-1])
+        assert bind is not None
+        mounted = f"; {bind.words} is mounted there, so it is kept"
     if dirs:
         last = dirs[-1]
         names = [n for n in reader(last).names if n.endswith(".cnf")]
@@ -127,10 +156,11 @@ def choose_destination(view: ServerView, reader: Reader, keys: Sequence[str]) ->
         mine = [n for n in ours if all(n.encode() > o.encode() for o in setting_same if o != n)]
         name = mine[-1] if mine else late_name(STEM, ".cnf", setting_same)
         later = ", ".join(setting_same)
-        why = f"the drop-in directory the server reads last ({last})" + (
+        which = "read last of those mounted from the host" if container else "the server reads last"
+        why = f"the drop-in directory {which} ({last})" + (
             f"; named to sort after {later}, which set the same options" if later else ""
         )
-        return Destination(f"{last}/{name}", "drop-in", why)
+        return Destination(f"{last}/{name}", "drop-in", why + mounted)
     existing = [t.path for t in view.tops if t.path in view.reading.parsed]
     home = view.home.rstrip("/")
     global_tops = [
@@ -392,7 +422,7 @@ def _removal_action(removals: Sequence[Change], host: Host) -> _Planned:
     )
 
 
-def _plan(changes: Sequence[Change], host: Host) -> _Planned:
+def _plan(changes: Sequence[Change], host: Host, container: Container | None = None) -> _Planned:
     removals = [c for c in changes if c.target == "option_remove"]
     changes = [c for c in changes if c.target in ("option_file", "dynamic")]
     ids = tuple(c.id for c in changes)
@@ -458,7 +488,7 @@ def _plan(changes: Sequence[Change], host: Host) -> _Planned:
             )
         else:
             accepted.append(change)
-    dest = choose_destination(view, reader, [c.key for c in accepted])
+    dest = choose_destination(view, reader, [c.key for c in accepted], container)
     before = read_file_or_none(host, dest.path)
     start = edits[dest.path][1] if dest.path in edits else before
     option_file = parse(start or b"", dest.path)
@@ -645,8 +675,39 @@ def describe(changes: Sequence[Change], host: Host) -> list[Action]:
     Raises:
         ApplyError: the files cannot be read fully, or the server would refuse them.
     """
-    action = _plan(changes, host).action
+    server = host.facts.server
+    container = server.instance.container if server is not None else None
+    if container is None or not host.live:
+        action = _plan(changes, host).action
+    else:
+        inside = dataclasses.replace(host, transport=host.server_transport or host.transport)
+        action = on_the_host(_plan(changes, inside, container).action, container)
     return [action] if action.change_ids or action.unsupported else []
+
+
+def on_the_host(action: Action, container: Container) -> Action:
+    """The container's files as the host's job writes them: the mounted host directory's.
+
+    Raises:
+        ApplyError: a file is not on a mounted host directory (lost when recreated).
+    """
+    files = []
+    for write in action.files:
+        bind = container.bind_for(write.path)
+        host_path = bind.host_path(write.path) if bind is not None else None
+        if host_path is None:
+            raise not_durable(container, f"{write.path} is in the image")
+        note = f"the container reads it as {write.path}"
+        files.append(
+            dataclasses.replace(
+                write,
+                path=host_path,
+                # The container's user names are not the host's: the job's default owner.
+                owner="" if write.before is None else write.owner,
+                note="; ".join(n for n in (write.note, note) if n),
+            )
+        )
+    return dataclasses.replace(action, files=tuple(files))
 
 
 def verify(host: Host, path: str, wanted: dict[str, str]) -> list[str]:

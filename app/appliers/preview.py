@@ -307,6 +307,13 @@ def build_preview(plan: Plan, host: Host) -> Preview:
             "Built from saved facts without a connection: option files could not be read, "
             "current values come from the facts, and persistence files are shown as new."
         )
+    container = host.facts.server.instance.container if host.facts.server is not None else None
+    if container is not None:
+        notes.append(
+            f"The server runs in the {container.engine} container {container.name}: the kernel "
+            "and disk settings are this host's (the container shares its kernel and disks), so "
+            "they change for every container and program on it."
+        )
     actions = describe_actions(plan, host, errors)
     restart_needed = any(a.restart_needed for a in actions)
     restart = next((a.restart for a in actions if a.restart is not None), None)

@@ -219,6 +219,14 @@ def server_how(
     """How the job restarts this server and judges its health (stored in the snapshot)."""
     instance = server.instance
     sudo = _sudo(transport)
+    if instance.container is not None:
+        return _container_how(
+            transport,
+            server,
+            restart_argv=restart_argv,
+            health_timeout=health_timeout,
+            watch_seconds=watch_seconds,
+        )
     variables = {v.name: v.value for v in server.variables}
     restart = list(restart_argv) if restart_argv else instance.restart_argv()
     service = getattr(server, "service", None)
@@ -242,6 +250,51 @@ def server_how(
     }
 
 
+def _container_how(
+    transport: Transport,
+    server: ServerFacts,
+    *,
+    restart_argv: Sequence[str] | None,
+    health_timeout: float,
+    watch_seconds: float,
+) -> dict[str, Any]:
+    """How the job restarts a server in a container: through its engine, judged from outside.
+
+    The job runs on the host: it finds the server among the host's processes by the
+    container's id in their cgroup, logs in with the image's client through exec, and reads
+    the server's lines from the engine's log. The container's socket and pid file are
+    inside it, so neither is used.
+    """
+    from app.access.database import container_client
+
+    container = server.instance.container
+    assert container is not None
+    sudo = _sudo(transport)
+    client: list[str] | None = None
+    try:
+        name = container_client(transport, server.instance, sudo=sudo)
+        argv = [container.engine, "exec", container.name, name, "--user=root"]
+        if transport.run([*argv, "-N", "-B", "-e", "SELECT 1"], sudo=sudo, timeout=30).ok:
+            client = argv
+    except InnoTuneError:
+        client = None
+    return {
+        "unit": None,
+        # The engine's limit: the kernel kills the server there first (checked by validate).
+        "memory_max_bytes": container.memory_limit_bytes,
+        "restart": list(restart_argv) if restart_argv else container.restart_argv,
+        "socket": None,
+        "pid_file": None,
+        "markers": [],
+        "cgroup_id": container.id,
+        "binary": server.instance.binary,
+        "client": client,
+        "log": {"kind": "container", "engine": container.engine, "name": container.name},
+        "health_timeout": health_timeout,
+        "watch_seconds": watch_seconds,
+    }
+
+
 def _version_tuple(version: str) -> tuple[int, ...]:
     head = version.split("-", 1)[0]
     return tuple(int(p) for p in head.split(".") if p.isdigit())
@@ -260,11 +313,16 @@ def validation_command(server: ServerFacts, job_id: str) -> dict[str, Any]:
     instance = server.instance
     cmdline = parse_argv(instance.argv or (instance.binary,))
     base = [instance.binary, *defaults_switches(cmdline), *cmdline.checking_args()]
+    container = instance.container
+    if container is not None:
+        # Inside the container, as the server's own uid: it reads the mounted directory.
+        uid = [] if container.server_uid is None else ["--user", str(container.server_uid)]
+        base = [container.engine, "exec", *uid, container.name, *base]
     if server.flavour in ("mysql", "percona") and _version_tuple(server.version) >= (8, 0, 16):
         argv = [*base, "--validate-config"]
     else:
         argv = [*base, "--verbose", "--help", f"--log-bin-index=/tmp/innotune-{job_id}.index"]
-    return {"argv": argv, "user": instance.user or None}
+    return {"argv": argv, "user": None if container else instance.user or None}
 
 
 # -- the bundle ----------------------------------------------------------------------------

@@ -18,7 +18,9 @@ from app.domain.bench import ENGINES
 from app.domain.errors import InnoTuneError
 from app.domain.target import Target
 from app.mysql.session import Session
+from app.remote.container import ContainerTransport
 from app.remote.local import LocalTransport
+from app.remote.transport import Transport
 
 R = TypeVar("R")
 
@@ -52,6 +54,12 @@ def target_login(
         return None
     user = target.options.mysql_user
     password = secrets.mysql_password
+    if instance.container is not None:
+        # Inside the container, next to the server: its socket, as our sessions log in.
+        socket = (session.query("SELECT @@socket")[0][0] or "").strip() or None
+        if password is not None and user:
+            return TargetLogin(socket, None if socket else 3306, user, password)
+        return TargetLogin(socket, None, "root") if socket else None
     if password is not None and user:
         # By socket where the server has one (the port only without it).
         port = None if instance.socket else instance.port
@@ -79,7 +87,16 @@ def _on_target(
     login = target_login(result, target, secrets, session)
     if login is None or result.transport is None or result.instance is None:
         return None
-    return find(result.transport, login, server_pid(result, session))
+    return find(where_clients_run(result), login, server_pid(result, session))
+
+
+def where_clients_run(result: DoctorResult) -> Transport:
+    """The target's transport; for a server in a container, the container (through exec)."""
+    assert result.transport is not None and result.instance is not None
+    container = result.instance.container
+    if container is None:
+        return result.transport
+    return ContainerTransport(result.transport, container, sudo=result.can_sudo)
 
 
 def sysbench_route(
@@ -172,6 +189,7 @@ def server_pid(result: DoctorResult, session: Session | None = None) -> int | No
     if transport is None or instance is None:
         return None
     session = session or result.session
+    transport = where_clients_run(result)  # a container's pid file names its own pids
     pid_file = None
     if session is not None:
         try:
@@ -187,4 +205,4 @@ def cpu_probe(result: DoctorResult, session: Session | None = None) -> CpuProbe 
     if transport is None or instance is None:
         return None
     where = "this computer" if isinstance(transport, LocalTransport) else "link"
-    return CpuProbe(transport, server_pid(result, session), where)
+    return CpuProbe(where_clients_run(result), server_pid(result, session), where)

@@ -39,7 +39,9 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
         "--ask-mysql-password", action="store_true", help="prompt for the database password"
     )
     group.add_argument(
-        "--instance", metavar="SOCKET|PORT|PID", help="which server, when the host runs several"
+        "--instance",
+        metavar="SOCKET|PORT|PID|CONTAINER",
+        help="which server, when the host runs several (a container by its name)",
     )
 
 

@@ -27,6 +27,9 @@ Export the plan for other hosts to apply with their own tools:
                   setting changed. `ansible-playbook -i INVENTORY DIR/site.yml --check --diff`.
   --script FILE   one POSIX sh script for one host: `sh FILE check|apply|rollback`, with its
                   own snapshot, refusing a server version other than the plan's.
+  --compose DIR   for a server in a container: the drop-in and a compose override that
+                  mounts it from the host (a change inside a container is lost when it is
+                  recreated), with the same settings as options of the server's command.
 
 The plan comes from TARGET (inspected), from --facts FILE (saved facts) or from --plan
 PLAN.json (saved by `innotune plan --out`); slider options apply to the first two.
@@ -58,6 +61,11 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
     out = parser.add_mutually_exclusive_group(required=True)
     out.add_argument("--ansible", metavar="DIR", help="write a playbook and role into DIR")
     out.add_argument("--script", metavar="FILE", help="write a POSIX sh script to FILE")
+    out.add_argument(
+        "--compose",
+        metavar="DIR",
+        help="a server in a container: write the drop-in and a compose override into DIR",
+    )
     handlers["export"] = run
 
 
@@ -83,6 +91,22 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     plan, facts = _plan(args)
+    if args.compose:
+        from app.flows.export import export_compose
+
+        container = facts.server.instance.container if facts and facts.server else None
+        if container is None:
+            print(
+                "innotune export: --compose is for a server in a container; give TARGET with "
+                "--instance CONTAINER (or --facts FILE of one)",
+                file=sys.stderr,
+            )
+            return 2
+        for path in export_compose(plan, container, Path(args.compose)):
+            print(f"wrote {path}")
+        print(f"try: docker compose -f compose.yml -f {Path(args.compose) / 'compose.override.yml'}"
+              " up -d")  # fmt: skip
+        return 0
     if args.ansible:
         written = export_playbook(plan, Path(args.ansible), facts)
         print(f"wrote {len(written)} files into {args.ansible}; try:")

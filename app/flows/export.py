@@ -10,9 +10,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from app.domain.container import Container
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
 from app.export import playbook_files, shell_script
+from app.export.compose import compose_files
 
 
 def export_playbook(plan: Plan, directory: Path, facts: HostFacts | None = None) -> list[Path]:
@@ -21,6 +23,17 @@ def export_playbook(plan: Plan, directory: Path, facts: HostFacts | None = None)
     for name, text in sorted(playbook_files(plan, facts).items()):
         path = directory / name
         path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        written.append(path)
+    return written
+
+
+def export_compose(plan: Plan, container: Container, directory: Path) -> list[Path]:
+    """The drop-in and compose override for a server in a container; the paths written."""
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in sorted(compose_files(plan, container).items()):
+        path = directory / name
         path.write_text(text)
         written.append(path)
     return written

@@ -55,7 +55,11 @@ def renew_lost_session(
         old.close()
     from app.inspect.instances import choose_instance, find_instances
 
-    spec = conn.instance.socket or (str(conn.instance.port) if conn.instance.port else None)
+    spec = (
+        conn.instance.spec
+        if conn.instance.container
+        else (conn.instance.socket or (str(conn.instance.port) if conn.instance.port else None))
+    )
     try:
         if spec is not None:
             found = find_instances(conn.transport, sudo=conn.can_sudo)

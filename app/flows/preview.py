@@ -7,6 +7,7 @@ from app.appliers.actions import Host
 from app.appliers.preview import Preview, build_preview, with_checksums, with_requested_restart
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
+from app.remote.container import ContainerTransport
 
 __all__ = [
     "Preview",
@@ -24,7 +25,18 @@ def target_host(facts: HostFacts, conn: DoctorResult | None, persisted: str = "r
     """
     if conn is None or conn.transport is None:
         return Host(facts)
-    return Host(facts, conn.transport, conn.session, sudo=conn.can_sudo, persisted=persisted)
+    container = facts.server.instance.container if facts.server is not None else None
+    inside = None
+    if container is not None:
+        inside = ContainerTransport(conn.transport, container, sudo=conn.can_sudo)
+    return Host(
+        facts,
+        conn.transport,
+        conn.session,
+        sudo=conn.can_sudo,
+        persisted=persisted,
+        server_transport=inside,
+    )
 
 
 def preview_plan(

@@ -145,11 +145,10 @@ def current_instance(transport: Transport, instance: Any) -> Any:
     """The instance as it runs now (a restart gave it a new pid), else as it was found."""
     from app.inspect.instances import choose_instance
 
-    spec = instance.socket or (str(instance.port) if instance.port else None)
-    if spec is None:
+    if instance.container is None and not (instance.socket or instance.port):
         return instance
     try:
-        return choose_instance(find_instances(transport, sudo=not transport.is_root), spec)
+        return choose_instance(find_instances(transport, sudo=not transport.is_root), instance.spec)
     except InnoTuneError:
         return instance
 

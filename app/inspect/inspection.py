@@ -18,6 +18,7 @@ from app.inspect.diskprobe import probe_disk
 from app.inspect.host import host_argv, host_facts_from
 from app.inspect.server import gather_server_facts
 from app.mysql.session import Session
+from app.remote.container import ContainerTransport
 from app.remote.transport import Pending, Transport, submit
 
 # Variables naming directories the server writes to; each gets its own write path.
@@ -74,16 +75,35 @@ def inspect(
     """
     directories: list[str] = []
     host_run: list[Pending] = []
+    unknown: list[Unknown] = []
+    # A server in a container reads the container's files (through exec); its directories
+    # are the host's where a mount carries them (the same kernel, the disks under them).
+    container = instance.container
+    inside: Transport = transport
+    if container is not None:
+        inside = ContainerTransport(transport, container, sudo=use_sudo)
 
     def os_facts(values: dict[str, str]) -> None:
-        directories.extend(directories_from(values))
+        for path in directories_from(values):
+            host = container.host_path(path) if container is not None else path
+            if host is None:
+                assert container is not None
+                unknown.append(
+                    Unknown(
+                        f"the disk under {path} in the container {container.name}",
+                        "no mount carries it: it lives in the container's own layer, on the "
+                        "engine's storage",
+                    )
+                )
+            elif host not in directories:
+                directories.append(host)
         say("Reading the machine, the filesystems and the disks")
         host_run.append(submit(transport, host_argv(directories), sudo=use_sudo, timeout=60))
 
     server: ServerFacts = gather_server_facts(
         session,
         instance,
-        transport,
+        inside,
         sample_seconds=sample_seconds,
         say=say,
         sleep=wait,
@@ -91,7 +111,6 @@ def inspect(
     )
     gathered: OsFacts = host_facts_from(host_run[0].result(), directories)
     probe: DiskProbe | None = None
-    unknown: list[Unknown] = []
     if disk_probe and directories:
         say(f"Measuring synced writes in {directories[0]} (a few seconds)")
         try:

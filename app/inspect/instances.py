@@ -8,20 +8,27 @@ command-line arguments are the fallback.
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from dataclasses import dataclass
 
+from app.domain.container import Container
 from app.domain.errors import InnoTuneError
 from app.domain.instance import ServerInstance
+from app.inspect.containers import CONTAINERS_SCRIPT, owner, parse_containers
 from app.remote.transport import Transport
 
 SERVER_NAMES = ("mysqld", "mariadbd")
 
-FIND_SCRIPT = r"""
-echo "@@self $(readlink /proc/$$/ns/pid 2>/dev/null)"
+FIND_SCRIPT = (
+    r"""
+self=$(readlink /proc/$$/ns/pid 2>/dev/null)
+echo "@@self $self"
 nl='
 '
 socks=
+inner=
+inner_podman=
 for p in /proc/[0-9]*; do
     { read -r name < "$p/comm"; } 2>/dev/null || continue
     case "$name" in mysqld|mariadbd) ;; *) continue ;; esac
@@ -42,7 +49,12 @@ for p in /proc/[0-9]*; do
     parent=
     [ -n "$pp" ] && { read -r parent < "/proc/$pp/comm"; } 2>/dev/null
     echo "@@parent $parent"
-    echo "@@pidns $(readlink "$p/ns/pid" 2>/dev/null)"
+    ns=$(readlink "$p/ns/pid" 2>/dev/null)
+    echo "@@pidns $ns"
+    if [ -n "$ns" ] && [ "$ns" != "$self" ]; then
+        inner=1
+        grep -q libpod "$p/cgroup" 2>/dev/null && inner_podman=1
+    fi
     sed 's/^/@@cgroup /' "$p/cgroup" 2>/dev/null
     ls -l "$p/fd/" 2>/dev/null | sed -n 's/.* -> socket:\[\([0-9]*\)\]$/@@inode \1/p'
 done
@@ -59,8 +71,12 @@ echo "@@present"
     awk 'NR > 1 && $4 ~ /10000$/ && NF >= 8 { print $8 }' /proc/net/unix 2>/dev/null
     printf '%s\n' "$socks" | sed -n 's/^--socket=//p'
 } | while IFS= read -r s; do [ -n "$s" ] && [ -S "$s" ] && printf '%s\n' "$s"; done
+"""
+    + CONTAINERS_SCRIPT
+    + """
 echo "@@end"
 """
+)
 
 
 @dataclass
@@ -94,7 +110,7 @@ def parse_instances(text: str) -> list[ServerInstance]:
     section = "procs"
     own_ns = ""
     for line in text.splitlines():
-        if line in ("@@unix", "@@tcp", "@@users", "@@initd", "@@present", "@@end"):
+        if line in ("@@unix", "@@tcp", "@@users", "@@initd", "@@present", "@@containers", "@@end"):
             section = line[2:]
             continue
         if section == "procs":
@@ -141,10 +157,37 @@ def parse_instances(text: str) -> list[ServerInstance]:
             initd.add(line.strip())
     # A server in another pid namespace runs in a container: its socket, files and service
     # are the container's (the same /run/mysqld/mysqld.sock may be two sockets), so it is
-    # tuned by connecting to the container, not from here. (Not the mount namespace:
-    # systemd gives hardened units such as mariadb.service one of their own.)
-    here = [p for p in procs if not (own_ns and p.pidns and p.pidns != own_ns)]
-    return [_instance(p, unix, tcp, users, initd) for p in here]
+    # reached through its engine (exec), never through this host's sockets. One whose
+    # container no engine here names (LXC, a test host's own systemd) is left out. (Not the
+    # mount namespace: systemd gives hardened units such as mariadb.service one of their own.)
+    containers = parse_containers(text)
+    found: list[ServerInstance] = []
+    for p in procs:
+        if own_ns and p.pidns and p.pidns != own_ns:
+            container = owner(p.cgroups or [], containers)
+            if container is not None:
+                found.append(_contained(p, container))
+        else:
+            found.append(_instance(p, unix, tcp, users, initd))
+    return found
+
+
+def _contained(p: _Proc, container: Container) -> ServerInstance:
+    """A server in a container: reached and restarted through its engine."""
+    args = p.args or []
+    inner = dataclasses.replace(container, server_uid=p.uid)
+    return ServerInstance(
+        pid=p.pid,
+        binary=p.exe or (args[0] if args else ""),
+        argv=tuple(args),
+        sockets=(),
+        ports=(),
+        defaults_file=_option(args[:2], "defaults-file"),
+        datadir=_option(args, "datadir"),
+        started_by="container",
+        service=container.name,
+        container=inner,
+    )
 
 
 def _instance(
@@ -214,7 +257,10 @@ class InstanceChoiceError(InnoTuneError):
 
 
 def choose_instance(instances: list[ServerInstance], spec: str | None) -> ServerInstance:
-    """Pick the instance named by ``spec`` (a socket path, a port or a pid), or the only one."""
+    """Pick the instance named by ``spec`` (a socket path, a port, a pid or a container's name).
+
+    Without ``spec``, the only one.
+    """
     if not instances:
         raise InstanceChoiceError(
             "No MySQL or MariaDB server is running on this host.",
@@ -226,13 +272,15 @@ def choose_instance(instances: list[ServerInstance], spec: str | None) -> Server
         listing = "; ".join(i.label for i in instances)
         raise InstanceChoiceError(
             f"This host runs {len(instances)} server instances: {listing}.",
-            "Choose one with --instance SOCKET|PORT|PID.",
-            "Choose one in the list below, or type its socket, port or pid in the Server "
-            "instance box.",
+            "Choose one with --instance SOCKET|PORT|PID|CONTAINER.",
+            "Choose one in the list below, or type its socket, port, pid or container name in "
+            "the Server instance box.",
         )
     spec = spec.strip()
     for inst in instances:
         if spec in inst.sockets:
+            return inst
+        if inst.container is not None and spec in (inst.container.name, inst.container.id):
             return inst
     if spec.isdigit():
         number = int(spec)

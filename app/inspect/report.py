@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from app.domain.container import Container
 from app.domain.facts import VIRTUAL_TRANSPORTS, BlockDevice, MachineFacts, WritePath
 from app.domain.hostfacts import HostFacts
 from app.domain.serverfacts import ErrorLog, ServerFacts
@@ -13,6 +14,7 @@ STARTED_BY = {
     "sysv": "started by a SysV init script",
     "mysqld_safe": "started through mysqld_safe",
     "manual": "started by hand",
+    "container": "in a container",
     "unknown": "started somehow unknown",
 }
 
@@ -157,6 +159,8 @@ def server_lines(s: ServerFacts, window: bool = False) -> list[str]:
     lines.append(f"  {option_file_words(s)}")
     if s.service is not None:
         lines.append(service_line(s.service))
+    if inst.container is not None:
+        lines += container_lines(inst.container, s)
     return lines
 
 
@@ -199,6 +203,45 @@ def option_file_words(s: ServerFacts) -> str:
 
 def _size_or_unknown(value: int | None) -> str:
     return "unknown" if value is None else size(value)
+
+
+def container_lines(c: Container, s: ServerFacts) -> list[str]:
+    """The container: engine, image, compose service, ports, data and where options come from."""
+    lines = [f"  {c.engine} container {c.name}, image {c.image}"]
+    if c.compose_label:
+        lines.append(f"  compose project {c.compose_project or '-'}, service "
+                     f"{c.compose_service or '-'}")  # fmt: skip
+    lines.append(f"  published ports: {', '.join(c.ports) or 'none'}")
+    limit = c.memory_limit_bytes
+    lines.append(f"  memory limit: {size(limit) if limit else 'none (the host RAM)'}")
+    datadir = (s.datadir or "/var/lib/mysql").rstrip("/")
+    data = c.host_path(datadir)
+    lines.append(
+        f"  data {datadir}: "
+        + (f"on the host at {data}" if data else "in the container's own layer (lost with it)")
+    )
+    for origin in option_origins(c, s.option_files):
+        lines.append(f"  options from {origin}")
+    return lines
+
+
+def option_origins(c: Container, option_files: tuple[str, ...]) -> list[str]:
+    """Where a containerised server's options come from, one phrase each."""
+    found: list[str] = []
+    for mount in c.mounts:
+        if mount.destination.startswith(("/etc/mysql", "/etc/my.cnf")):
+            kind = "a host directory" if mount.kind == "bind" else f"the {mount.kind} {mount.name}"
+            access = "" if mount.read_write else ", read-only"
+            found.append(f"{kind} {mount.source} mounted on {mount.destination}{access}")
+    image = [f for f in option_files if f.startswith("/") and c.host_path(f) is None]
+    if image:
+        found.append(f"the image's files ({', '.join(image)})")
+    args = [a for a in c.command if a.startswith("--")]
+    if args:
+        found.append(f"the command ({' '.join(args)})")
+    if c.env_names:
+        found.append(f"environment variables the entrypoint reads ({', '.join(c.env_names)})")
+    return found
 
 
 def service_line(svc: ServiceInfo) -> str:

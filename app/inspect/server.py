@@ -170,6 +170,9 @@ def error_log_of(variables: dict[str, str], instance: ServerInstance) -> ErrorLo
     if log_error and log_error != "stderr":
         path = log_error if log_error.startswith("/") else f"{datadir.rstrip('/')}/{log_error}"
         return ErrorLog("file", path, f"sudo tail -n 50 {path}")
+    if instance.container is not None:
+        c = instance.container
+        return ErrorLog("container", None, f"sudo {c.engine} logs --tail 50 {c.name}")
     if instance.started_by == "systemd" and instance.service:
         return ErrorLog("journal", None, f"sudo journalctl -u {instance.service} -n 50 --no-pager")
     if "--skip-log-error" in instance.argv or instance.started_by in ("sysv", "mysqld_safe"):

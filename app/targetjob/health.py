@@ -59,6 +59,13 @@ class Health(JobBase):
             return False
         if not require_marker:
             return True
+        cgroup_id = self.how.get("cgroup_id")
+        if cgroup_id:  # a server in a container: its cgroup path names the container
+            try:
+                with open("/proc/%d/cgroup" % pid) as fh:
+                    return cgroup_id in fh.read()
+            except OSError:
+                return False
         markers = self.how.get("markers") or []
         return any(m in argv for m in markers)
 
@@ -106,6 +113,13 @@ class Health(JobBase):
                 names = log.get("match") or ["mariadbd", "mysqld"]
                 lines = [ln for ln in lines if any(n in ln for n in names)]
             return lines
+        if kind == "container" and log.get("name"):
+            # The engine keeps the server's standard error; --since takes a Unix time.
+            since = "%d" % int(self.log_mark or time.time())
+            status, out = self.run(
+                [log["engine"], "logs", "--since", since, log["name"]], timeout=30
+            )
+            return out.splitlines() if status == 0 else None
         if kind == "journal" and log.get("unit"):
             since = "@%d" % int(self.log_mark or time.time())
             status, out = self.run(
@@ -219,9 +233,10 @@ class Health(JobBase):
             time.sleep(1.0)
             lines = self.new_log_lines() or []
             ready = any("ready for connections" in ln for ln in lines)
-        detail = "pid %d healthy after %.1f s (socket greets%s; %s)" % (
+        detail = "pid %d healthy after %.1f s (%s%s; %s)" % (
             pid,
             self.downtime,
+            "socket greets" if self.how.get("socket") else "server process found",
             ", login works" if self.how.get("client") else "",
             {
                 True: '"ready for connections" logged',

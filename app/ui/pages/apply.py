@@ -267,6 +267,8 @@ class ApplyPage(QWizardPage):
         argv = instance.restart_argv() if instance is not None else None
         if argv is not None and instance is not None:
             manager = "systemd" if instance.started_by == "systemd" else "its init script"
+            if instance.container is not None:
+                manager = f"the container engine ({instance.container.engine})"
             self.restart_note.setText(
                 f"When a restart is needed, {manager} restarts the server: {shlex.join(argv)}"
             )

@@ -401,8 +401,7 @@ class ConnectPage(QWizardPage):
         v.chooser.clear()
         v.chooser.addItem("Choose a server…", None)
         for inst in result.instances:
-            spec = inst.socket or (str(inst.port) if inst.port else str(inst.pid))
-            v.chooser.addItem(inst.label, spec)
+            v.chooser.addItem(inst.label, inst.spec)
         for w in (v.chooser_label, v.chooser):
             w.setVisible(True)
         v.chooser.setFocus()

@@ -205,7 +205,9 @@ class ConnectView(QWidget):
         self.mysql_password = QLineEdit()
         self.mysql_password.setEchoMode(QLineEdit.EchoMode.Password)
         self.instance = QLineEdit()
-        self.instance.setPlaceholderText("socket, port or pid — only when several servers run")
+        self.instance.setPlaceholderText(
+            "socket, port, pid or container — only when several servers run"
+        )
         grid_row(access, 0, ("&Database user:", self.mysql_user, 3))
         grid_row(
             access,

@@ -1,0 +1,1 @@
+"""Docker and Podman for the tests: private daemons and images built from the test hosts."""

@@ -1,0 +1,73 @@
+"""Fixtures for the container tests: a private dockerd and podman; the machine left as found.
+
+dockerd runs with --iptables=false --bridge=none and everything under the run's directory
+(tests/containers/engines.py); before and after, the iptables FORWARD policy, the network
+links (no docker0) and the mounts under the run's directory are compared. Import them into a
+conftest (``from tests.containers.fixtures import docker, podman``).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.containers.engines import Docker, Podman, engine_available
+from tests.hosts.util import need, need_root
+
+
+def machine_state() -> dict[str, str]:
+    """What a docker daemon left to itself changes on this machine."""
+    forward = subprocess.run(
+        ["iptables", "-S", "FORWARD"], capture_output=True, text=True, check=False
+    ).stdout.splitlines()
+    links = subprocess.run(
+        ["ip", "-o", "link", "show"], capture_output=True, text=True, check=False
+    ).stdout
+    names = sorted(line.split(":")[1].strip().split("@")[0] for line in links.splitlines())
+    return {"FORWARD policy": forward[0] if forward else "", "links": " ".join(names)}
+
+
+def _mounts_under(path: Path) -> list[str]:
+    with open("/proc/self/mounts") as fh:
+        return [ln.split()[1] for ln in fh if ln.split()[1].startswith(str(path) + "/")]
+
+
+@pytest.fixture(scope="session")
+def docker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Docker]:
+    """This run's own dockerd (no iptables rules, no bridge)."""
+    need_root()
+    missing = engine_available("docker")
+    need(missing is None, f"docker.io: {missing}")
+    workdir = tmp_path_factory.mktemp("docker")
+    before = machine_state()
+    engine = Docker(workdir)
+    engine.start()
+    try:
+        yield engine
+    finally:
+        engine.stop()
+    assert machine_state() == before, "dockerd changed this machine's network"
+    assert _mounts_under(workdir) == [], "dockerd left mounts"
+
+
+@pytest.fixture(scope="session")
+def podman(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Podman]:
+    """Podman with its store and state under this run's directory."""
+    need_root()
+    missing = engine_available("podman")
+    need(missing is None, f"podman: {missing}")
+    workdir = tmp_path_factory.mktemp("podman")
+    before = machine_state()
+    engine = Podman(workdir)
+    engine.start()
+    try:
+        yield engine
+    finally:
+        engine.stop()
+    assert machine_state() == before, "podman changed this machine's network"
+    assert _mounts_under(workdir) == [], "podman left mounts"
+    left = [str(p) for p in engine.absent if p.exists()]
+    assert left == [], f"podman left {', '.join(left)}"
