@@ -377,8 +377,8 @@ def own_apply_jobs(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 
     Other test sessions may be running jobs on this machine at the same time.
     """
-    from app.appliers import runner
-    from app.appliers import snapshot as snap
+    from app.jobs import runner
+    from app.jobs import snapshot as snap
 
     made: list[str] = []
     new_id = snap.new_id

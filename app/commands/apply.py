@@ -1,7 +1,7 @@
 """`innotune apply`, `innotune snapshots` and `innotune rollback`.
 
 ``apply`` shows the preview, asks (or takes ``--yes``), then hands the work to one
-detached job on the target (:mod:`app.appliers.runner`), which snapshots first and rolls
+detached job on the target (:mod:`app.jobs.runner`), which snapshots first and rolls
 back by itself when anything fails. ``snapshots`` lists the snapshots and jobs kept on
 the target; ``rollback`` restores one of them.
 """

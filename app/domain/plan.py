@@ -117,7 +117,7 @@ class FactsSummary:
 
 @dataclass(frozen=True)
 class FileChecksum:
-    """A file the plan will change and its content hash when planned (filled by appliers)."""
+    """A file the plan will change and its content hash when planned (filled by the describers)."""
 
     path: str
     sha256: str | None  # None: the file does not exist yet

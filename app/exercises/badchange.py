@@ -17,12 +17,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from app.access.database import open_session
-from app.appliers import runner
-from app.appliers.actions import Action, FileWrite
+from app.describe.actions import Action, FileWrite
 from app.domain.errors import InnoTuneError
 from app.exercises.model import ExerciseResult, Lab, text_for
 from app.inspect.inspection import inspect
 from app.inspect.instances import choose_instance, find_instances
+from app.jobs import runner
 from app.practice.server import PrivateServer, ServerError
 from app.remote.local import LocalTransport
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 
-from app.appliers.sysctl import render_conf
+from app.describe.sysctl import render_conf
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
 from app.export.disks import DISKS_TEMPLATE, FIND_DISKS, KIND_WORDS

@@ -3,14 +3,14 @@
 :data:`FIND_DISKS` (POSIX sh, shared by the script and the playbook) lists the disks under
 the filesystem that holds the datadir (``findmnt``, ``lsblk``), their kind as
 :func:`disk_kind` tells the planned disk's, and a stable identifier to match in the udev
-rule, with the rule file named as :func:`app.appliers.udev.rule_path` names the job's. A
+rule, with the rule file named as :func:`app.describe.udev.rule_path` names the job's. A
 disk of a kind the plan was made for gets the plan's queue settings for that kind; any
 other gets none, and the export says which (:data:`DISKS_TEMPLATE` for the playbook).
 """
 
 from __future__ import annotations
 
-from app.appliers.udev import MATCH_KEYS, SAFE_ID_CHARS
+from app.describe.udev import MATCH_KEYS, SAFE_ID_CHARS
 from app.domain.facts import BlockDevice
 
 #: Disk kinds as the exports tell them apart at run time, in plain words.
@@ -87,7 +87,7 @@ def _find_disks_script() -> str:
 #: ``sh -c FIND_DISKS sh DATADIR``: one line per disk under the datadir's filesystem,
 #: ``disk|name|kind|rule file|udev match|why no rule``, or ``none|why`` when the datadir
 #: is not on a block device. The rule file is named as
-#: :func:`app.appliers.udev.rule_path` names it; the match is on the same stable identifier.
+#: :func:`app.describe.udev.rule_path` names it; the match is on the same stable identifier.
 FIND_DISKS = _find_disks_script()
 
 

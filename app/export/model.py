@@ -1,10 +1,10 @@
 """What both exports need: the same Actions the preview shows and the job runs, digested.
 
-:func:`digest` describes the plan with the describers of :mod:`app.appliers.registry` (from
+:func:`digest` describes the plan with the describers of :mod:`app.describe.registry` (from
 the facts, without a connection: an export is for other hosts) and sorts their Actions'
-typed values by what an export does with them. The file contents reuse the appliers'
+typed values by what an export does with them. The file contents reuse the describers'
 renderers (:func:`app.optionfiles.set_option` / :func:`app.optionfiles.render` for the
-drop-in, :func:`app.appliers.sysctl.render_conf` for sysctl.d, :func:`app.appliers.udev.
+drop-in, :func:`app.describe.sysctl.render_conf` for sysctl.d, :func:`app.describe.udev.
 assignments` for udev), so an export writes what InnoTune's own apply would write.
 
 Disk queue settings are not tied to the planned host's device names: each queue setting
@@ -19,9 +19,9 @@ import textwrap
 from dataclasses import dataclass
 from fractions import Fraction
 
-from app.appliers.actions import Action, Host
-from app.appliers.registry import describe_all
-from app.appliers.udev import RULE_HEAD, assignments, find_device
+from app.describe.actions import Action, Host
+from app.describe.registry import describe_all
+from app.describe.udev import RULE_HEAD, assignments, find_device
 from app.domain.errors import InnoTuneError
 from app.domain.facts import MachineFacts, OsFacts
 from app.domain.hostfacts import HostFacts

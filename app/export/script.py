@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import shlex
 
-from app.appliers.sysctl import render_conf
+from app.describe.sysctl import render_conf
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
 from app.export.disks import FIND_DISKS, KIND_WORDS

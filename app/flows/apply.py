@@ -11,12 +11,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.appliers import actions, runner
-from app.appliers.actions import Action
-from app.appliers.preview import Preview, with_requested_restart
+from app.describe import actions
+from app.describe.actions import Action
+from app.describe.preview import Preview, with_requested_restart
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
 from app.domain.serverfacts import ServerFacts
+from app.jobs import runner
 from app.places import local_snapshot_dir
 from app.remote.transport import Transport
 

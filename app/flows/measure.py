@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.access.doctor import DoctorResult, Secrets
-from app.appliers import runner
 from app.domain.bench import ROUNDS, BenchReport, WriteRate
 from app.domain.errors import InnoTuneError
 from app.domain.serverfacts import ServerFacts
 from app.domain.target import Target
+from app.jobs import runner
 
 #: Each side's time budget in a measured apply, in seconds: 6 runs (3 workloads at 1 and 4
 #: clients) of 3 rounds each, so about 8 s per round of all six runs; before and after take

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from app.access.doctor import DoctorResult
-from app.appliers.actions import Host
-from app.appliers.preview import Preview, build_preview, with_checksums, with_requested_restart
+from app.describe.actions import Host
+from app.describe.preview import Preview, build_preview, with_checksums, with_requested_restart
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
 from app.remote.container import ContainerTransport
@@ -19,7 +19,7 @@ __all__ = [
 
 
 def target_host(facts: HostFacts, conn: DoctorResult | None, persisted: str = "reset") -> Host:
-    """What the appliers work on: live through ``conn``, else from the saved facts alone.
+    """What the describers work on: live through ``conn``, else from the saved facts alone.
 
     ``persisted`` is what to do with a value MySQL's SET PERSIST keeps ("reset" or "persist").
     """

@@ -6,10 +6,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.appliers import history, runner
-from app.appliers import snapshot as snap
 from app.domain.errors import InnoTuneError
 from app.inspect.instances import find_instances
+from app.jobs import history, runner
+from app.jobs import snapshot as snap
 from app.places import local_snapshot_dir
 from app.remote.transport import Transport
 

@@ -30,7 +30,7 @@ KIB = 1024
 MIB = 1024 * KIB
 GIB = 1024 * MIB
 
-# One spelling of values for the planner, the appliers and the job on the target.
+# One spelling of values for the planner, the describers and the job on the target.
 same = same_value  # the planner's name for it: same(current, proposed, knob.type)
 
 

@@ -62,7 +62,7 @@ class ContainerTransport:
         """Write a scratch file inside the container (the benchmark's statements).
 
         Never a setting: the container's own layer is lost when it is recreated, so the
-        appliers write settings on the host, into a mounted directory.
+        the job writes settings on the host, into a mounted directory.
         """
         script = 'umask 077; cat > "$1.innotune-tmp" && chmod "$2" "$1.innotune-tmp" && ' \
             'mv -f "$1.innotune-tmp" "$1"'  # fmt: skip

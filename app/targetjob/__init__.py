@@ -6,11 +6,11 @@ This package is the only code that changes a server. It is shipped as one zipapp
 under ``setsid -f`` or ``systemd-run``. It must therefore stay self-contained: Python 3.7+
 standard library only, nothing of ``app`` outside this package, relative imports only.
 Everything it needs is in ``DIR/bundle.json`` (:class:`~app.targetjob.formats.Bundle`,
-written by :mod:`app.appliers.runner`) and in the snapshot directory the bundle names.
+written by :mod:`app.jobs.runner`) and in the snapshot directory the bundle names.
 
 Modules: ``formats`` (bundle, journal line, states: shared with the runner), ``values``
 (the one "same value" test, SQL and sysfs spelling: shared with the planner and the
-appliers), ``files``, ``records`` (snapshot states, retention, locks), ``journal`` (the
+describers), ``files``, ``records`` (snapshot states, retention, locks), ``journal`` (the
 job's core), ``health``, ``restore``, ``job`` (the apply order), ``watchdog``, ``main``
 and ``pack`` (builds the zipapp on this computer; never shipped).
 

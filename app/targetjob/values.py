@@ -3,7 +3,7 @@
 The job gets typed values (name, value, kind) and spells the SQL for them here; nothing on
 the target reads SQL text back.
 
-The planner (is a change needed?), the appliers (does a later file beat ours?) and the job
+The planner (is a change needed?), the describers (does a later file beat ours?) and the job
 (are the settings in force the planned ones?) all compare values with :func:`same_value`.
 Standard library only, Python 3.7+: this module runs on the target too.
 """

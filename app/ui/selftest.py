@@ -23,7 +23,7 @@ LAZY_MODULES = (
     "app.remote.ssh",  # paramiko, cryptography, bcrypt, nacl
     "app.mysql.session",  # PyMySQL
     "app.practice.practice",
-    "app.appliers.runner",
+    "app.jobs.runner",
     "app.bench",
     "PySide6.QtCharts",  # the Verify page's chart
 )

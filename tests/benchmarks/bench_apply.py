@@ -30,12 +30,13 @@ from pathlib import Path
 import pymysql
 
 from app.access.database import open_session
-from app.appliers import dynamic, optionfile, runner
-from app.appliers import snapshot as snap
-from app.appliers.actions import Host
+from app.describe import dynamic, optionfile
+from app.describe.actions import Host
 from app.domain.plan import Change
 from app.inspect.inspection import inspect
 from app.inspect.instances import choose_instance, find_instances
+from app.jobs import runner
+from app.jobs import snapshot as snap
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
 

@@ -23,8 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from app.appliers import runner
-from app.appliers import snapshot as snap
+from app.jobs import runner
+from app.jobs import snapshot as snap
 from tests.containers.engines import IMAGES, Docker, Engine, Podman
 from tests.containers.lifecycle import Lifecycle, run_lifecycle, table
 

@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from app.appliers import history
+from app.jobs import history
 from app.targetjob import records
 
 

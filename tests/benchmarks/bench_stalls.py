@@ -97,9 +97,9 @@ def run_wizard(tmp: Path) -> dict[str, float]:
     from PySide6.QtCore import QElapsedTimer, QTimer
     from PySide6.QtWidgets import QApplication, QMessageBox, QSlider
 
-    from app.appliers import runner
-    from app.appliers import snapshot as snap
     from app.domain.threads import register_gui_thread
+    from app.jobs import runner
+    from app.jobs import snapshot as snap
     from app.practice.practice import PracticeServer
     from app.ui.launch import freeze_startup_objects
     from app.ui.pages.apply import ApplyPage

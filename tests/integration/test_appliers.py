@@ -21,13 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from app.appliers import dynamic, optionfile, runner, sysctl, sysfs, udev
-from app.appliers import snapshot as snap
-from app.appliers.actions import Action, ApplyError, Host
+from app.describe import dynamic, optionfile, sysctl, sysfs, udev
+from app.describe.actions import Action, ApplyError, Host
 from app.domain.facts import BlockDevice
 from app.domain.hostfacts import HostFacts
 from app.domain.instance import ServerInstance
 from app.domain.plan import Change
+from app.jobs import runner
+from app.jobs import snapshot as snap
 from app.mysql.session import PyMySQLSession
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
@@ -110,7 +111,7 @@ def debian_instance() -> ServerInstance:
 def job_does(actions: list[Action]) -> runner.JobStatus:
     """The job on this machine does ``actions``, with no server involved (sysfs, udev, sysctl).
 
-    As :func:`app.appliers.runner.apply` does it: snapshot first, the bundle built from the
+    As :func:`app.jobs.runner.apply` does it: snapshot first, the bundle built from the
     Actions, the zipapp uploaded and launched detached, its journal followed.
     """
     transport = LocalTransport()

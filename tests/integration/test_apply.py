@@ -24,15 +24,16 @@ import psutil
 import pytest
 
 from app.access.database import open_session
-from app.appliers import dynamic, history, optionfile, runner, sysfs
-from app.appliers import snapshot as snap
-from app.appliers.actions import Action, FileWrite, Host, ValueChange
+from app.describe import dynamic, optionfile, sysfs
+from app.describe.actions import Action, FileWrite, Host, ValueChange
 from app.domain.errors import InnoTuneError
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Change
 from app.domain.target import ConnectOptions, parse_target
 from app.inspect.inspection import inspect
 from app.inspect.instances import choose_instance, find_instances
+from app.jobs import history, runner
+from app.jobs import snapshot as snap
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
 from app.remote.ssh import SshTransport

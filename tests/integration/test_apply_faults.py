@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from app.appliers import runner, sysctl, sysfs, udev
+from app.describe import sysctl, sysfs, udev
 from app.domain.target import ConnectOptions, parse_target
+from app.jobs import runner
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
 from app.remote.ssh import SshTransport

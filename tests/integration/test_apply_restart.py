@@ -21,8 +21,9 @@ from typing import Any
 
 import pytest
 
-from app.appliers import dynamic, optionfile, runner
-from app.appliers import snapshot as snap
+from app.describe import dynamic, optionfile
+from app.jobs import runner
+from app.jobs import snapshot as snap
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
 from tests.hosts.util import need_root

@@ -12,8 +12,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from app.appliers import history
-from app.appliers import snapshot as snap
+from app.jobs import history
+from app.jobs import snapshot as snap
 from app.remote.local import LocalTransport
 from tests.integration.conftest import Cli
 from tests.integration.test_apply import remove_jobs_and_snapshots

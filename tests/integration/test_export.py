@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from app.access.database import open_session
-from app.appliers.udev import rule_path
+from app.describe.udev import rule_path
 from app.domain.facts import BlockDevice
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Change, Plan

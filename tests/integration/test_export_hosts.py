@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from app.appliers.udev import rule_path
+from app.describe.udev import rule_path
 from app.domain.facts import BlockDevice
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from app.appliers import dynamic, optionfile, runner
+from app.describe import dynamic, optionfile
 from app.domain.target import ConnectOptions, parse_target
+from app.jobs import runner
 from app.remote.connect import open_transport
 from app.remote.transport import Transport
 from tests.hosts.debian_hosts import DebianHost

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from app.appliers import dynamic, runner
+from app.describe import dynamic
+from app.jobs import runner
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
 from app.targetjob.values import ordered_settings, set_global

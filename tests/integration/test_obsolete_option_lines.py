@@ -15,7 +15,8 @@ import hashlib
 import subprocess
 from pathlib import Path
 
-from app.appliers import optionfile, preview, runner
+from app.describe import optionfile, preview
+from app.jobs import runner
 from app.knobs import default_catalogue
 from app.planner import default_positions, make_plan
 from app.planner.report import plan_text

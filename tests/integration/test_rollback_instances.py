@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from app.appliers import history, runner
-from app.appliers import snapshot as snap
+from app.jobs import history, runner
+from app.jobs import snapshot as snap
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
 from app.targetjob import records as job_records

@@ -11,7 +11,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from app.access.database import open_session
-from app.appliers import runner
+from app.jobs import runner
 from app.practice.server import PrivateServer
 from app.ui.hostworker import Progress
 from app.ui.pages.apply import ApplyPage

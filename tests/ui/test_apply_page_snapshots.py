@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from app.appliers import history, runner
+from app.jobs import history, runner
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
 from app.ui.pages.apply import ApplyPage

@@ -87,10 +87,10 @@ def test_gains_compare_the_same_workloads() -> None:
 
 def test_done_counts_only_what_the_host_took(qtbot: QtBot) -> None:
     """A kernel setting the job found read-only is not counted as applied (issue 28)."""
-    from app.appliers.actions import Host
-    from app.appliers.preview import build_preview
-    from app.appliers.runner import JobStatus
+    from app.describe.actions import Host
+    from app.describe.preview import build_preview
     from app.flows.apply import not_taken
+    from app.jobs.runner import JobStatus
 
     sid = Path(__file__).parents[1] / "fixtures/hosts/sid-mysql-9.7/facts.json"
     facts = HostFacts.from_json(sid.read_text())

@@ -19,7 +19,7 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QCheckBox, QGroupBox, QLabel, QSlider, QWizard
 from pytestqt.qtbot import QtBot
 
-from app.appliers import runner
+from app.jobs import runner
 from app.ui.pages.apply import ApplyPage
 from app.ui.pages.connect import ConnectPage
 from app.ui.pages.done import DonePage

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from app.appliers import runner
+from app.jobs import runner
 from app.places import local_snapshot_dir
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from app.appliers import dynamic, sysctl, udev
-from app.appliers.actions import ApplyError, Host, late_name
-from app.appliers.preview import build_preview, estimate_downtime, with_checksums
+from app.describe import dynamic, sysctl, udev
+from app.describe.actions import ApplyError, Host, late_name
+from app.describe.preview import build_preview, estimate_downtime, with_checksums
 from app.domain.facts import BlockDevice
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Change, Plan

@@ -30,22 +30,24 @@ ALLOWED = {
     "inspect": {"domain", "remote", "mysql", "optionfiles"},
     "access": {"domain", "remote", "mysql", "inspect"},
     "practice": {"domain", "remote", "mysql", "optionfiles", "resources"},
-    "appliers": {"domain", "remote", "mysql", "optionfiles", "planner", "access", "targetjob"},
+    "describe": {"domain", "remote", "mysql", "optionfiles", "planner", "access", "targetjob"},
+    "jobs": {"domain", "remote", "access", "optionfiles", "targetjob", "describe"},
     # Shipped to the target and run there by a bare python3 (see the test below).
     "targetjob": set(),
     "bench": {"domain", "remote", "mysql", "access", "resources"},
-    "export": {"domain", "appliers", "optionfiles", "planner", "knobs"},
+    "export": {"domain", "describe", "optionfiles", "planner", "knobs"},
     "exercises": {
-        "domain", "remote", "mysql", "access", "appliers", "inspect", "practice", "resources",
+        "domain", "remote", "mysql", "access", "describe", "jobs", "inspect", "practice",
+        "resources",
     },
     # The use cases the wizard and the command line share.
     "flows": {
-        "domain", "places", "remote", "access", "inspect", "knobs", "planner", "appliers",
+        "domain", "places", "remote", "access", "inspect", "knobs", "planner", "describe", "jobs",
         "export", "bench",
     },
     # The two faces: each uses the flows and the services, never the other face. A plan,
     # a preview, an apply and its job, the snapshots, a benchmark and an export are use
-    # cases: the faces reach the planner, the appliers, the job machinery, the benchmark
+    # cases: the faces reach the planner, the describers, the job machinery, the benchmark
     # and the export only through the flows.
     "commands": {
         "domain", "places", "flows", "remote", "access", "inspect", "knobs", "practice",

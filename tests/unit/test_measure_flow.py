@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from app.appliers.runner import JobStatus
 from app.domain.hostfacts import HostFacts
 from app.domain.serverfacts import ServerFacts
 from app.flows.measure import (
@@ -15,6 +14,7 @@ from app.flows.measure import (
     quietness,
     why_no_after,
 )
+from app.jobs.runner import JobStatus
 
 FACTS = Path(__file__).parents[1] / "fixtures/hosts/practice-mariadb-10.11/facts.json"
 

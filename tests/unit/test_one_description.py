@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from app.appliers import registry, runner, udev
-from app.appliers import snapshot as snap
-from app.appliers.actions import Host
-from app.appliers.preview import build_preview
+from app.describe import registry, udev
+from app.describe.actions import Host
+from app.describe.preview import build_preview
 from app.domain.facts import BlockDevice
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
@@ -22,6 +21,8 @@ from app.export.ansible import ROLE, render_playbook
 from app.export.disks import FIND_DISKS, disk_kind
 from app.export.model import digest
 from app.export.script import render_script
+from app.jobs import runner
+from app.jobs import snapshot as snap
 from app.planner import default_positions, make_plan
 from app.targetjob.values import set_global
 from tests.unit.planner_truth import LINES

@@ -7,11 +7,11 @@ import dataclasses
 
 import pytest
 
-from app.appliers import runner
-from app.appliers import snapshot as snap
-from app.appliers.actions import Host
-from app.appliers.preview import build_preview, with_requested_restart
+from app.describe.actions import Host
+from app.describe.preview import build_preview, with_requested_restart
 from app.domain.hostfacts import HostFacts
+from app.jobs import runner
+from app.jobs import snapshot as snap
 from app.planner import default_positions, make_plan
 from tests.unit.planner_truth import LINES, Line
 from tests.unit.test_planner_matrix import CAT, facts_for, hosts

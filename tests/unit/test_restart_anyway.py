@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from app.appliers import runner
-from app.appliers import snapshot as snap
-from app.appliers.actions import Action, Host, ValueChange
-from app.appliers.preview import build_preview, with_requested_restart
+from app.describe.actions import Action, Host, ValueChange
+from app.describe.preview import build_preview, with_requested_restart
+from app.jobs import runner
+from app.jobs import snapshot as snap
 from app.targetjob.formats import Bundle
 from app.targetjob.values import persist_sql, set_global
 from tests.unit.test_appliers_units import _practice_plan

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.appliers import snapshot as snap
+from app.jobs import snapshot as snap
 
 
 def _saved(path: str, data: bytes, purpose: str = "option_file") -> snap.SavedFile:

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from app.appliers import history
-from app.appliers import snapshot as snap
 from app.domain.instance import ServerInstance
+from app.jobs import history
+from app.jobs import snapshot as snap
 from app.targetjob import records as job_records
 
 A = history.identity_key("/srv/a/data", "/srv/a/my.cnf")

@@ -26,14 +26,14 @@ _BENCH = "benchmark scratch schema or files (app/bench), removed afterwards; no 
 _PRACTICE = "a teaching exercise on the practice server (this computer's private instance)"
 
 ALLOWED = {
-    "appliers/history.py::_tool": "puts the job's zipapp on the target for --list/--prune",
-    "appliers/runner.py::_upload": _SHIPPING,
-    "appliers/runner.py::launch": _SHIPPING,
-    "appliers/runner.py::request_cancel": _SHIPPING,
-    "appliers/runner.py::confirm": _SHIPPING,
-    "appliers/runner.py::discard": "removes a job that never ran, and its snapshot",
-    "appliers/snapshot.py::make_root_dir": _SNAPSHOT,
-    "appliers/snapshot.py::store_on_target": _SNAPSHOT,
+    "jobs/history.py::_tool": "puts the job's zipapp on the target for --list/--prune",
+    "jobs/runner.py::_upload": _SHIPPING,
+    "jobs/runner.py::launch": _SHIPPING,
+    "jobs/runner.py::request_cancel": _SHIPPING,
+    "jobs/runner.py::confirm": _SHIPPING,
+    "jobs/runner.py::discard": "removes a job that never ran, and its snapshot",
+    "jobs/snapshot.py::make_root_dir": _SNAPSHOT,
+    "jobs/snapshot.py::store_on_target": _SNAPSHOT,
     "bench/runner.py::Benchmark.run": _BENCH,
     "bench/runner.py::Benchmark._prepare": _BENCH,
     "bench/runner.py::Benchmark._one": _BENCH,

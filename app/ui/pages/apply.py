@@ -1,6 +1,6 @@
 """The Apply page: consent, then one detached job on the target; its journal, live.
 
-The page only drives :mod:`app.appliers.runner` from tasks on the host's worker: the
+The page only drives :mod:`app.jobs.runner` from tasks on the host's worker: the
 snapshot is taken and stored (on the target and on this computer) before the first change,
 the job on the target does the rest and rolls back by itself on failure. The page shows
 each journal step as it arrives, lets the person keep a change made with a confirmation

@@ -1,7 +1,7 @@
-"""The Preview page: exactly what apply would do, from the appliers' Actions.
+"""The Preview page: exactly what apply would do, from the describers' Actions.
 
 Nothing here formats a change on its own: every diff, value, file, command and warning
-comes from :func:`app.appliers.preview.build_preview`, whose Actions are the ones the job
+comes from :func:`app.describe.preview.build_preview`, whose Actions are the ones the job
 is built from. So the page cannot show anything apply would not do.
 """
 

@@ -23,8 +23,8 @@ from tests.hosts.util import need
 @pytest.fixture
 def own_jobs() -> Iterator[list[str]]:
     """The job and snapshot ids a lifecycle printed; removed afterwards (only those)."""
-    from app.appliers import runner
-    from app.appliers import snapshot as snap
+    from app.jobs import runner
+    from app.jobs import snapshot as snap
 
     made: list[str] = []
     yield made

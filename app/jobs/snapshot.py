@@ -14,7 +14,7 @@ else). It is stored twice (house style: never only in memory):
   restore always uses the target's copy.
 
 The manifest records the server instance it belongs to (``instance["key"]``: datadir +
-option file, see :mod:`app.appliers.history`); the jobs keep the snapshot's state beside it
+option file, see :mod:`app.jobs.history`); the jobs keep the snapshot's state beside it
 on the target (``state.json``: applied, kept, rolled-back, superseded, ...).
 """
 
@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from app.appliers.actions import Action, ApplyError
+from app.describe.actions import Action, ApplyError
 from app.domain.words import count, sentence
 from app.remote.transport import Transport
 from app.targetjob import formats

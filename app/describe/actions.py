@@ -1,7 +1,7 @@
 """What an applier describes, as a value: files with their full new content, typed values.
 
 Appliers only describe: each one's ``describe(changes, host) -> list[Action]`` (found in
-:mod:`app.appliers.registry` by target kind) returns :class:`Action` values, read from the
+:mod:`app.describe.registry` by target kind) returns :class:`Action` values, read from the
 host but changing nothing. The preview is rendered from these Actions, the runner builds
 the job's bundle from the same ones and the export writes them for a fleet; the job on the
 target (:mod:`app.targetjob`) is the only code that makes the change. Values stay typed
@@ -163,9 +163,9 @@ class Action:
 
 @dataclass
 class Host:
-    """What the appliers work on: the facts, and the live connection when there is one.
+    """What the describers work on: the facts, and the live connection when there is one.
 
-    Without a ``transport`` (a preview from saved facts) appliers describe what they can
+    Without a ``transport`` (a preview from saved facts) describers describe what they can
     from the facts and say what they could not read.
     """
 

@@ -2,7 +2,7 @@
 
 The value travels typed (name, value, kind ``dynamic``); the job spells the statement with
 :func:`app.targetjob.values.set_global`, as the preview does. It is also written to the
-option-file drop-in by :mod:`app.appliers.optionfile` (which takes ``dynamic`` changes
+option-file drop-in by :mod:`app.describe.optionfile` (which takes ``dynamic`` changes
 too), so it survives the next restart.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from app.appliers.actions import Action, ApplyError, Host, ValueChange
+from app.describe.actions import Action, ApplyError, Host, ValueChange
 from app.domain.plan import Change
 from app.targetjob.values import set_global
 

@@ -13,7 +13,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 
-from app.appliers.actions import (
+from app.describe.actions import (
     Action,
     ApplyError,
     Command,

@@ -1,7 +1,7 @@
 """Block-device queue settings in sysfs: ``/sys/block/<dev>/queue/<attr>``.
 
 Described here, written by the job on the target (it writes the file and reads it back).
-Live only; :mod:`app.appliers.udev` writes the rule that makes them survive a reboot.
+Live only; :mod:`app.describe.udev` writes the rule that makes them survive a reboot.
 A file that is missing or read-only is "not supported on this host" and reported, never
 skipped silently (house style: missing is not silent).
 """
@@ -12,7 +12,7 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
-from app.appliers.actions import Action, ApplyError, Host, ValueChange
+from app.describe.actions import Action, ApplyError, Host, ValueChange
 from app.domain.plan import Change
 from app.domain.words import sentence
 from app.targetjob.values import active_value

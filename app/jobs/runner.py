@@ -19,7 +19,7 @@ change: the job finishes, or rolls back by itself. This side only prepares and w
 
 The snapshot and the bundle record the server instance (:func:`instance_record`); the job
 records the snapshot's state and keeps at most ``keep`` snapshots of its instance; this
-side prunes its local copies the same way afterwards (:mod:`app.appliers.history`).
+side prunes its local copies the same way afterwards (:mod:`app.jobs.history`).
 
 ``restart_anyway`` restarts the server after the changes even when every one of them takes
 effect live: the restart proves that the server starts with the new option files, so the
@@ -42,12 +42,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.appliers import snapshot as snap
-from app.appliers.actions import Action, ApplyError, restart_carried, sha256
+from app.describe.actions import Action, ApplyError, restart_carried, sha256
 from app.domain.errors import InnoTuneError
 from app.domain.instance import ServerInstance
 from app.domain.serverfacts import ServerFacts
 from app.domain.words import sentence
+from app.jobs import snapshot as snap
 from app.remote.transport import Transport
 from app.targetjob import formats, pack
 from app.targetjob.formats import (
@@ -721,7 +721,7 @@ def _instance_doc(instance: ServerInstance) -> dict[str, Any]:
 
 def instance_record(transport: Transport, server: ServerFacts) -> dict[str, Any]:
     """What a snapshot records of its instance: identity (datadir + option file) and where."""
-    from app.appliers import history
+    from app.jobs import history
 
     datadir = next((v.value for v in server.variables if v.name == "datadir"), None)
     return _instance_doc(server.instance) | history.identity(
@@ -731,7 +731,7 @@ def instance_record(transport: Transport, server: ServerFacts) -> dict[str, Any]
 
 def _prune_local(transport: Transport, local_dir: Path | None, keep: int | None) -> None:
     """This computer's copies under the same retention as the target's (never fatal)."""
-    from app.appliers import history
+    from app.jobs import history
 
     if local_dir is None:
         return
@@ -825,7 +825,7 @@ def prepare(
         watchdog_grace=watchdog_grace,
         restart_anyway=restart_anyway,
     )
-    from app.appliers import history
+    from app.jobs import history
 
     bundle.instance = snapshot.instance.get("key")
     bundle.keep = keep or history.keep_default()
@@ -934,7 +934,7 @@ def rollback(
 
     The job also restores, newest first, the newer snapshots of the same instance still
     in force (they become superseded). ``undo`` is that list as the preview showed it
-    (:func:`app.appliers.history.choose_rollback`): when the job finds another, it
+    (:func:`app.jobs.history.choose_rollback`): when the job finds another, it
     refuses and restores nothing.
 
     Raises:
@@ -978,7 +978,7 @@ def rollback(
 
 
 def _keep_default() -> int:
-    from app.appliers import history
+    from app.jobs import history
 
     return history.keep_default()
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from app.appliers import dynamic, optionfile, sysctl, sysfs, udev
-from app.appliers.actions import Action, ApplyError, Host
+from app.describe import dynamic, optionfile, sysctl, sysfs, udev
+from app.describe.actions import Action, ApplyError, Host
 from app.domain.plan import Change
 
 Describe = Callable[[Sequence[Change], Host], list[Action]]

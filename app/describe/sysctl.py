@@ -15,7 +15,7 @@ import posixpath
 import re
 from collections.abc import Sequence
 
-from app.appliers.actions import (
+from app.describe.actions import (
     Action,
     ApplyError,
     FileWrite,

@@ -1,7 +1,7 @@
-"""The preview: rendered from the appliers' Actions, the same ones the job is built from.
+"""The preview: rendered from the describers' Actions, the same ones the job is built from.
 
-Everything shown comes from the :class:`app.appliers.actions.Action` values returned by
-the describers of :mod:`app.appliers.registry` (one ``describe(changes, host)`` per kind):
+Everything shown comes from the :class:`app.describe.actions.Action` values returned by
+the describers of :mod:`app.describe.registry` (one ``describe(changes, host)`` per kind):
 the option-file diffs, the sysfs/sysctl table, the persistence files in full, the live
 writes, the commands, the SQL, the restart and the override warnings. The runner builds
 the job's bundle from ``Preview.actions`` and the export writes the same Actions, so what
@@ -17,7 +17,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.appliers.actions import (
+from app.describe.actions import (
     Action,
     Command,
     FileWrite,
@@ -25,7 +25,7 @@ from app.appliers.actions import (
     ValueChange,
     restart_carried,
 )
-from app.appliers.registry import describe_all
+from app.describe.registry import describe_all
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import FileChecksum, Plan
 from app.domain.words import count
@@ -91,7 +91,7 @@ def estimate_downtime(facts: HostFacts, plan: Plan) -> Downtime:
 
 @dataclass(frozen=True)
 class Preview:
-    """Everything the job would do, from the appliers' Actions."""
+    """Everything the job would do, from the describers' Actions."""
 
     target: str
     actions: tuple[Action, ...]
@@ -105,7 +105,7 @@ class Preview:
     # A restart asked for although no change needs one (``apply --restart``, the Apply
     # page's checkbox): it proves the server starts with the new option files.
     restart_requested: bool = False
-    # The plan's own warnings (Trade-offs shows them too), beside what the appliers found.
+    # The plan's own warnings (Trade-offs shows them too), beside what the describers found.
     plan_warnings: tuple[str, ...] = ()
 
     @property
@@ -181,7 +181,7 @@ class Preview:
 
     @property
     def all_warnings(self) -> tuple[str, ...]:
-        """The plan's warnings, then the appliers' (each once)."""
+        """The plan's warnings, then the describers' (each once)."""
         return tuple(dict.fromkeys((*self.plan_warnings, *self.warnings)))
 
     @property

@@ -33,11 +33,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.appliers import snapshot as snap
-from app.appliers.actions import ApplyError
+from app.describe.actions import ApplyError
 from app.domain.errors import InnoTuneError
 from app.domain.instance import ServerInstance
 from app.domain.words import count, sentence
+from app.jobs import snapshot as snap
 from app.remote.transport import Transport
 from app.targetjob import formats, pack
 from app.targetjob import records as job_records

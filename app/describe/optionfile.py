@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.appliers.actions import (
+from app.describe.actions import (
     Action,
     ApplyError,
     Command,
