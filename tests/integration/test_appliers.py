@@ -27,7 +27,7 @@ from app.domain.facts import BlockDevice
 from app.domain.hostfacts import HostFacts
 from app.domain.instance import ServerInstance
 from app.domain.plan import Change
-from app.jobs import runner
+from app.jobs import control, runner
 from app.jobs import snapshot as snap
 from app.mysql.session import PyMySQLSession
 from app.practice.server import PrivateServer
@@ -119,7 +119,7 @@ def job_does(actions: list[Action]) -> runner.JobStatus:
     saved = snap.take(transport, actions, target="test", instance={}, how=how, sudo=False)
     snap.store_on_target(transport, saved, sudo=False)
     bundle = runner.build_bundle(saved.id, saved, actions, validate=None, expected={})
-    runner._upload(transport, saved.id, bundle)  # noqa: SLF001 - prepare() needs a server
+    control._upload(transport, saved.id, bundle)  # noqa: SLF001 - prepare() needs a server
     runner.launch(transport, saved.id)
     return runner.follow(transport, saved.id)
 

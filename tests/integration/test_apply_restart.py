@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from app.describe import dynamic, optionfile
-from app.jobs import runner
+from app.jobs import control, runner
 from app.jobs import snapshot as snap
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
@@ -133,14 +133,14 @@ def test_cancel_before_the_launch_changes_and_keeps_nothing(
 
     monkeypatch.setattr(snap, "new_id", recording)
     cancel = threading.Event()
-    upload = runner._upload
+    upload = control._upload
 
     def upload_then_cancel(*args: Any) -> str:
         directory = upload(*args)
         cancel.set()  # the person presses Cancel while the job is being uploaded
         return directory
 
-    monkeypatch.setattr(runner, "_upload", upload_then_cancel)
+    monkeypatch.setattr(control, "_upload", upload_then_cancel)
     with pytest.raises(runner.ApplyCancelled, match="nothing on the host was changed"):
         run_job(local, facts, actions, tmp_path, cancel=cancel)
     assert made and not Path(runner.job_dir(made[0])).exists()
@@ -161,7 +161,7 @@ def test_cancel_as_the_job_begins_to_wait_for_its_confirmation_rolls_back(
     before = tree(server.base / "etc")
     facts, actions = _trx_actions(local, server)
     cancel = threading.Event()
-    poll = runner._poll
+    poll = control._poll
 
     def poll_then_cancel(*args: Any, **kw: Any) -> Any:
         found = poll(*args, **kw)
@@ -169,7 +169,7 @@ def test_cancel_as_the_job_begins_to_wait_for_its_confirmation_rolls_back(
             cancel.set()  # the exact moment: the state is read, the request not yet
         return found
 
-    monkeypatch.setattr(runner, "_poll", poll_then_cancel)
+    monkeypatch.setattr(control, "_poll", poll_then_cancel)
     seen: list[int] = []
     done = run_job(
         local,

@@ -27,10 +27,10 @@ _PRACTICE = "a teaching exercise on the practice server (this computer's private
 
 ALLOWED = {
     "jobs/history.py::_tool": "puts the job's zipapp on the target for --list/--prune",
-    "jobs/runner.py::_upload": _SHIPPING,
-    "jobs/runner.py::launch": _SHIPPING,
-    "jobs/runner.py::request_cancel": _SHIPPING,
-    "jobs/runner.py::confirm": _SHIPPING,
+    "jobs/control.py::_upload": _SHIPPING,
+    "jobs/control.py::launch": _SHIPPING,
+    "jobs/control.py::request_cancel": _SHIPPING,
+    "jobs/control.py::confirm": _SHIPPING,
     "jobs/runner.py::discard": "removes a job that never ran, and its snapshot",
     "jobs/snapshot.py::make_root_dir": _SNAPSHOT,
     "jobs/snapshot.py::store_on_target": _SNAPSHOT,
