@@ -77,6 +77,7 @@ REFERENCE = "pool 8 GiB + redo 2 GiB"
 #: The issue's targets over the defaults at each position (none: with the binary log kept).
 TARGET_GAIN = {"none": 0.10, "os": 0.30}
 BENCH_DROP_IN = "95-bench-plan-quality.cnf"
+RETRIES = 5
 
 
 def say(text: str) -> None:
@@ -96,6 +97,8 @@ class Measured:
     latency_p95_ms: list[float] = dataclasses.field(default_factory=list)
     in_force: dict[str, str] = dataclasses.field(default_factory=dict)
     notes: list[str] = dataclasses.field(default_factory=list)
+    reconnects: int = 0  # sysbench runs started again after a failed login
+    error: str = ""  # why it was not measured
 
     @property
     def median(self) -> float:
@@ -126,6 +129,7 @@ class Rig:
         ]  # fmt: skip
         self.env = dict(os.environ, XDG_DATA_HOME=str(work / "data"))
         self.app = Path(args.app).resolve()
+        self.reconnects = 0
 
     # -- the data set -------------------------------------------------------------------
 
@@ -149,6 +153,17 @@ class Rig:
             *argv,
         ]  # fmt: skip
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+        for _ in range(RETRIES):
+            if done.returncode == 0 or "connection creation failed" not in done.stdout:
+                break
+            # On the loaded machine a client's socket login sometimes fails ("Got packets
+            # out of order", nothing in the server's log): wait until the server answers,
+            # then start the run again (counted in the table).
+            say(f"{self.host.name}: a sysbench client could not log in; starting it again")
+            self.reconnects += 1
+            self.host.wait_for_server(timeout=300)
+            time.sleep(3)
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
         if done.returncode != 0:
             raise RuntimeError(
                 f"sysbench {' '.join(argv)} failed: {(done.stdout + done.stderr)[-2000:]}"
@@ -258,6 +273,7 @@ class Rig:
     def measure(self, item: Measured) -> None:
         """Warm up, then --rounds rounds of --seconds each."""
         item.in_force = self.in_force()
+        before = self.reconnects
         self.read_through()
         if self.args.warmup > 0:
             self.sysbench("run", seconds=self.args.warmup)
@@ -274,6 +290,7 @@ class Rig:
                 f"{self.host.name} {item.position:<4} {item.name:<26} round {n + 1}: "
                 f"{item.tps[-1]:>8,.0f} trx/s (load {item.loadavg[-1]:.1f})"
             )
+        item.reconnects = self.reconnects - before
 
     def read_through(self) -> None:
         """Read every table through both its indexes once, as a server in service has.
@@ -341,7 +358,9 @@ def verdict(items: list[Measured]) -> dict[str, Any]:
     }
     if reference is not None:
         ref_margin = max(plan.spread, reference.spread)
-        checks[f"at least {REFERENCE}"] = plan.median >= reference.median * (1 - ref_margin)
+        checks[f"at least {REFERENCE}"] = bool(reference.tps) and plan.median >= (
+            reference.median * (1 - ref_margin)
+        )
     if position in TARGET_GAIN:
         checks[f"≥ +{TARGET_GAIN[position] * 100:.0f} % over the defaults"] = (
             gain >= TARGET_GAIN[position]
@@ -362,7 +381,7 @@ def verdict(items: list[Measured]) -> dict[str, Any]:
 def table(host: str, results: dict[str, list[Measured]], verdicts: dict[str, Any]) -> str:
     head = (
         f"{'host':<6} {'crash':<5} {'configuration':<28} {'median trx/s':>12} {'spread':>7} "
-        f"{'vs defaults':>11} {'p95 ms':>7} {'load avg':>13}"
+        f"{'vs defaults':>11} {'p95 ms':>7} {'load avg':>13} {'again':>5}"
     )
     lines = [head, "-" * len(head)]
     for position, items in results.items():
@@ -372,9 +391,13 @@ def table(host: str, results: dict[str, list[Measured]], verdicts: dict[str, Any
             change = (item.median / defaults - 1) * 100 if defaults else 0.0
             p95 = statistics.median(item.latency_p95_ms) if item.latency_p95_ms else 0.0
             load = f"{min(item.loadavg):.1f}-{max(item.loadavg):.1f}" if item.loadavg else "-"
+            if not item.tps:
+                lines.append(f"{host:<6} {position:<5} {mark + item.name:<28} not measured")
+                continue
             lines.append(
                 f"{host:<6} {position:<5} {mark + item.name:<28} {item.median:>12,.0f} "
-                f"{item.spread * 100:>6.1f}% {change:>+10.1f}% {p95:>7.1f} {load:>13}"
+                f"{item.spread * 100:>6.1f}% {change:>+10.1f}% {p95:>7.1f} {load:>13} "
+                f"{item.reconnects:>5}"
             )
         v = verdicts[position]
         checks = "; ".join(f"{k}: {'yes' if ok else 'NO'}" for k, ok in v["checks"].items())
@@ -382,12 +405,45 @@ def table(host: str, results: dict[str, list[Measured]], verdicts: dict[str, Any
             f"{host:<6} {position:<5} -> plan {v['plan_vs_defaults'] * 100:+.1f}% vs defaults, "
             f"{v['plan_vs_best'] * 100:+.1f}% vs best ({v['best']}); {checks}"
         )
+    lines.append(
+        "* InnoTune's starting plan   = the server's defaults at that risk   load avg: the "
+        "machine's 1-minute load average over the rounds   again: sysbench runs started "
+        "again after a client's login failed"
+    )
     return "\n".join(lines)
 
 
 def plan_lines(out: str) -> list[str]:
     """The changes lines of an apply's preview (for the record)."""
     return [line.rstrip() for line in out.splitlines() if re.match(r"^\s*[+~-]\w", line)]
+
+
+def save(path: Path, meta: dict[str, Any], results: dict[str, list[Measured]], took: float) -> None:
+    """Every figure so far, as JSON."""
+    figures = dict(meta, took_seconds=took)
+    figures["verdicts"] = {p: verdict(items) for p, items in results.items()}
+    figures["results"] = {
+        p: [
+            {
+                "kind": i.kind,
+                "name": i.name,
+                "settings": i.settings,
+                "in_force": i.in_force,
+                "tps": i.tps,
+                "median": i.median,
+                "spread": i.spread,
+                "latency_p95_ms": i.latency_p95_ms,
+                "loadavg_1min": i.loadavg,
+                "sysbench_reconnects": i.reconnects,
+                "error": i.error,
+                "plan": [line for n in i.notes for line in plan_lines(n)],
+                "apply_output": i.notes,
+            }
+            for i in items
+        ]
+        for p, items in results.items()
+    }
+    path.write_text(json.dumps(figures, indent=2) + "\n")
 
 
 def run_host(name: str, args: argparse.Namespace, out: Path) -> str:
@@ -406,24 +462,7 @@ def run_host(name: str, args: argparse.Namespace, out: Path) -> str:
             f"data {size / MIB:,.0f} MiB ({how})"
         )
         results: dict[str, list[Measured]] = {}
-        for position in args.positions:
-            items = configurations(position, rig, args.quick)
-            for item in items:
-                if item.kind == "plan":
-                    rig.measure_plan(item)
-                else:
-                    rig.measure_settings(item)
-            results[position] = items
-        verdicts = {p: verdict(items) for p, items in results.items()}
-        text = table(name, results, verdicts)
-        took = time.monotonic() - started
-        summary = (
-            f"{name}: {version}; data set {size / MIB:,.0f} MiB ({args.tables} × {args.rows:,} "
-            f"rows); sysbench oltp_write_only, {args.threads} clients, uniform; warm-up "
-            f"{args.warmup:g} s, {args.rounds} rounds × {args.seconds:g} s; "
-            f"took {took / 60:.1f} min"
-        )
-        figures = {
+        meta = {
             "host": name,
             "version": version,
             "data_bytes": size,
@@ -434,29 +473,31 @@ def run_host(name: str, args: argparse.Namespace, out: Path) -> str:
             "seconds": args.seconds,
             "rounds": args.rounds,
             "warmup": args.warmup,
-            "took_seconds": took,
-            "verdicts": verdicts,
-            "results": {
-                p: [
-                    {
-                        "kind": i.kind,
-                        "name": i.name,
-                        "settings": i.settings,
-                        "in_force": i.in_force,
-                        "tps": i.tps,
-                        "median": i.median,
-                        "spread": i.spread,
-                        "latency_p95_ms": i.latency_p95_ms,
-                        "loadavg_1min": i.loadavg,
-                        "plan": [line for n in i.notes for line in plan_lines(n)],
-                        "apply_output": i.notes,
-                    }
-                    for i in items
-                ]
-                for p, items in results.items()
-            },
         }
-        (out / f"plan-quality-{name}.json").write_text(json.dumps(figures, indent=2) + "\n")
+        for position in args.positions:
+            items = configurations(position, rig, args.quick)
+            for item in items:
+                try:
+                    if item.kind == "plan":
+                        rig.measure_plan(item)
+                    else:
+                        rig.measure_settings(item)
+                except RuntimeError as exc:  # one configuration lost, the others still count
+                    item.error = str(exc)[-1500:]
+                    say(f"{name} {position} {item.name}: not measured: {item.error[-300:]}")
+            results[position] = items
+            # Written after every position, so a run stopped later keeps what it measured.
+            save(out / f"plan-quality-{name}.json", meta, results, time.monotonic() - started)
+        verdicts = {p: verdict(items) for p, items in results.items()}
+        text = table(name, results, verdicts)
+        took = time.monotonic() - started
+        summary = (
+            f"{name}: {version}; data set {size / MIB:,.0f} MiB ({args.tables} × {args.rows:,} "
+            f"rows); sysbench oltp_write_only, {args.threads} clients, uniform; warm-up "
+            f"{args.warmup:g} s, {args.rounds} rounds × {args.seconds:g} s; "
+            f"took {took / 60:.1f} min"
+        )
+        save(out / f"plan-quality-{name}.json", meta, results, took)
         return f"{summary}\n{text}"
     finally:
         with contextlib.suppress(Exception):
