@@ -476,7 +476,7 @@ def run_host(name: str, args: argparse.Namespace, out: Path) -> str:
         }
         for position in args.positions:
             items = configurations(position, rig, args.quick)
-            for item in items:
+            for item in reversed(items) if args.reverse else items:
                 try:
                     if item.kind == "plan":
                         rig.measure_plan(item)
@@ -532,6 +532,12 @@ def main(argv: list[str] | None = None) -> int:
         type=lambda s: [p for p in s.split(",") if p],
         default=list(POSITIONS),
         help="crash-loss positions, comma-separated (default none,os,any)",
+    )
+    parser.add_argument(
+        "--reverse",
+        action="store_true",
+        help="measure each position's configurations in reverse order (the plan next to "
+        "last): a difference that follows the order is the machine's, not the settings'",
     )
     parser.add_argument("--out", default="bench-out")
     parser.add_argument(
