@@ -358,9 +358,9 @@ def verdict(items: list[Measured]) -> dict[str, Any]:
     }
     if reference is not None:
         ref_margin = max(plan.spread, reference.spread)
-        checks[f"at least {REFERENCE}"] = bool(reference.tps) and plan.median >= (
-            reference.median * (1 - ref_margin)
-        )
+        checks[f"as good as {REFERENCE} within the spread"] = bool(
+            reference.tps
+        ) and plan.median >= (reference.median * (1 - ref_margin))
     if position in TARGET_GAIN:
         checks[f"≥ +{TARGET_GAIN[position] * 100:.0f} % over the defaults"] = (
             gain >= TARGET_GAIN[position]
