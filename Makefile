@@ -14,6 +14,7 @@ APT_TEST := $(APT_RUN) openssh-server openssh-client sudo mariadb-server mariadb
 	fio debootstrap mysqltuner percona-toolkit docker.io podman docker-compose
 
 .PHONY: run test lint sysdeps-run sysdeps-test venv venv-dev clean bench bench-plans bench-inspect \
+	bench-plan-quality \
 	dist test-dist sysdeps-dist icons screenshots stress-ui bench-proof
 
 run: sysdeps-run $(VENV)/.run-stamp
@@ -56,7 +57,7 @@ $(VENV)/.dev-stamp: pyproject.toml | $(VENV)/bin/python
 
 # The project's benchmarks (root; results in bench-out/). `make bench` runs those in BENCHES;
 # BENCH_ARGS passes options, e.g. make bench BENCH_ARGS="--seconds 5 --reps 2".
-BENCHES := bench_plans
+BENCHES := bench_plans bench_plan_quality
 bench: sysdeps-test $(VENV)/.dev-stamp
 	@for b in $(BENCHES); do \
 		QT_QPA_PLATFORM=offscreen $(BIN)/python -m tests.benchmarks.$$b $(BENCH_ARGS) || exit 1; \
@@ -64,6 +65,11 @@ bench: sysdeps-test $(VENV)/.dev-stamp
 
 bench-plans: sysdeps-test $(VENV)/.dev-stamp
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m tests.benchmarks.bench_plans $(BENCH_ARGS)
+
+# The starting plan on the booted sid (MySQL 9.7) and trixie (MariaDB 11.8) hosts, on an
+# 800 MiB data set; e.g. make bench-plan-quality BENCH_ARGS="--host sid --quick".
+bench-plan-quality: sysdeps-test $(VENV)/.dev-stamp
+	$(BIN)/python -m tests.benchmarks.bench_plan_quality $(BENCH_ARGS)
 
 bench-inspect: sysdeps-test $(VENV)/.dev-stamp
 	$(BIN)/python -m tests.benchmarks.bench_inspect $(BENCH_ARGS)

@@ -7,7 +7,7 @@ only through ``Ctx.final``.
 
 from __future__ import annotations
 
-from app.domain.plan import Change, PoolRule
+from app.domain.plan import CRASH_LOSS, Change, PoolRule
 from app.domain.server import Flavour
 from app.domain.words import count
 from app.knobs import UnknownKnob
@@ -22,6 +22,7 @@ from app.planner.sliders import (
     binlog_found,
     binlog_lock,
     binlog_where,
+    crash_position,
     current_share,
     doublewrite_on,
     memory_budget,
@@ -114,6 +115,31 @@ def crash_loss(ctx: Ctx) -> None:
             risk="Every commit group pays a second flush (binary log and redo log); a single "
             "writer feels it fully.",
         )
+    elif sync_binlog == 1 and _lossier_than_now(ctx, position):
+        replicas = ctx.server.replicas_connected or 0
+        if replicas:
+            ctx.leave(
+                "sync_binlog",
+                "crash_loss",
+                f"This server has {count(replicas, 'replica')} connected, reading its "
+                "binary log, so the log stays forced to disk at every commit group "
+                f"(sync_binlog 1), even at {label}.",
+            )
+        else:
+            ctx.server_change(
+                "sync_binlog",
+                "0",
+                "The binary log is on and sync_binlog is 1, so every commit group waits for "
+                f"the binary log to reach the disk. At {label} the tables' commits no longer "
+                "wait for the disk, so an OS crash can lose the last of them whatever the "
+                "binary log keeps: the OS writes the binary log back too (sync_binlog 0), and "
+                "commits stop paying that flush.",
+                "crash_loss",
+                risk="An OS crash or power cut can lose the binary log's last events (the OS "
+                "writes them back on its own schedule, often within 30 seconds), so replicas "
+                "and point-in-time recovery can miss commits; a crash of the server alone "
+                "loses none of them.",
+            )
     else:
         ctx.leave(
             "sync_binlog",
@@ -222,6 +248,15 @@ def binlog(ctx: Ctx) -> None:
             confidence=facts.confidence if facts is not None else "unverified",
         )
     )
+
+
+def _lossier_than_now(ctx: Ctx, position: str) -> bool:
+    """True when the person moved crash loss to a lossier position than the server's now.
+
+    InnoTune lowers durability only where the person asked: a server already at "os" with
+    sync_binlog 1 keeps it.
+    """
+    return CRASH_LOSS.index(position) > CRASH_LOSS.index(crash_position(ctx.server))
 
 
 def _group_commit_note(ctx: Ctx) -> None:

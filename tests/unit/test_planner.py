@@ -122,10 +122,16 @@ ROWS = [
             # Fast recovery never grows the log: 15 min at 20 MiB/s needs more than the
             # 100 MiB now, so it halves it.
             "innodb_redo_log_capacity": str(50 * MIB),
+            # Moved from "none": the binary log no longer forced to disk at every commit
+            # group (measured: tests/benchmarks/bench_plan_quality.py).
+            "sync_binlog": "0",
         },
-        absent=("sync_binlog", "queue/scheduler@nvme0n1", "innodb_flush_neighbors"),
-        reasons={"innodb_write_io_threads": "nvme0n1 is an NVMe SSD"},
-        left={"queue/scheduler": "already none", "sync_binlog": "stays as it is"},
+        absent=("queue/scheduler@nvme0n1", "innodb_flush_neighbors"),
+        reasons={
+            "innodb_write_io_threads": "nvme0n1 is an NVMe SSD",
+            "sync_binlog": "commits stop paying that flush",
+        },
+        left={"queue/scheduler": "already none"},
         warnings=("binary log and the tables may disagree",),
         restart=True,
     ),
@@ -288,6 +294,33 @@ def test_default_positions_change_no_durability_setting() -> None:
         # sync_binlog only ever moves towards 1 at the start
         sync = plan.change("sync_binlog")
         assert sync is None or sync.proposed == "1"
+
+
+@pytest.mark.parametrize("position", ["os", "any"])
+def test_sync_binlog_goes_to_0_only_where_the_person_moved_crash_loss(position: str) -> None:
+    facts = PROFILES["mysql84-nvme"].facts  # binary log on, trx_commit 1, sync_binlog 1
+    moved = make_plan(
+        facts, dataclasses.replace(default_positions(facts), crash_loss=position), CAT
+    )
+    change = moved.change("sync_binlog")
+    assert change is not None and (change.current, change.proposed) == ("1", "0")
+    assert "replicas and point-in-time recovery can miss commits" in (change.risk or "")
+    # Already at that position with sync_binlog 1: someone chose it, it stays.
+    trx = {"os": "2", "any": "0"}[position]
+    there = with_vars(facts, innodb_flush_log_at_trx_commit=trx)
+    kept = make_plan(there, default_positions(there), CAT)
+    assert kept.positions.crash_loss == position and kept.change("sync_binlog") is None
+    assert any("stays as it is (1)" in x.why for x in kept.left_alone if x.knob == "sync_binlog")
+    # Replicas read the binary log: it stays forced to disk.
+    assert facts.server is not None
+    served = dataclasses.replace(
+        facts, server=dataclasses.replace(facts.server, replicas_connected=2)
+    )
+    plan = make_plan(
+        served, dataclasses.replace(default_positions(served), crash_loss=position), CAT
+    )
+    assert plan.change("sync_binlog") is None
+    assert any("2 replicas connected" in x.why for x in plan.left_alone if x.knob == "sync_binlog")
 
 
 def test_doublewrite_off_on_unsafe_storage_is_locked_and_warned() -> None:

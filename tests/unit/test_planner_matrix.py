@@ -15,12 +15,13 @@ from collections.abc import Iterator
 
 from app.domain.facts import DiskProbe, OsFacts
 from app.domain.hostfacts import HostFacts
-from app.domain.plan import Plan, SliderPositions
+from app.domain.plan import CRASH_LOSS, Plan, SliderPositions
 from app.domain.serverfacts import OptionLine, ServerFacts
 from app.inspect.host_parse import parse_host_output
 from app.knobs import default_catalogue
 from app.planner import default_positions, make_plan
-from app.planner.context import classify
+from app.planner.context import classify, server_variable
+from app.planner.sliders import crash_position
 from app.planner.values import parse_bool, parse_int
 from tests.unit.planner_profiles import (
     HOSTS,
@@ -418,7 +419,31 @@ def check(plan: Plan, facts: HostFacts, line: Line) -> list[str]:  # noqa: C901 
             f"leaves lines the server ignores: {sorted((carried & line.obsolete) - removed)}"
         )
     bad += _promises(plan)
+    bad += _binlog_sync(plan, server)
     return bad
+
+
+def _binlog_sync(plan: Plan, server: ServerFacts) -> list[str]:
+    """sync_binlog follows the crash-loss position the person chose, and only then.
+
+    At "none" the binary log is forced to disk at every commit group; moved to a lossier
+    position than the server's now, a binary log forced to disk at every commit group
+    (sync_binlog 1) is let go (0) unless replicas read it; not moved, it is never lowered.
+    """
+    if not server.binlog_enabled:
+        return []
+    change = plan.change("sync_binlog")
+    now = server_variable(server, "sync_binlog")
+    final = change.proposed if change else now
+    position = plan.positions.crash_loss
+    moved = CRASH_LOSS.index(position) > CRASH_LOSS.index(crash_position(server))
+    if position == "none" and final != "1":
+        return [f"at none sync_binlog ends at {final}"]
+    if moved and now == "1" and not server.replicas_connected and final != "0":
+        return [f"moved to {position}, sync_binlog still 1: every commit group pays its flush"]
+    if not moved and change is not None and change.proposed != "1":
+        return [f"sync_binlog lowered to {change.proposed} where crash loss was not moved"]
+    return []
 
 
 def _matrix(lines: tuple[Line, ...]) -> tuple[int, list[str]]:
@@ -609,3 +634,34 @@ def test_start_checks_catch_a_start_at_the_current_share() -> None:
     assert any("redo starts at None" in p for p in problems), problems
     lossy = dataclasses.replace(default_positions(facts), crash_loss="os")
     assert any("crash loss starts at os" in p for p in _start_problems(facts, line, lossy))
+
+
+def test_binlog_sync_check_catches_a_flush_kept_or_lowered() -> None:
+    """The sync_binlog check is not vacuous, both ways."""
+    line = next(x for x in LINES if x.version == "9.7.4")
+    host = next(h for h in hosts() if h.binlog)
+    facts = facts_for(host, line)
+    assert facts.server is not None and facts.server.binlog_enabled
+    at_os = make_plan(facts, dataclasses.replace(default_positions(facts), crash_loss="os"), CAT)
+    assert not _binlog_sync(at_os, facts.server)
+    let_go = at_os.change("sync_binlog")
+    assert let_go is not None
+    kept = dataclasses.replace(
+        at_os, changes=tuple(c for c in at_os.changes if c.key != "sync_binlog")
+    )
+    assert any("sync_binlog still 1" in p for p in _binlog_sync(kept, facts.server))
+    start = make_plan(facts, default_positions(facts), CAT)
+    lowered = dataclasses.replace(start, changes=(*start.changes, let_go))
+    assert any("at none sync_binlog ends at 0" in p for p in _binlog_sync(lowered, facts.server))
+    variables = tuple(
+        dataclasses.replace(v, value="2") if v.name == "innodb_flush_log_at_trx_commit" else v
+        for v in facts.server.variables
+    )
+    there = dataclasses.replace(
+        facts, server=dataclasses.replace(facts.server, variables=variables)
+    )
+    assert there.server is not None and crash_position(there.server) == "os"
+    stays = make_plan(there, default_positions(there), CAT)
+    assert stays.change("sync_binlog") is None and not _binlog_sync(stays, there.server)
+    lowered = dataclasses.replace(stays, changes=(*stays.changes, let_go))
+    assert any("where crash loss was not moved" in p for p in _binlog_sync(lowered, there.server))

@@ -19,7 +19,7 @@ from app.domain.server import Flavour, ServerVersion
 from app.domain.serverfacts import Rates, Variable
 from app.knobs import default_catalogue
 from app.planner import make_plan
-from app.planner.sliders import memory_budget
+from app.planner.sliders import crash_position, memory_budget
 from app.planner.values import parse_int, same
 from tests.unit.planner_profiles import GIB, MARIADB_1011, MIB, MYSQL_HELP, PROFILES
 
@@ -180,7 +180,12 @@ def test_every_plan_is_sound(facts: HostFacts, positions: SliderPositions) -> No
         assert trx.proposed == {"none": "1", "os": "2", "any": "0"}[positions.crash_loss]
     sync = plan.change("sync_binlog")
     if sync is not None:
-        assert positions.crash_loss == "none" and server.binlog_enabled and sync.proposed == "1"
+        assert server.binlog_enabled
+        if positions.crash_loss == "none":
+            assert sync.proposed == "1"
+        else:  # moved to a lossier position: the binary log's flush goes with it
+            assert sync.proposed == "0" and sync.current == "1"
+            assert crash_position(server) != positions.crash_loss
     ratio, background = plan.change("vm.dirty_ratio"), plan.change("vm.dirty_background_ratio")
     if background is not None:
         final_ratio = int(ratio.proposed) if ratio else facts.os.machine.dirty_ratio
