@@ -65,6 +65,8 @@ class MemoryBudget:
     other_buffers: int  # key buffer, log buffer, temporary tables, Aria, the server's own base
     fits: int  # the largest buffer pool that fits (before the server's rounding)
     other_parts: tuple[tuple[str, int], ...] = ()  # other_buffers, part by part
+    # The memory limit of the container the server runs in, when it binds the pool.
+    container_limit: int | None = None
 
     @property
     def connections(self) -> int:
@@ -84,7 +86,7 @@ class MemoryBudget:
 
     def thin(self, pool: int) -> bool:
         """True when what stays free with this pool is too little to absorb a surprise."""
-        return self.headroom(pool) < max(THIN_HEADROOM, self.ram // 20)
+        return self.headroom(pool) < max(THIN_HEADROOM, (self.container_limit or self.ram) // 20)
 
     def free_words(self, pool: int) -> str:
         """What stays free with this pool, said plainly (thin headroom named as such)."""
@@ -118,6 +120,14 @@ class MemoryBudget:
         """The budget in one clause, for reasons."""
         parts = ", ".join(f"{name} {size_text(n)}" for name, n in self.other_parts if n)
         detail = f": {parts}" if parts else ""
+        if self.container_limit is not None:
+            return (
+                f"the server's container may use {size_text(self.container_limit)}, and "
+                f"{self.max_connections} connections x {size_text(self.per_connection)} of "
+                f"buffers ({size_text(self.connections)}) and the server's other memory "
+                f"({size_text(self.other_buffers)}{detail}) need room in it, so at most "
+                f"{size_text(self.fits)} fits"
+            )
         return (
             f"room is kept for the OS ({size_text(self.os_reserve)}), the other processes "
             f"seen ({size_text(self.other_processes)}), {self.max_connections} connections x "
@@ -167,6 +177,17 @@ def memory_budget(facts: HostFacts, key_buffer: int | None = None) -> MemoryBudg
     other_buffers = sum(n for _, n in parts)
     reserve = os_reserve(ram)
     room = ram - reserve - others - per_conn * max_conn - other_buffers
+    fits = max(0, int(room / POOL_OVERHEAD))
+    # A server in a container lives within the engine's memory limit: past it the kernel
+    # ends the server whatever the host has free. The job refuses a pool above 90% of it.
+    container = server.instance.container
+    limit = container.memory_limit_bytes if container is not None else None
+    binding = None
+    if limit:
+        inside = min(limit - per_conn * max_conn - other_buffers, limit * 9 // 10)
+        limit_fits = max(0, int(inside / POOL_OVERHEAD))
+        if limit_fits < fits:
+            fits, binding = limit_fits, limit
     return MemoryBudget(
         ram=ram,
         os_reserve=reserve,
@@ -174,8 +195,9 @@ def memory_budget(facts: HostFacts, key_buffer: int | None = None) -> MemoryBudg
         per_connection=per_conn,
         max_connections=max_conn,
         other_buffers=other_buffers,
-        fits=max(0, int(room / POOL_OVERHEAD)),
+        fits=fits,
         other_parts=tuple(parts),
+        container_limit=binding,
     )
 
 
@@ -387,7 +409,7 @@ def recommended_share(facts: HostFacts) -> Start | None:
             + ("above 4 GiB of RAM" if big else "up to 4 GiB of RAM")
         )
     # What fits with a margin left free beyond the OS reserve (what ``thin`` asks for).
-    margin = max(THIN_HEADROOM, ram // 20)
+    margin = max(THIN_HEADROOM, (budget.container_limit or ram) // 20)
     roomy = max(0, int((budget.fits * POOL_OVERHEAD - margin) / POOL_OVERHEAD))
     room = min(target, roomy)
     # Rounded down, so the share's own size (RAM x share) never exceeds the room.
