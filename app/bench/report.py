@@ -11,6 +11,7 @@ from app.domain.bench import (
     measured,
     spread,
 )
+from app.domain.words import count
 
 MIB = 1024 * 1024
 
@@ -30,7 +31,7 @@ def rate_text(rate: WriteRate) -> str:
     return (
         f"Current writes over {rate.seconds:.0f} s: {rate.commits_per_s:,.1f} write statements "
         f"and commits/s, {rate.rows_per_s:,.0f} rows/s{redo}; "
-        f"{rate.threads_running} other queries running — {verdict}."
+        f"{count(rate.threads_running, 'other query')} running — {verdict}."
     )
 
 

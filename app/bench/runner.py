@@ -31,6 +31,7 @@ from app.bench.workloads import (
 )
 from app.domain.bench import WORKLOADS, BenchReport, WorkloadResult, WriteRate
 from app.domain.errors import InnoTuneError
+from app.domain.words import count
 from app.mysql.session import ClientBatchSession, Session
 
 SessionFactory = Callable[[], Session]
@@ -235,7 +236,7 @@ def judge_busy(rows_per_s: float, redo_bytes_per_s: float | None, others_running
     if redo_bytes_per_s is not None and redo_bytes_per_s > BUSY_REDO_BYTES_PER_S:
         why.append(f"{redo_bytes_per_s / 1048576:,.1f} MiB of redo log per second")
     if others_running > BUSY_THREADS_RUNNING:
-        why.append(f"{others_running} other queries running at once")
+        why.append(f"{count(others_running, 'other query')} running at once")
     return "; ".join(why)
 
 

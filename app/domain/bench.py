@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from app.domain.facts import from_json, to_json
+from app.domain.words import size_text
 
 FORMAT = "innotune-bench/1"
 
@@ -417,7 +418,9 @@ class BenchReport:
                 f"Both runs used the same settings ({len(common)} server values compared): "
                 "any difference is noise."
             )
-        listed = ", ".join(f"{n} {b} → {a}" for n, (b, a) in changed.items())
+        listed = ", ".join(
+            f"{n} {setting_words(n, b)} → {setting_words(n, a)}" for n, (b, a) in changed.items()
+        )
         return f"Settings changed between the runs: {listed}."
 
     def verdicts(self, before: BenchReport) -> list[Verdict]:
@@ -443,3 +446,30 @@ class BenchReport:
         if report.format != FORMAT:
             raise ValueError(f"not an InnoTune benchmark report (format {report.format!r})")
         return report
+
+
+#: Server variables counted in bytes: a report shows them as sizes, as every other page does.
+BYTE_SETTINGS = frozenset(
+    {
+        "innodb_buffer_pool_size",
+        "innodb_redo_log_capacity",
+        "innodb_log_file_size",
+        "innodb_log_buffer_size",
+        "key_buffer_size",
+        "max_binlog_size",
+        "binlog_cache_size",
+        "tmp_table_size",
+        "max_heap_table_size",
+        "temptable_max_ram",
+        "aria_pagecache_buffer_size",
+    }
+)
+
+
+def setting_words(name: str, value: str | None) -> str:
+    """A recorded setting as people read it: sizes in KiB/MiB/GiB, anything else as it is."""
+    if value is None:
+        return "unset"
+    if name in BYTE_SETTINGS and value.isdigit():
+        return size_text(int(value))
+    return value

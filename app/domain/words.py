@@ -42,3 +42,17 @@ def sentence(text: str) -> str:
     if not text or text.endswith(("…", "...", "?", "!")):
         return text
     return text.rstrip(".") + "."
+
+
+def size_text(n: float | None) -> str:
+    """Bytes for people: 1.5 GiB, 96 MiB, 512 KiB."""
+    if n is None:
+        return "unknown"
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            if unit == "B":
+                return f"{value:.0f} B"
+            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TiB"  # pragma: no cover - the loop returns at TiB

@@ -98,9 +98,12 @@ def not_taken(preview: Preview, status: JobStatus) -> dict[str, str]:
             if value.kind not in ("sysfs", "sysctl"):
                 continue
             path = value.path if value.kind == "sysfs" else _sysctl_path(value.key)
+            # The change this value is for: an action may carry several (vm.dirty_ratio and
+            # vm.dirty_background_ratio in one sysctl file).
+            mine = [c for c in action.change_ids if c in (value.key, f"{value.key}@{value.device}")]
             for warning in status.warnings:
                 if path and warning.startswith(f"{path} ") and "not supported" in warning:
-                    for change_id in action.change_ids:
+                    for change_id in mine or action.change_ids:
                         taken_not.setdefault(change_id, warning)
     return taken_not
 

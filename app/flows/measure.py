@@ -71,10 +71,11 @@ def quietness(server: ServerFacts | None) -> Quietness:
     running_text = server.status_value("Threads_running") or ""
     # The inspection's own query is one of them.
     others = max(0, int(running_text) - 1) if running_text.isdigit() else 0
+    running = "other query running" if others == 1 else "other queries running"
     figures = [
         ("commits/s", rates.transactions_per_s, BUSY_COMMITS_PER_S, "{:,.0f}"),
         ("write statements/s", rates.writes_per_s, BUSY_WRITES_PER_S, "{:,.0f}"),
-        ("other queries running", float(others), float(BUSY_THREADS_RUNNING), "{:,.0f}"),
+        (running, float(others), float(BUSY_THREADS_RUNNING), "{:,.0f}"),
     ]
     above = [
         f"{fmt.format(value)} {name} (above {fmt.format(limit)})"

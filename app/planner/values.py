@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import math
 
+from app.domain.words import size_text
 from app.targetjob.values import normalise, parse_bool, parse_int, same_value
+
+__all__ = ["size_text"]
 
 __all__ = [
     "GIB",
@@ -32,20 +35,6 @@ GIB = 1024 * MIB
 
 # One spelling of values for the planner, the describers and the job on the target.
 same = same_value  # the planner's name for it: same(current, proposed, knob.type)
-
-
-def size_text(n: float | None) -> str:
-    """Bytes for people: 1.5 GiB, 96 MiB, 512 KiB."""
-    if n is None:
-        return "unknown"
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(value) < 1024 or unit == "TiB":
-            if unit == "B":
-                return f"{value:.0f} B"
-            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} TiB"  # pragma: no cover - the loop returns at TiB
 
 
 def duration_text(seconds: float) -> str:

@@ -126,3 +126,5 @@ def test_done_counts_only_what_the_host_took(qtbot: QtBot) -> None:
     assert re.search(rf"\b{len(others)} changes? applied to", text), text
     assert f"{len(kernel)} change" in text and "this host did not take" in text
     assert "read-only" in text
+    for c in kernel:  # each change with the warning of its own file
+        assert state.not_taken[c.id].startswith(f"/proc/sys/{c.key.replace('.', '/')} ")

@@ -238,3 +238,12 @@ def test_a_run_that_completed_no_transaction_is_too_short_to_measure_everywhere(
     table = comparison_text(*reports)
     assert "too short" in table and " 0.0 " not in table
     assert TOO_SHORT in report_text(reports[0]) and " 0.0 " not in report_text(reports[0])
+
+
+def test_a_changed_size_reads_as_a_size_in_the_settings_note() -> None:
+    from app.domain.bench import setting_words
+
+    assert setting_words("innodb_buffer_pool_size", "4966055936") == "4.6 GiB"
+    assert setting_words("innodb_redo_log_capacity", "104857600") == "100 MiB"
+    assert setting_words("innodb_flush_log_at_trx_commit", "2") == "2"
+    assert setting_words("sync_binlog", None) == "unset"

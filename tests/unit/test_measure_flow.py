@@ -43,6 +43,8 @@ def test_quiet_names_every_figure_and_busy_the_one_above_its_threshold() -> None
     # Threads_running counts the inspection's own query.
     running = quietness(with_running(server(), BUSY_THREADS_RUNNING + 2))
     assert running.why == "busy: 3 other queries running (above 2)"
+    one = quietness(with_running(server(), 2))
+    assert "1 other query running (at most 2)" in one.why, one.why
 
 
 def test_no_sample_is_not_known_to_be_quiet() -> None:
