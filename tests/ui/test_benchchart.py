@@ -118,5 +118,8 @@ def test_a_wide_spread_of_latencies_gets_a_log_axis_over_whole_decades() -> None
     assert isinstance(axis, QLogValueAxis)
     assert (axis.min(), axis.max()) == (0.1, 1000.0)
     assert _ticks(axis) == [0.1, 1.0, 10.0, 100.0, 1000.0]
+    # A bar starts at the axis' bottom: a p50 of 0.10 ms at a bottom of 0.1 would not show.
+    low = latency_axis(0.10, 5.72)
+    assert isinstance(low, QLogValueAxis) and low.min() < 0.1 / 2
     linear = latency_axis(5.8, 27.0)
     assert isinstance(linear, QValueAxis) and linear.min() == 0 and linear.max() >= 27.0

@@ -82,7 +82,10 @@ def latency_axis(low: float, high: float) -> QValueAxis | QLogValueAxis:
         axis = QLogValueAxis()
         axis.setBase(10)
         axis.setLabelFormat("%g")
-        axis.setRange(10 ** math.floor(math.log10(low)), 10 ** math.ceil(math.log10(high)))
+        bottom = math.floor(math.log10(low))
+        if low < 2 * 10**bottom:
+            bottom -= 1  # a bar starts at the axis' bottom: one at it would not show at all
+        axis.setRange(10**bottom, 10 ** math.ceil(math.log10(high)))
         axis.setMinorTickCount(8)  # 2, 3, … 9 within each decade, as grid lines
         return axis
     linear = QValueAxis()
