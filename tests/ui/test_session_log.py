@@ -115,3 +115,22 @@ def test_a_benchmark_and_what_tasks_say_are_in_the_session_log(
     assert "benchmark on " in text and "benchmark: finished" in text
     assert text.count("benchmark: ") >= 3  # what it ran, step by step, not only its end
     assert PLANTED not in text and f"login: logging in with {MASK}" in text
+
+
+def test_the_plan_a_person_chose_is_in_the_session_log(qtbot: QtBot, log_file: Path) -> None:
+    """Next on Trade-offs logs the plan chosen: its changes and where the sliders stood."""
+    from app.domain.hostfacts import HostFacts
+    from app.ui.pages.tradeoffs import TradeoffsPage
+    from app.ui.state import WizardState
+
+    sid = Path(__file__).parents[1] / "fixtures/hosts/sid-mysql-9.7/facts.json"
+    state = WizardState(facts=HostFacts.from_json(sid.read_text()))
+    page = TradeoffsPage(state)
+    qtbot.addWidget(page)
+    page.initializePage()
+    assert state.plan is not None
+    assert page.validatePage()
+    _flush()
+    text = log_file.read_text()
+    assert "plan chosen: " in text and "innodb_buffer_pool_size -> " in text, text
+    assert "crash_loss='none'" in text

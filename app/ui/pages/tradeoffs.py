@@ -761,3 +761,17 @@ class TradeoffsPage(QWizardPage):
 
     def isComplete(self) -> bool:  # noqa: N802 - Qt's name
         return self.state.plan is not None
+
+    def validatePage(self) -> bool:  # noqa: N802 - Qt's name
+        """Next: the plan the person chose goes to the session log (a step they took)."""
+        plan, pos = self.state.plan, self.state.positions
+        if plan is not None:
+            changes = [c for c in plan.changes if c.target != "advice"]
+            log.info(
+                "plan chosen: %s (%s); sliders: %s",
+                count(len(changes), "change"),
+                ", ".join(f"{c.key}{'@' + c.device if c.device else ''} -> {c.proposed}"
+                          for c in changes) or "none",
+                pos,
+            )  # fmt: skip
+        return True
