@@ -11,7 +11,7 @@ APT_RUN := python3-venv python3-pip libxcb-cursor0 libxkbcommon-x11-0 libxcb-icc
 # What the tests need on top: real hosts to talk to.
 APT_TEST := $(APT_RUN) openssh-server openssh-client sudo mariadb-server mariadb-client e2fsprogs \
 	util-linux xvfb xauth rsyslog socat udev iproute2 busybox fish tcsh sysbench dbus gnome-keyring \
-	fio debootstrap mysqltuner percona-toolkit docker.io podman docker-compose
+	fio debootstrap mysqltuner percona-toolkit docker.io podman docker-compose zstd
 
 .PHONY: run test lint sysdeps-run sysdeps-test venv venv-dev clean bench bench-plans bench-inspect \
 	bench-plan-quality \

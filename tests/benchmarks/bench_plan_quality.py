@@ -196,13 +196,22 @@ class Rig:
             host.wait_for_server(timeout=300)
             return f"unpacked {self.cache_file} in {time.monotonic() - started:.0f} s"
         started = time.monotonic()
-        host.sql("CREATE DATABASE IF NOT EXISTS sbtest")
         say(f"{host.name}: building {self.args.tables} × {self.args.rows:,} rows with sysbench")
-        self.sysbench("prepare", threads=min(self.args.threads, self.args.tables))
+        tables = ""
+        for _ in range(RETRIES):
+            host.sql("DROP DATABASE IF EXISTS sbtest; CREATE DATABASE sbtest")
+            # Several prepare threads log in at once, and one whose login fails ("Got
+            # packets out of order") leaves its tables unmade while sysbench exits 0: one
+            # thread, and the tables counted, with the whole build again when short.
+            self.sysbench("prepare", threads=1)
+            tables = host.sql(
+                "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'sbtest'"
+            )
+            if tables == str(self.args.tables):
+                break
+            say(f"{host.name}: sysbench prepare made {tables} tables; building them again")
+            self.reconnects += 1
         built = time.monotonic() - started
-        tables = host.sql(
-            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'sbtest'"
-        )
         if tables != str(self.args.tables):
             raise RuntimeError(f"sysbench prepare made {tables} tables, not {self.args.tables}")
         host.run("systemctl", "stop", service, timeout=600)
