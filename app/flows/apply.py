@@ -97,7 +97,7 @@ def not_taken(preview: Preview, status: JobStatus) -> dict[str, str]:
         for value in action.values:
             if value.kind not in ("sysfs", "sysctl"):
                 continue
-            path = value.path if value.kind == "sysfs" else _sysctl_path(value.key)
+            path = value.path  # the file the job writes (sysfs, or /proc/sys for sysctl)
             # The change this value is for: an action may carry several (vm.dirty_ratio and
             # vm.dirty_background_ratio in one sysctl file).
             mine = [c for c in action.change_ids if c in (value.key, f"{value.key}@{value.device}")]
@@ -106,10 +106,6 @@ def not_taken(preview: Preview, status: JobStatus) -> dict[str, str]:
                     for change_id in mine or action.change_ids:
                         taken_not.setdefault(change_id, warning)
     return taken_not
-
-
-def _sysctl_path(key: str) -> str:
-    return "/proc/sys/" + key.replace(".", "/")
 
 
 def apply_preview(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,6 +36,18 @@ def _mounts_under(path: Path) -> list[str]:
         return [ln.split()[1] for ln in fh if ln.split()[1].startswith(str(path) + "/")]
 
 
+def _run(engine: Any, workdir: Path, name: str) -> Iterator[Any]:
+    """Start the engine, hand it to the tests, stop it: the machine's network as it was."""
+    before = machine_state()
+    engine.start()
+    try:
+        yield engine
+    finally:
+        engine.stop()
+    assert machine_state() == before, f"{name} changed this machine's network"
+    assert _mounts_under(workdir) == [], f"{name} left mounts"
+
+
 @pytest.fixture(scope="session")
 def docker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Docker]:
     """This run's own dockerd (no iptables rules, no bridge)."""
@@ -42,15 +55,8 @@ def docker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Docker]:
     missing = engine_available("docker")
     need(missing is None, f"docker.io: {missing}")
     workdir = tmp_path_factory.mktemp("docker")
-    before = machine_state()
     engine = Docker(workdir)
-    engine.start()
-    try:
-        yield engine
-    finally:
-        engine.stop()
-    assert machine_state() == before, "dockerd changed this machine's network"
-    assert _mounts_under(workdir) == [], "dockerd left mounts"
+    yield from _run(engine, workdir, "dockerd")
 
 
 @pytest.fixture(scope="session")
@@ -60,14 +66,7 @@ def podman(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Podman]:
     missing = engine_available("podman")
     need(missing is None, f"podman: {missing}")
     workdir = tmp_path_factory.mktemp("podman")
-    before = machine_state()
     engine = Podman(workdir)
-    engine.start()
-    try:
-        yield engine
-    finally:
-        engine.stop()
-    assert machine_state() == before, "podman changed this machine's network"
-    assert _mounts_under(workdir) == [], "podman left mounts"
+    yield from _run(engine, workdir, "podman")
     left = [str(p) for p in engine.absent if p.exists()]
     assert left == [], f"podman left {', '.join(left)}"
