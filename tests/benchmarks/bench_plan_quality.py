@@ -26,7 +26,7 @@ At each crash-loss position ("none" = innodb_flush_log_at_trx_commit 1 / sync_bi
   `innotune rollback`;
 - a small grid of buffer pool × redo log sizes at that risk (GRID; ``--quick`` fewer).
 
-Each configuration is applied once (a restart), every table read once through both its
+Each configuration is applied (a restart), every table read once through both its
 indexes (the data set in the buffer pool where it fits, as on a server in service), the
 workload run --warmup seconds unmeasured, then measured --rounds times for --seconds each;
 the table shows the median transactions/s and the spread ((max - min) / median) of the
@@ -303,7 +303,7 @@ class Rig:
                 f"{self.host.name} {item.position:<4} {item.name:<26} round {n + 1}: "
                 f"{item.tps[-1]:>8,.0f} trx/s (load {item.loadavg[-1]:.1f})"
             )
-        item.reconnects = self.reconnects - before
+        item.reconnects += self.reconnects - before
 
     def read_through(self) -> None:
         """Read every table through both its indexes once, as a server in service has.
@@ -337,6 +337,21 @@ class Rig:
             self.measure(item)
         finally:
             self.innotune("rollback", found.group(1), "--yes")
+
+
+def pass_orders(items: list[Measured], passes: int, reverse: bool) -> list[list[Measured]]:
+    """The order of each pass over a position's configurations.
+
+    Passes alternate direction (forward, backward, forward, ...; ``reverse`` starts
+    backward), so a drift of the machine over the run (a cache filling, another job
+    starting) lands on every configuration alike instead of on the ones measured last.
+    """
+    forward = list(items)
+    orders = []
+    for n in range(passes):
+        backward = (n % 2 == 1) != reverse
+        orders.append(list(reversed(forward)) if backward else forward)
+    return orders
 
 
 def configurations(position: str, rig: Rig, quick: bool) -> list[Measured]:
@@ -485,18 +500,22 @@ def run_host(name: str, args: argparse.Namespace, out: Path) -> str:
             "seconds": args.seconds,
             "rounds": args.rounds,
             "warmup": args.warmup,
+            "passes": args.passes,
         }
         for position in args.positions:
             items = configurations(position, rig, args.quick)
-            for item in reversed(items) if args.reverse else items:
-                try:
-                    if item.kind == "plan":
-                        rig.measure_plan(item)
-                    else:
-                        rig.measure_settings(item)
-                except RuntimeError as exc:  # one configuration lost, the others still count
-                    item.error = str(exc)[-1500:]
-                    say(f"{name} {position} {item.name}: not measured: {item.error[-300:]}")
+            for order in pass_orders(items, args.passes, args.reverse):
+                for item in order:
+                    if item.error:
+                        continue  # lost in an earlier pass: not measured at all
+                    try:
+                        if item.kind == "plan":
+                            rig.measure_plan(item)
+                        else:
+                            rig.measure_settings(item)
+                    except RuntimeError as exc:  # one configuration lost, the others count
+                        item.error = str(exc)[-1500:]
+                        say(f"{name} {position} {item.name}: not measured: {item.error[-300:]}")
             results[position] = items
             # Written after every position, so a run stopped later keeps what it measured.
             save(out / f"plan-quality-{name}.json", meta, results, time.monotonic() - started)
@@ -506,7 +525,7 @@ def run_host(name: str, args: argparse.Namespace, out: Path) -> str:
         summary = (
             f"{name}: {version}; data set {size / MIB:,.0f} MiB ({args.tables} × {args.rows:,} "
             f"rows); sysbench oltp_write_only, {args.threads} clients, uniform; warm-up "
-            f"{args.warmup:g} s, {args.rounds} rounds × {args.seconds:g} s; "
+            f"{args.warmup:g} s, {rounds_text(args)}; "
             f"took {took / 60:.1f} min"
         )
         save(out / f"plan-quality-{name}.json", meta, results, took)
@@ -515,6 +534,14 @@ def run_host(name: str, args: argparse.Namespace, out: Path) -> str:
         with contextlib.suppress(Exception):
             host.poweroff()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def rounds_text(args: argparse.Namespace) -> str:
+    """How each configuration was measured, e.g. "2 passes × 2 rounds × 15 s"."""
+    rounds = f"{args.rounds} rounds × {args.seconds:g} s"
+    if args.passes == 1:
+        return rounds
+    return f"{args.passes} passes (order alternating) × {rounds}"
 
 
 def _stop(signum: int, frame: object) -> None:
@@ -551,6 +578,13 @@ def main(argv: list[str] | None = None) -> int:
         help="measure each position's configurations in reverse order (the plan next to "
         "last): a difference that follows the order is the machine's, not the settings'",
     )
+    parser.add_argument(
+        "--passes",
+        type=int,
+        default=1,
+        help="measure each position's configurations this many times, alternating the "
+        "order (each pass applies every configuration again and takes --rounds rounds)",
+    )
     parser.add_argument("--out", default="bench-out")
     parser.add_argument(
         "--app",
@@ -563,6 +597,8 @@ def main(argv: list[str] | None = None) -> int:
         args.seconds = 10.0 if args.quick else 20.0
     if args.warmup is None:
         args.warmup = 5.0 if args.quick else 10.0
+    if args.passes < 1:
+        parser.error("--passes is at least 1")
     if any(p not in POSITIONS for p in args.positions):
         parser.error(f"positions are {', '.join(POSITIONS)}")
     if os.geteuid() != 0:

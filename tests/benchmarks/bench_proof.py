@@ -2,7 +2,7 @@
 
 Run as root from the project directory (or ``make bench-proof``):
 
-    .venv/bin/python -m tests.benchmarks.bench_proof [--trials 10] [--seconds 25]
+    .venv/bin/python -m tests.benchmarks.bench_proof [--trials 10] [--change-trials 3]
 
 It boots the sid test host (Oracle MySQL 9.7 under systemd, tests/hosts/debian_hosts.py, as
 bench_noise does) and measures as the Apply page's "Measure before and after" does: each side
@@ -10,8 +10,13 @@ the wizard's budget (:data:`app.flows.measure.MEASURE_SECONDS`, 3 rounds of the 
 clients on the target, through `innotune bench --out` then `--compare --json` (the one
 verdict function every face uses).
 
-(a) innodb_flush_log_at_trx_commit 1 → 2 (SET GLOBAL between the sides, put back after): the
-    single-row autocommit runs must be reported *faster*, with their spread.
+(a) ``--change-trials`` pairs with innodb_flush_log_at_trx_commit 1 → 2 (SET GLOBAL between
+    the sides, put back after): the single-client autocommit run must be reported *faster*,
+    with its spread, in every one. That is the run trx_commit is about: each commit waits for
+    its own flush. With 4 clients the server already shares one flush among the commits
+    waiting together (group commit), so the gain is smaller, and 4 clients beside the server
+    on 2 cores spread ±20-45 % between rounds: its verdict is printed and counted, and a
+    *noise* there is the true answer, not a failure of the proof.
 (b) ``--trials`` pairs with identical settings: a trial counts when every run of it is
     reported *noise*; at least 9 of 10 must.
 
@@ -66,7 +71,8 @@ def table(data: dict[str, Any]) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--trials", type=int, default=10)
+    parser.add_argument("--trials", type=int, default=10, help="identical-settings pairs")
+    parser.add_argument("--change-trials", type=int, default=3, help="trx_commit 1 -> 2 pairs")
     parser.add_argument(
         "--seconds",
         type=float,
@@ -95,15 +101,22 @@ def main() -> int:
         def to_two() -> None:
             host.sql(f"SET GLOBAL {TRX} = 2")
 
-        try:
-            data, took = pair(cli, work, to_two)
-        finally:
-            host.sql(f"SET GLOBAL {TRX} = 1")
-        single = [r for r in data["runs"] if r["workload"] == "autocommit"]
-        faster = bool(single) and all(r["verdict"] == "faster" for r in single)
-        print(f"\n(a) {TRX} 1 -> 2: before and after took {took:.0f} s, load {load()}")
-        print(f"    settings changed: {data['settings_changed']}")
-        print("\n".join(table(data)))
+        seen: dict[int, list[str]] = {}  # clients -> autocommit verdict per trial
+        for n in range(1, args.change_trials + 1):
+            try:
+                data, took = pair(cli, work, to_two)
+            finally:
+                host.sql(f"SET GLOBAL {TRX} = 1")
+            for run in data["runs"]:
+                if run["workload"] == "autocommit":
+                    seen.setdefault(run["threads"], []).append(run["verdict"])
+            print(
+                f"\n(a) trial {n}, {TRX} 1 -> 2: before and after took {took:.0f} s, "
+                f"load {load()}\n    settings changed: {data['settings_changed']}"
+            )
+            print("\n".join(table(data)))
+        single = seen.get(1, [])
+        faster = len(single) == args.change_trials and all(v == "faster" for v in single)
 
         # (b) no change at all.
         quiet = 0
@@ -119,10 +132,13 @@ def main() -> int:
             print("\n".join(table(data)))
 
         needed = -(-NEEDED_OF_10 * args.trials // 10)  # 9 of 10, scaled
+        counts = "; ".join(
+            f"×{clients}: {verdicts.count('faster')} of {len(verdicts)} faster"
+            for clients, verdicts in sorted(seen.items())
+        )
         print(
-            f"\n(a) {TRX} 1 -> 2: autocommit "
-            + ", ".join(f"×{r['threads']} {r['verdict']}" for r in single)
-            + (" — holds" if faster else " — DOES NOT HOLD")
+            f"\n(a) {TRX} 1 -> 2, autocommit ({counts}): the single-client run faster in "
+            f"every trial — {'holds' if faster else 'DOES NOT HOLD'}"
         )
         print(
             f"(b) identical settings: {quiet} of {args.trials} trials all noise (needed "
