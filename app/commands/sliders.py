@@ -3,7 +3,7 @@
 Each option is generated from its slider's declaration (resources/sliders.toml): the
 option's name, help, words and range. A slider left out starts where the wizard starts it:
 at InnoTune's recommendation for the host, crash loss and torn-page protection where the
-server is now (app.planner.sliders.starting_points).
+server is now (app.planner.starts.starting_points).
 """
 
 from __future__ import annotations

@@ -135,7 +135,7 @@ class PoolRule:
         unit    = the last ``units`` entry whose threshold <= target (1 MiB if unit > target)
         pool    = max(minimum, max(unit, target // unit * unit))   # nothing if fits < minimum
 
-    which is what :func:`app.planner.rules.memory` does for the planned host.
+    which is what :func:`app.planner.rules.memory.memory` does for the planned host.
 
     Attributes:
         key: the variable (innodb_buffer_pool_size).

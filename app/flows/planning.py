@@ -11,9 +11,11 @@ from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan, SliderPositions
 from app.knobs import Catalogue, default_catalogue
 from app.planner import default_positions, facts_checksum, make_plan, starting_points
+from app.planner.binlog import binlog_lock
+from app.planner.budget import current_share
 from app.planner.carry import carry_over, same_host
 from app.planner.report import change_values, plan_text, spelled
-from app.planner.sliders import binlog_lock, current_share, note
+from app.planner.slidertexts import note
 
 __all__ = [
     "binlog_lock",

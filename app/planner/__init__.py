@@ -14,11 +14,11 @@ from app.domain.hostfacts import HostFacts
 from app.domain.plan import Change, FactsSummary, Plan, SliderPositions
 from app.knobs import Catalogue, default_catalogue
 from app.knobs.sliders import slider_keys
-from app.knobs.sliders import sliders as declared_sliders  # app.planner.sliders is a module here
+from app.knobs.sliders import sliders as declared_sliders
 from app.planner import rules
 from app.planner.context import Ctx, PlanError
-from app.planner.sliders import default_positions, starting_points
-from app.planner.sliders import describe as declared_sentence
+from app.planner.slidertexts import describe as declared_sentence
+from app.planner.starts import default_positions, starting_points
 
 __all__ = [
     "PlanError",

@@ -17,8 +17,10 @@ from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan, SliderPositions
 from app.domain.words import count
 from app.knobs.sliders import Slider, sliders
+from app.planner.binlog import binlog_lock
+from app.planner.budget import PER_CONNECTION, pool_of
 from app.planner.context import classify, datadir_path, server_variable
-from app.planner.sliders import PER_CONNECTION, binlog_lock, pool_of, starting_points
+from app.planner.starts import starting_points
 from app.planner.values import parse_int, size_text
 
 #: The server variables each slider's start depends on, beyond the catalogue's own knobs

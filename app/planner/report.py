@@ -8,7 +8,7 @@ from app.domain.plan import Change, Plan
 from app.domain.words import count
 from app.knobs import Catalogue, UnknownKnob, default_catalogue
 from app.knobs.sliders import sliders
-from app.planner.sliders import Start
+from app.planner.starts import Start
 from app.planner.values import parse_int, size_text
 
 
@@ -128,7 +128,7 @@ def plan_text(plan: Plan, catalogue: Catalogue, starts: Mapping[str, Start] | No
     Args:
         plan: the plan.
         catalogue: the knob catalogue (how values are spelled).
-        starts: each slider's start (:func:`app.planner.sliders.starting_points`); a slider
+        starts: each slider's start (:func:`app.planner.starts.starting_points`); a slider
             still at its start says so, with why.
     """
     f = plan.facts

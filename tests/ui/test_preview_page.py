@@ -15,7 +15,7 @@ from app.domain.instance import ServerInstance
 from app.domain.words import count
 from app.knobs import default_catalogue
 from app.planner import default_positions, make_plan
-from app.planner.sliders import current_share
+from app.planner.budget import current_share
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
 from app.ui.hostworker import HostWorker

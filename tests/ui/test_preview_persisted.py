@@ -19,7 +19,7 @@ from app.domain.target import ConnectOptions, parse_target
 from app.inspect.inspection import inspect
 from app.knobs import default_catalogue
 from app.planner import default_positions, make_plan
-from app.planner.sliders import current_share
+from app.planner.budget import current_share
 from app.remote.connect import open_transport
 from app.ui.hostworker import HostWorker
 from app.ui.pages.preview import PreviewPage

@@ -19,8 +19,10 @@ from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
 from app.knobs.sliders import slider
 from app.planner import default_positions, make_plan
+from app.planner.budget import pool_of
+from app.planner.redolog import redo_total
 from app.planner.report import change_values
-from app.planner.sliders import note, pool_of, redo_total
+from app.planner.slidertexts import note
 from app.planner.values import parse_int, size_text
 from tests.unit.planner_truth import LINES, Line
 from tests.unit.test_planner_matrix import CAT, facts_for, hosts

@@ -19,8 +19,8 @@ from app.domain.server import ServerVersion
 from app.domain.serverfacts import Variable
 from app.knobs import default_catalogue
 from app.planner import default_positions, describe, make_plan
+from app.planner.budget import memory_budget
 from app.planner.context import PlanError
-from app.planner.sliders import memory_budget
 from tests.unit.planner_profiles import GIB, MIB, PROFILES
 
 CAT = default_catalogue()

@@ -14,7 +14,7 @@ from app.export.model import ExportError, digest
 from app.knobs import default_catalogue
 from app.optionfiles import parse, render, set_server_option
 from app.planner import default_positions, make_plan
-from app.planner.sliders import binlog_found, binlog_lock, binlog_where
+from app.planner.binlog import binlog_found, binlog_lock, binlog_where
 from tests.unit.planner_truth import LINES
 from tests.unit.test_planner_matrix import facts_for, hosts
 

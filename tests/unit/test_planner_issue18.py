@@ -16,8 +16,8 @@ from app.domain.serverfacts import Variable
 from app.inspect.server import compute_rates
 from app.knobs import default_catalogue
 from app.planner import default_positions, make_plan
+from app.planner.budget import memory_budget
 from app.planner.report import human_value, plan_text, titles
-from app.planner.sliders import memory_budget
 from app.targetjob.values import ordered_settings
 from tests.unit.planner_profiles import GIB, MIB, PROFILES, server_facts
 from tests.unit.planner_truth import LINES, Line

@@ -21,7 +21,7 @@ from app.inspect.host_parse import parse_host_output
 from app.knobs import default_catalogue
 from app.planner import default_positions, make_plan
 from app.planner.context import classify, server_variable
-from app.planner.sliders import crash_position
+from app.planner.starts import crash_position
 from app.planner.values import parse_bool, parse_int
 from tests.unit.planner_profiles import (
     HOSTS,

@@ -19,7 +19,8 @@ from app.domain.server import Flavour, ServerVersion
 from app.domain.serverfacts import Rates, Variable
 from app.knobs import default_catalogue
 from app.planner import make_plan
-from app.planner.sliders import crash_position, memory_budget
+from app.planner.budget import memory_budget
+from app.planner.starts import crash_position
 from app.planner.values import parse_int, same
 from tests.unit.planner_profiles import GIB, MARIADB_1011, MIB, MYSQL_HELP, PROFILES
 

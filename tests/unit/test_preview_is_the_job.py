@@ -76,7 +76,7 @@ def test_preview_shows_the_statements_and_commands_the_job_runs(line: Line, rest
 @pytest.mark.parametrize("line", FOUR, ids=[x.version for x in FOUR])
 def test_preview_spells_the_pool_as_trade_offs_does(line: Line) -> None:
     """The exact bytes the job writes, and beside them the figure of the slider's label."""
-    from app.planner.sliders import note
+    from app.planner.slidertexts import note
     from app.planner.values import size_text
 
     facts = _facts(line)

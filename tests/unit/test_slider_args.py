@@ -27,7 +27,7 @@ def test_no_options_start_where_the_wizard_starts() -> None:
 
 def test_memory_share_keep_is_the_share_now() -> None:
     from app.planner import make_plan
-    from app.planner.sliders import current_share
+    from app.planner.budget import current_share
     from tests.unit.test_planner_matrix import CAT
 
     kept = positions_from_args(parse("--memory-share", "keep", "--redo", "keep"), FACTS)

@@ -9,7 +9,8 @@ import pytest
 from app.knobs.sliders import slider
 from app.planner import default_positions, make_plan
 from app.planner.context import reports_rotational
-from app.planner.sliders import note, recovery_range, redo_total
+from app.planner.redolog import recovery_range, redo_total
+from app.planner.slidertexts import note
 from app.planner.values import size_text
 from tests.unit.planner_truth import LINES, Line
 from tests.unit.test_planner_matrix import CAT, facts_for, hosts

@@ -1,0 +1,239 @@
+"""The memory budget: how much RAM the buffer pool may take once everything else has its room.
+
+Pure functions of the facts: the OS reserve, the other processes, every connection's
+buffers and the server's other memory, and the pool's share of RAM now.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.domain.hostfacts import HostFacts
+from app.domain.plan import Plan
+from app.domain.server import Flavour, ServerVersion
+from app.domain.serverfacts import ServerFacts
+from app.planner.context import server_variable
+from app.planner.values import GIB, MIB, parse_int, size_text
+
+#: Per-connection buffers a busy connection may allocate in full (worst case).
+PER_CONNECTION = (
+    "sort_buffer_size",
+    "join_buffer_size",
+    "read_buffer_size",
+    "read_rnd_buffer_size",
+    "thread_stack",
+    "net_buffer_length",
+)
+
+
+#: InnoDB keeps its own bookkeeping beside the pool (about 5% of it).
+POOL_OVERHEAD = 1.05
+
+#: The server's own memory beside its buffers: threads, caches, dictionary.
+SERVER_BASE_BYTES = 128 * MIB
+
+
+def _version(server: ServerFacts) -> ServerVersion:
+    return ServerVersion.parse(server.version, server.version_comment)
+
+
+def _var_int(server: ServerFacts, name: str, default: int = 0) -> int:
+    value = parse_int(server_variable(server, name))
+    return default if value is None else value
+
+
+@dataclass(frozen=True)
+class MemoryBudget:
+    """How much RAM the buffer pool may take once everything else has its room."""
+
+    ram: int
+    os_reserve: int
+    other_processes: int
+    per_connection: int
+    max_connections: int
+    other_buffers: int  # key buffer, log buffer, temporary tables, Aria, the server's own base
+    fits: int  # the largest buffer pool that fits (before the server's rounding)
+    other_parts: tuple[tuple[str, int], ...] = ()  # other_buffers, part by part
+    # The memory limit of the container the server runs in, when it binds the pool.
+    container_limit: int | None = None
+
+    @property
+    def connections(self) -> int:
+        """All connections' buffers at once."""
+        return self.per_connection * self.max_connections
+
+    def headroom(self, pool: int) -> int:
+        """RAM left with this pool and every connection's buffers in use (can be negative)."""
+        return (
+            self.ram
+            - self.os_reserve
+            - self.other_processes
+            - self.connections
+            - self.other_buffers
+            - int(pool * POOL_OVERHEAD)
+        )
+
+    def thin(self, pool: int) -> bool:
+        """True when what stays free with this pool is too little to absorb a surprise."""
+        return self.headroom(pool) < max(THIN_HEADROOM, (self.container_limit or self.ram) // 20)
+
+    def free_words(self, pool: int) -> str:
+        """What stays free with this pool, said plainly (thin headroom named as such)."""
+        free = self.headroom(pool)
+        if free < 0:
+            return (
+                f"with every connection busy the server needs {size_text(-free)} more than "
+                "the RAM, so Linux may swap or its OOM killer may end the server"
+            )
+        if free < MIB:
+            return (
+                "with every connection busy nothing stays free beyond the "
+                f"{size_text(self.os_reserve)} kept for the OS: thin, so a memory-hungry "
+                "process or a burst of connections can make Linux swap or its OOM killer end "
+                "the server"
+            )
+        if self.thin(pool):
+            return (
+                f"with every connection busy only {size_text(free)} stay free beyond the "
+                f"{size_text(self.os_reserve)} kept for the OS: thin, so a memory-hungry "
+                "process or a burst of connections can make Linux swap or its OOM killer end "
+                "the server"
+            )
+        return (
+            f"with every connection busy {size_text(free)} stay free beyond the "
+            f"{size_text(self.os_reserve)} kept for the OS, so the OOM killer should not need "
+            "to end the server"
+        )
+
+    def words(self) -> str:
+        """The budget in one clause, for reasons."""
+        parts = ", ".join(f"{name} {size_text(n)}" for name, n in self.other_parts if n)
+        detail = f": {parts}" if parts else ""
+        if self.container_limit is not None:
+            return (
+                f"the server's container may use {size_text(self.container_limit)}, and "
+                f"{self.max_connections} connections x {size_text(self.per_connection)} of "
+                f"buffers ({size_text(self.connections)}) and the server's other memory "
+                f"({size_text(self.other_buffers)}{detail}) need room in it, so at most "
+                f"{size_text(self.fits)} fits"
+            )
+        return (
+            f"room is kept for the OS ({size_text(self.os_reserve)}), the other processes "
+            f"seen ({size_text(self.other_processes)}), {self.max_connections} connections x "
+            f"{size_text(self.per_connection)} of buffers ({size_text(self.connections)}) and "
+            f"the server's other memory ({size_text(self.other_buffers)}{detail}), so at most "
+            f"{size_text(self.fits)} fits"
+        )
+
+
+#: Below this (or 5% of RAM) what stays free is called thin.
+THIN_HEADROOM = 256 * MIB
+
+
+#: The OS reserve: RAM // divisor, within min..max (carried in PoolRule for exports).
+OS_RESERVE_DIVISOR = 10
+OS_RESERVE_MIN = 512 * MIB
+OS_RESERVE_MAX = 8 * GIB
+
+
+def os_reserve(ram: int) -> int:
+    """What the OS and its page cache keep: 10% of RAM, at least 512 MiB, at most 8 GiB."""
+    return int(min(max(ram // OS_RESERVE_DIVISOR, OS_RESERVE_MIN), OS_RESERVE_MAX))
+
+
+def memory_budget(facts: HostFacts, key_buffer: int | None = None) -> MemoryBudget | None:
+    """The buffer pool's room on this host, or None when RAM or the server is unknown.
+
+    Args:
+        facts: the host's facts.
+        key_buffer: the key buffer size the plan will use (default: the current one).
+    """
+    server, ram = facts.server, facts.os.machine.mem_total_bytes
+    if server is None or not ram:
+        return None
+    per_conn = sum(_var_int(server, name) for name in PER_CONNECTION)
+    if server.binlog_enabled:
+        per_conn += _var_int(server, "binlog_cache_size")
+    max_conn = _var_int(server, "max_connections", 151)
+    keys = _var_int(server, "key_buffer_size") if key_buffer is None else key_buffer
+    others = sum(p.rss_bytes for p in facts.os.machine.big_processes)
+    parts = [
+        ("key buffer", keys),
+        ("log buffer", _var_int(server, "innodb_log_buffer_size")),
+        *_temporary_and_caches(server),
+        ("the server itself", SERVER_BASE_BYTES),
+    ]
+    other_buffers = sum(n for _, n in parts)
+    reserve = os_reserve(ram)
+    room = ram - reserve - others - per_conn * max_conn - other_buffers
+    fits = max(0, int(room / POOL_OVERHEAD))
+    # A server in a container lives within the engine's memory limit: past it the kernel
+    # ends the server whatever the host has free. The job refuses a pool above 90% of it.
+    container = server.instance.container
+    limit = container.memory_limit_bytes if container is not None else None
+    binding = None
+    if limit:
+        inside = min(limit - per_conn * max_conn - other_buffers, limit * 9 // 10)
+        limit_fits = max(0, int(inside / POOL_OVERHEAD))
+        if limit_fits < fits:
+            fits, binding = limit_fits, limit
+    return MemoryBudget(
+        ram=ram,
+        os_reserve=reserve,
+        other_processes=others,
+        per_connection=per_conn,
+        max_connections=max_conn,
+        other_buffers=other_buffers,
+        fits=fits,
+        other_parts=tuple(parts),
+        container_limit=binding,
+    )
+
+
+def _temporary_and_caches(server: ServerFacts) -> list[tuple[str, int]]:
+    """Memory beside the pool that the server takes under load, by flavour and version.
+
+    - MySQL 8.0+: internal temporary tables live in the TempTable engine, which takes up
+      to temptable_max_ram for all of them together (1 GiB by default; the manual,
+      "Internal Temporary Table Use in MySQL").
+    - MySQL 5.7 and MariaDB: an in-memory temporary table may grow to
+      min(tmp_table_size, max_heap_table_size) before it goes to disk; one is counted
+      (per query, as mysqltuner does), the per-connection buffers above are counted for all.
+    - MariaDB: Aria's page cache (aria_pagecache_buffer_size, 128 MiB by default) is
+      allocated at start, for the system tables and on-disk temporary tables.
+    """
+    version = _version(server)
+    parts: list[tuple[str, int]] = []
+    temptable = parse_int(server_variable(server, "temptable_max_ram"))
+    if version.family is Flavour.MYSQL and version.number >= (8, 0, 0):
+        parts.append(("temptable_max_ram", GIB if temptable is None else temptable))
+    else:
+        tmp = _var_int(server, "tmp_table_size", 16 * MIB)
+        heap = _var_int(server, "max_heap_table_size", 16 * MIB)
+        parts.append(("one in-memory temporary table", min(tmp, heap)))
+    if version.family is Flavour.MARIADB:
+        parts.append(("Aria page cache", _var_int(server, "aria_pagecache_buffer_size", 128 * MIB)))
+    return parts
+
+
+def current_share(facts: HostFacts) -> int | None:
+    """The buffer pool's share of RAM now, in whole percent (1-90)."""
+    ram = facts.os.machine.mem_total_bytes
+    pool = (
+        parse_int(server_variable(facts.server, "innodb_buffer_pool_size"))
+        if facts.server
+        else None
+    )
+    if not ram or pool is None:
+        return None
+    return min(90, max(1, round(pool * 100 / ram)))
+
+
+def pool_of(plan: Plan, facts: HostFacts) -> int | None:
+    """The buffer pool the plan leaves: its proposed size, else the current one."""
+    change = plan.change("innodb_buffer_pool_size")
+    if change is not None:
+        return parse_int(change.proposed)
+    if facts.server is None:
+        return None
+    return parse_int(server_variable(facts.server, "innodb_buffer_pool_size"))
