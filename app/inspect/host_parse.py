@@ -1,7 +1,10 @@
-"""Pure parsers: the host script's text in, machine and write-path facts out.
+"""The host script's whole output in, OS facts out: the machine and each directory's write path.
 
-No I/O here. Every value comes from the text; what the text lacks becomes ``None``
-with an :class:`~app.domain.facts.Unknown` saying which file was missing.
+A write path joins the directory's mount (:mod:`app.inspect.host_mounts`) to its chain of
+block devices (:mod:`app.inspect.host_block_devices`); the machine facts are
+:mod:`app.inspect.host_machine`'s. No I/O here. Every value comes from the text; what the
+text lacks becomes ``None`` with an :class:`~app.domain.facts.Unknown` saying which file
+was missing.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Reading option files the way mysqld/mariadbd does: file order, groups, includes.
+"""Reading option files the way mysqld/mariadbd does: their groups and includes.
 
 The logic mirrors ``my_search_option_files`` and ``search_default_file_with_ext``
 in ``mysys/my_default.c`` and was checked against ``my_print_defaults`` 10.11:
@@ -14,9 +14,10 @@ in ``mysys/my_default.c`` and was checked against ``my_print_defaults`` 10.11:
   and the server warns; we do the same and also report the loop;
 * a world-writable file is ignored with a warning.
 
-Files are read through a :data:`Reader`, so the same code reads this computer
-and a remote host. Where the server would silently skip a file that *we* may not
-read, we refuse instead: a write must never rest on a file we could not read.
+Files are read through a :data:`~app.optionfiles.readers.Reader`, so the same code reads
+this computer and a remote host; which files, in which order, is
+:mod:`app.optionfiles.search`'s. Where the server would silently skip a file that *we*
+may not read, we refuse instead: a write must never rest on a file we could not read.
 """
 
 from __future__ import annotations
