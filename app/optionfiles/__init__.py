@@ -27,24 +27,16 @@ from app.optionfiles.effective import (
     parse_size,
     resolve,
 )
-from app.optionfiles.reading import (
-    Arg,
+from app.optionfiles.readers import (
     Node,
-    OptionFileError,
-    Problem,
     Reader,
-    Reading,
-    TopFile,
     batch_argv,
     batch_reader,
-    collect,
     local_reader,
-    parse_help_default_files,
-    read_config,
-    search_order,
-    server_groups,
     transport_reader,
 )
+from app.optionfiles.reading import Arg, OptionFileError, Problem, Reading, collect, read_config
+from app.optionfiles.search import TopFile, parse_help_default_files, search_order, server_groups
 from app.optionfiles.syntax import Kind, Line, OptionFile, parse, render
 
 __all__ = [

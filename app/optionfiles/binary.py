@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.optionfiles.effective import parse_help_table
-from app.optionfiles.reading import parse_help_default_files
+from app.optionfiles.search import parse_help_default_files
 from app.remote.transport import Transport
 
 

@@ -23,17 +23,9 @@ from app.optionfiles.effective import (
     parse_persisted,
     resolve,
 )
-from app.optionfiles.reading import (
-    Arg,
-    OptionFileError,
-    Reader,
-    Reading,
-    TopFile,
-    read_config,
-    search_order,
-    server_groups,
-    transport_reader,
-)
+from app.optionfiles.readers import Reader, transport_reader
+from app.optionfiles.reading import Arg, OptionFileError, Reading, read_config
+from app.optionfiles.search import TopFile, search_order, server_groups
 from app.remote.transport import Transport
 
 _SECRET_NAME = re.compile(r"passw(or)?d|_auth$|secret|token|credential")

@@ -24,7 +24,8 @@ from app.domain.facts import BlockDevice, OsFacts, WritePath, from_json, to_json
 from app.domain.target import ConnectOptions, parse_target
 from app.inspect.diskprobe import parse_probe_output, probe_argv, probe_disk
 from app.inspect.host import HOST_SCRIPT, NotLinuxError, gather_host
-from app.inspect.host_parse import bracketed, parse_host_output
+from app.inspect.host_output import bracketed
+from app.inspect.host_parse import parse_host_output
 from app.remote.local import LocalTransport
 from app.remote.ssh import SshTransport
 from tests.hosts.loopdev import LoopFs

@@ -186,7 +186,7 @@ def test_inspect_debian_mariadb_over_ssh(
 
 
 def test_engine_counts_agree_with_the_slow_query(private_server: PrivateServer) -> None:
-    from app.inspect.server import engine_use
+    from app.inspect.engines import engine_use
 
     private_server.query(
         "CREATE DATABASE `odd db-1`; USE `odd db-1`;"

@@ -26,7 +26,8 @@ from app.domain.hostfacts import HostFacts
 from app.domain.instance import ServerInstance
 from app.domain.server import ServerVersion
 from app.domain.serverfacts import EngineUse, ErrorLog, Rates, ServerFacts, Variable
-from app.inspect.host_parse import parse_block_devices, parse_host_output
+from app.inspect.host_block_devices import parse_block_devices
+from app.inspect.host_parse import parse_host_output
 from app.knobs import default_catalogue
 
 HOSTS = Path(__file__).parents[1] / "fixtures" / "hosts"

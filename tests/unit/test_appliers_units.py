@@ -13,7 +13,7 @@ from app.describe.preview import build_preview, estimate_downtime, with_checksum
 from app.domain.facts import BlockDevice
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Change, Plan
-from app.inspect.host_parse import parse_block_devices
+from app.inspect.host_block_devices import parse_block_devices
 from app.knobs import default_catalogue
 from app.planner import default_positions, make_plan
 from app.targetjob.values import same_value

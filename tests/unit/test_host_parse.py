@@ -7,17 +7,11 @@ from pathlib import Path
 import pytest
 
 from app.domain.facts import OsFacts, WritePath, from_json, to_json
-from app.inspect.host_parse import (
-    HostParseError,
-    NotLinuxError,
-    RawDevice,
-    bracketed,
-    hw_raid_hint,
-    parse_block_devices,
-    parse_host_output,
-    parse_mountinfo,
-    parse_processes,
-)
+from app.inspect.host_block_devices import RawDevice, hw_raid_hint, parse_block_devices
+from app.inspect.host_machine import parse_processes
+from app.inspect.host_mounts import parse_mountinfo
+from app.inspect.host_output import bracketed
+from app.inspect.host_parse import HostParseError, NotLinuxError, parse_host_output
 
 HOSTS = Path(__file__).parents[1] / "fixtures" / "hosts"
 

@@ -13,7 +13,7 @@ from app.domain.facts import DiskProbe
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
 from app.domain.serverfacts import Variable
-from app.inspect.server import compute_rates
+from app.inspect.rates import compute_rates
 from app.knobs import default_catalogue
 from app.planner import default_positions, make_plan
 from app.planner.budget import memory_budget

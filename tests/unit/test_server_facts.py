@@ -7,13 +7,10 @@ from pathlib import Path
 import pytest
 
 from app.domain.instance import ServerInstance
-from app.inspect.server import (
-    compute_rates,
-    dirty_share,
-    error_log_of,
-    flavour_of,
-    parse_default_files,
-)
+from app.inspect.engines import decode_filename
+from app.inspect.rates import compute_rates, dirty_share
+from app.inspect.server import error_log_of, flavour_of
+from app.optionfiles import parse_help_default_files
 
 FIXTURES = Path(__file__).parents[1] / "fixtures/hosts"
 
@@ -73,7 +70,7 @@ def test_dirty_share() -> None:
 
 def test_default_files_from_real_help_output() -> None:
     text = (FIXTURES / "debian12-mariadb-10.11/mariadbd--verbose--help.txt").read_text()
-    assert parse_default_files(text) == ("/etc/my.cnf", "/etc/mysql/my.cnf", "~/.my.cnf")
+    assert parse_help_default_files(text) == ["/etc/my.cnf", "/etc/mysql/my.cnf", "~/.my.cnf"]
 
 
 def _inst(**kw: object) -> ServerInstance:
@@ -105,8 +102,6 @@ def test_flavour() -> None:
 
 
 def test_file_name_decoding() -> None:
-    from app.inspect.server import decode_filename
-
     assert decode_filename("odd@0020db@002d1") == "odd db-1"
     assert decode_filename("plain") == "plain"
     assert decode_filename("a@zzzz") == "a@zzzz"
