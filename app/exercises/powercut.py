@@ -75,7 +75,26 @@ def attached(image: Path, mountpoint: Path, options: str) -> Iterator[str]:
             if subprocess.run(["umount", str(mountpoint)], capture_output=True).returncode:
                 subprocess.run(["umount", "-l", str(mountpoint)], capture_output=True)
     finally:
+        detach(device, image)
+
+
+def detach(device: str, image: Path, timeout: float = 30.0) -> None:
+    """Detach ``device`` and wait until it no longer holds ``image``.
+
+    ``losetup -d`` on a device still held for a moment (udev's probe after the unmount, a
+    lazy unmount finishing) only marks it to be cleared later; ask again until it is gone.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
         subprocess.run(["losetup", "-d", device], capture_output=True)
+        listed = subprocess.run(
+            ["losetup", "--list", "--noheadings", "-O", "BACK-FILE", device],
+            capture_output=True,
+            text=True,
+        )
+        if listed.returncode != 0 or str(image) not in listed.stdout or time.monotonic() > deadline:
+            return
+        time.sleep(0.2)
 
 
 def restore_writeback(saved_file: Path) -> None:

@@ -6,6 +6,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.exercises.powercut import detach
 from tests.hosts.util import sh
 
 
@@ -47,6 +48,6 @@ class LoopFs:
             if subprocess.run(["umount", str(self.mountpoint)], capture_output=True).returncode:
                 subprocess.run(["umount", "-l", str(self.mountpoint)], capture_output=True)
         if self.device:
-            subprocess.run(["losetup", "-d", self.device], capture_output=True)
+            detach(self.device, self.image)  # waits until the kernel let go of it
             self.device = ""
         self.image.unlink(missing_ok=True)
