@@ -150,7 +150,7 @@ class SshTransport:
 
     @property
     def host_key_status(self) -> str:
-        """How the target's host key was found: known, accepted, ... (see :class:`HostKeyStore`)."""
+        """``known`` (on record) or ``accepted`` (its fingerprint was given and is now kept)."""
         return self._chain.host_key_status
 
     def _start_shell(self) -> RemoteShell | None:
