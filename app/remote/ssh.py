@@ -1,8 +1,8 @@
 """The SSH transport: commands, files, sudo and byte streams on a host, over paramiko.
 
-Connecting (sockets, jump hosts, the handshake, the host key) and the Transport are here;
-where to connect comes from :mod:`app.remote.sshconfig`, the login from
-:mod:`app.remote.sshauth`, how one command travels on a channel from
+The Transport is here; connecting (sockets, jump hosts, the handshake, the host key) is
+:mod:`app.remote.sshconnect`'s, where to connect comes from :mod:`app.remote.sshconfig`,
+the login from :mod:`app.remote.sshauth`, how one command travels on a channel from
 :mod:`app.remote.sshexchange`, and connection errors and liveness from :mod:`app.remote.sshlink`.
 
 Commands given to :meth:`SshTransport.submit` go through the connection's one long-lived
@@ -19,15 +19,12 @@ import logging
 import os
 import secrets
 import shlex
-import socket
-import subprocess
 import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import paramiko
-from paramiko.ssh_exception import IncompatiblePeer
 
 from app.domain.errors import (
     CommandError,
@@ -36,13 +33,14 @@ from app.domain.errors import (
     InnoTuneError,
     TargetError,
 )
-from app.domain.target import Target, parse_target
+from app.domain.target import Target
 from app.domain.threads import assert_not_gui_thread
 from app.domain.words import sentence
-from app.remote.hostkeys import HostKeyStore, OfferedKey
+from app.remote.hostkeys import HostKeyStore
 from app.remote.shell import BOOTSTRAP, RemoteShell, Request
-from app.remote.sshauth import PromptAnswerer, authenticate
-from app.remote.sshconfig import HostConfig, resolve_host
+from app.remote.sshauth import PromptAnswerer
+from app.remote.sshconfig import resolve_host
+from app.remote.sshconnect import CONNECT_TIMEOUT, SshChain
 from app.remote.sshexchange import (
     LAUNCHER,
     MARK_SCRIPT,
@@ -56,7 +54,7 @@ from app.remote.sshexchange import (
     start,
     strip_marker,
 )
-from app.remote.sshlink import Liveness, channel_error, socket_error, too_old
+from app.remote.sshlink import Liveness, channel_error
 from app.remote.transport import (
     CommandResult,
     InThread,
@@ -75,9 +73,6 @@ log = logging.getLogger(__name__)
 if logging.getLogger("paramiko").level == logging.NOTSET:
     logging.getLogger("paramiko").setLevel(logging.WARNING)
 
-CONNECT_TIMEOUT = 15.0
-BANNER_TIMEOUT = 15.0
-AUTH_TIMEOUT = 30.0
 # Liveness: a keepalive that wants a reply every KEEPALIVE_INTERVAL seconds; no reply within
 # KEEPALIVE_TIMEOUT means the peer is gone (OpenSSH's ServerAliveInterval/CountMax idea).
 KEEPALIVE_INTERVAL = 10.0
@@ -119,20 +114,21 @@ class SshTransport:
         opts = target.options
         self.label = target.label
         self.connect_timeout = connect_timeout
-        self._ssh_config = ssh_config
-        self._identity = os.path.expanduser(opts.identity) if opts.identity else None
-        self._accept = accept_fingerprint or opts.accept_host_key
         self.store = HostKeyStore(
             own_file=Path(own_known_hosts).expanduser() if own_known_hosts else None,
             extra_file=Path(opts.known_hosts).expanduser() if opts.known_hosts else None,
         )
         self.host = resolve_host(target.host, target.port, target.user, ssh_config)
-        self._chain: list[paramiko.Transport] = []
-        self._proxies: list[paramiko.ProxyCommand] = []
+        self._chain = SshChain(
+            self.store,
+            accept=accept_fingerprint or opts.accept_host_key,
+            identity=os.path.expanduser(opts.identity) if opts.identity else None,
+            ssh_config=ssh_config,
+            connect_timeout=connect_timeout,
+            prompt=prompt,
+        )
         self._streams: dict[int, StderrTail] = {}
-        self._prompt = prompt
         self._liveness: Liveness | None = None
-        self.host_key_status = ""
         self._sudo_password = sudo_password
         self._sudo: SudoState | None = None
         self._sudo_lock = threading.Lock()
@@ -143,7 +139,7 @@ class SshTransport:
         self._channel_trips = 0
         self._ready_trips = 0
         try:
-            self._t = self._connect(self.host, login_password, key_passphrase)
+            self._t = self._chain.connect(self.host, login_password, key_passphrase)
             self._liveness = Liveness(self._t, keepalive_interval, keepalive_timeout)
             # The shell starts now and says whether this is Linux and who we are; nothing
             # waits for that until it is needed, so it shares the first round trip.
@@ -152,138 +148,10 @@ class SshTransport:
             self.close()
             raise
 
-    # -- connecting --------------------------------------------------------------------
-
-    def _connect(
-        self, hc: HostConfig, login_password: str | None, key_passphrase: str | None
-    ) -> paramiko.Transport:
-        via: paramiko.Transport | None = None
-        for hop in hc.proxy_jump:
-            via = self._connect_hop(hop, via, key_passphrase)
-        sock = self._open_sock(hc.hostname, hc.port, via, hc.proxy_command)
-        t = self._handshake(sock, hc)
-        self._chain.append(t)
-        authenticate(
-            t,
-            hc,
-            identity=self._identity,
-            login_password=login_password,
-            key_passphrase=key_passphrase,
-            prompt=self._prompt,
-            jump=False,
-        )
-        return t
-
-    def _connect_hop(
-        self, hop: str, via: paramiko.Transport | None, key_passphrase: str | None
-    ) -> paramiko.Transport:
-        spec = hop.removeprefix("ssh://")
-        try:
-            jt = parse_target(spec)
-        except TargetError:
-            raise TargetError(
-                f"The ProxyJump host {hop!r} is not [user@]host[:port].", "Fix ~/.ssh/config."
-            ) from None
-        hc = resolve_host(jt.host, jt.port, jt.user, self._ssh_config)
-        # Nested jumps of the jump host itself are not followed; one chain per target.
-        sock = self._open_sock(hc.hostname, hc.port, via, "")
-        t = self._handshake(sock, hc)
-        self._chain.append(t)
-        # The login password belongs to the target, never to a jump host.
-        authenticate(
-            t,
-            hc,
-            identity=self._identity,
-            login_password=None,
-            key_passphrase=key_passphrase,
-            prompt=None,
-            jump=True,
-        )
-        return t
-
-    def _open_sock(
-        self, host: str, port: int, via: paramiko.Transport | None, proxy_command: str
-    ) -> socket.socket | paramiko.Channel | paramiko.ProxyCommand:
-        if via is not None:
-            try:
-                return via.open_channel(
-                    "direct-tcpip", (host, port), ("127.0.0.1", 0), timeout=self.connect_timeout
-                )
-            except paramiko.ChannelException as exc:
-                raise channel_error(host, port, exc, "the jump host") from None
-            except paramiko.SSHException as exc:
-                raise ConnectError(
-                    sentence(f"The jump host dropped the connection: {exc}")
-                ) from None
-        if proxy_command:
-            proxy = paramiko.ProxyCommand(proxy_command)
-            self._proxies.append(proxy)
-            return proxy
-        try:
-            sock = socket.create_connection((host, port), timeout=self.connect_timeout)
-        except OSError as exc:
-            raise socket_error(host, port, exc, self.connect_timeout) from None
-        # As ssh does for interactive sessions: small requests go out at once, never held
-        # back waiting for the ACK of the previous packet (Nagle).
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return sock
-
-    def _handshake(
-        self, sock: socket.socket | paramiko.Channel | paramiko.ProxyCommand, hc: HostConfig
-    ) -> paramiko.Transport:
-        t = paramiko.Transport(sock)
-        t.banner_timeout = min(BANNER_TIMEOUT, self.connect_timeout)
-        t.handshake_timeout = self.connect_timeout
-        t.auth_timeout = AUTH_TIMEOUT
-        # Ask for a key type we already have on record, as ssh does, so a host with several
-        # keys does not look "changed" just because it offered another type first.
-        known = self.store.known_types(hc.hostname, hc.port)
-        opts = t.get_security_options()
-        wanted: list[str] = []
-        for kt in known:
-            wanted += ["rsa-sha2-512", "rsa-sha2-256"] if kt == "ssh-rsa" else [kt]
-        supported = list(opts.key_types)
-        first = [k for k in wanted if k in supported]
-        if first:
-            opts.key_types = first + [k for k in supported if k not in first]
-        try:
-            # Longer than the banner timeout, so a silent server reports as exactly that.
-            t.start_client(timeout=t.banner_timeout + self.connect_timeout)
-        except IncompatiblePeer as exc:
-            t.close()
-            raise too_old(hc.hostname, hc.port, str(exc)) from None
-        except (paramiko.SSHException, EOFError, OSError) as exc:
-            t.close()
-            text = str(exc)
-            if "banner" in text.lower():
-                raise ConnectError(
-                    f"{hc.hostname}:{hc.port} accepted the connection but sent no SSH "
-                    f"greeting within {t.banner_timeout:.0f} s.",
-                    "Check that this is an SSH port; the host may be overloaded, try again.",
-                ) from None
-            raise ConnectError(
-                f"The SSH handshake with {hc.hostname}:{hc.port} failed: {text or 'closed'}.",
-                "Check that this is an SSH server; try again.",
-            ) from None
-        try:
-            # start_client returns quietly when its own deadline passes mid-negotiation.
-            key = t.get_remote_server_key()
-        except paramiko.SSHException:
-            t.close()
-            raise ConnectError(
-                f"{hc.hostname}:{hc.port} did not complete the SSH handshake in time.",
-                "The host may be overloaded or not an SSH server; try again.",
-            ) from None
-        try:
-            self.host_key_status = self.store.check(
-                hc.hostname, hc.port, OfferedKey.from_pkey(key), self._accept
-            )
-        except BaseException:
-            t.close()
-            raise
-        for note in self.store.notes:
-            log.info("known_hosts: %s", note)
-        return t
+    @property
+    def host_key_status(self) -> str:
+        """``known`` (on record) or ``accepted`` (its fingerprint was given and is now kept)."""
+        return self._chain.host_key_status
 
     def _start_shell(self) -> RemoteShell | None:
         """Open the connection's long-lived shell; None when the host will not give one."""
@@ -638,30 +506,10 @@ class SshTransport:
         if self._spare is not None:
             self._spare.close()
             self._spare = None
-        if self._chain:
+        if self._chain.transports:
             log.info("%s: %d command round trips after login", self.label, self.round_trips)
-        for t in reversed(self._chain):
-            t.close()
-        for t in self._chain:
-            # The transport's thread closes its socket on the way out: let it finish first.
-            if t.is_alive() and t is not threading.current_thread():
-                t.join(5)
-        self._chain.clear()
+        self._chain.close()
         self._streams.clear()
-        for proxy in self._proxies:
-            # paramiko only signals the ProxyCommand process; reap it and close its pipes.
-            process = proxy.process
-            if process.poll() is None:
-                process.terminate()
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=5)
-            for pipe in (process.stdin, process.stdout, process.stderr):
-                if pipe is not None:
-                    pipe.close()
-        self._proxies.clear()
 
 
 class _ShellPending:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from app.describe import dynamic, optionfile, sysctl, sysfs, udev
+from app.describe import dynamic, optionfile, optionwinners, sysctl, sysfs, udev
 from app.describe.actions import Action, ApplyError, Host
 from app.domain.facts import BlockDevice
 from app.domain.hostfacts import HostFacts
@@ -166,7 +166,7 @@ def test_the_drop_in_described_is_the_one_the_job_writes_and_it_wins(
     assert done.state == "applied", (done.errors, [s.line() for s in steps])
     assert Path(write.path).read_bytes() == write.after  # the bytes the preview showed
     assert f"{write.path} ({len(write.after)} bytes" in " ".join(s.detail for s in steps)
-    assert optionfile.verify(host, write.path, {"innodb_io_capacity": "1234"}) == []
+    assert optionwinners.verify(host, write.path, {"innodb_io_capacity": "1234"}) == []
     assert private_server.query("SELECT @@innodb_io_capacity, @@max_connections").split() == [
         "@@innodb_io_capacity",
         "@@max_connections",
@@ -210,7 +210,8 @@ def test_command_line_argument_that_beats_the_files_is_reported(
     facts = facts_for(local, str(server.socket_path))
     done = run_job(local, facts, [dry], tmp_path, restart_argv=restart_argv(server))
     assert done.state == "applied", done.errors
-    assert optionfile.verify(host, dry.files[0].path, {"innodb_io_capacity": "1000"}) == [warning]
+    wanted = {"innodb_io_capacity": "1000"}
+    assert optionwinners.verify(host, dry.files[0].path, wanted) == [warning]
     server.restart()  # with its own command line again (the job's restart command lacks it)
     assert server.query("SELECT @@innodb_io_capacity").split()[-1] == "300"
 
@@ -238,7 +239,7 @@ def test_debian_drop_in_takes_effect_and_a_later_file_is_reported(
 
     later = Path("/etc/mysql/mariadb.conf.d/zz-later.cnf")
     later.write_text("[mysqld]\ninnodb_io_capacity = 555\n")
-    (warning,) = optionfile.verify(host, path, {"innodb_io_capacity": value})
+    (warning,) = optionwinners.verify(host, path, {"innodb_io_capacity": value})
     assert f"{later}:2 sets 555, which wins" in warning
     assert f"Remove line 2 of {later}" in warning
     # Planned now, InnoTune's file is named to sort after the later one, and wins.

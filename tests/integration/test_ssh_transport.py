@@ -250,7 +250,8 @@ def test_ssh_config_alias_and_proxy_jump(
     assert alias.run(["id", "-un"]).out.strip() == "innotune-np"
     jumped = _open(opened, parse_target("innotune-jumped"))
     assert jumped.run(["id", "-un"]).out.strip() == "root"
-    assert len(jumped._chain) == 2  # the target's transport rides on the jump host's channel
+    # The target's transport rides on the jump host's channel.
+    assert len(jumped._chain.transports) == 2
     need(shutil.which("socat") is not None, "socat is not installed")
     proxied = _open(opened, parse_target("innotune-proxied"))
     assert proxied.run(["id", "-un"]).out.strip() == "root"
