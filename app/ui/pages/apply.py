@@ -10,6 +10,9 @@ earlier snapshot.
 "Restart the server afterwards" asks for a restart even when every change is live (it
 proves the server starts with the new files). While an apply runs, Cancel does the safe
 thing: before the job starts nothing is changed; after, the job rolls back to the snapshot.
+
+Beside it: its widgets (``apply_view``), its tasks (``apply_tasks``), its sentences
+(``apply_texts``), what the wizard keeps of a job (``apply_state``), the snapshot list.
 """
 
 from __future__ import annotations
@@ -408,11 +411,7 @@ class ApplyPage(ApplyView):
     ) -> None:
         """Restore, asking first when it is not the plain undo of this server's last change."""
         answer = choose_restore(
-            self._listing,
-            snapshot_id,
-            lambda choice, asked: self.ask_restore(choice, asked),
-            own=own,
-            always_ask=always_ask,
+            self._listing, snapshot_id, self.ask_restore, own=own, always_ask=always_ask
         )
         if answer.refused:
             self._say([answer.refused])
