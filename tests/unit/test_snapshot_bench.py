@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from app.jobs.snapshot import SnapshotError, load_bench_locally, store_bench_locally
-from app.ui.pages.apply import keep_bench
+from app.ui.pages.apply_state import keep_bench
 from app.ui.state import WizardState
 
 

@@ -10,88 +10,46 @@ earlier snapshot.
 "Restart the server afterwards" asks for a restart even when every change is live (it
 proves the server starts with the new files). While an apply runs, Cancel does the safe
 thing: before the job starts nothing is changed; after, the job rolls back to the snapshot.
+
+Beside it: its widgets (``apply_view``), its tasks (``apply_tasks``), its sentences
+(``apply_texts``), what the wizard keeps of a job (``apply_state``), the snapshot list.
 """
 
 from __future__ import annotations
 
 import html
 import logging
-import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QListWidget,
-    QListWidgetItem,
-    QMessageBox,
-    QPlainTextEdit,
-    QProgressBar,
-    QPushButton,
-    QSpinBox,
-    QVBoxLayout,
-    QWizardPage,
-)
+from PySide6.QtWidgets import QMessageBox
 
 from app.domain.bench import BenchReport
-from app.domain.errors import InnoTuneError
 from app.domain.instance import ServerInstance
 from app.domain.words import count
 from app.flows import apply as jobs
 from app.flows import snapshots
-from app.flows.apply import not_taken
 from app.flows.measure import MeasuredApply, MeasureOptions, quietness
 from app.flows.preview import Preview, with_requested_restart
 from app.places import local_snapshot_dir
 from app.ui import jobrecords
 from app.ui.hostworker import Task, TaskHandle
-from app.ui.logview import DETAILS_LINK, error_parts, link_to_log, log_error
-from app.ui.pages.apply_tasks import (
-    ApplyInputs,
-    JobInputs,
-    ListInputs,
-    MeasuredInputs,
-    Relogin,
-    RestoreInputs,
-    SnapshotListing,
-    answer_job,
-    follow_job,
-    list_snapshots,
-    read_job,
-    run_apply,
-    run_measured_apply,
-    run_restore,
-)
+from app.ui.logview import DETAILS_LINK, error_parts, log_error
+from app.ui.pages import apply_tasks as tasks
+from app.ui.pages import apply_texts as texts
+from app.ui.pages.apply_state import keep_bench, keep_bench_with_snapshot, note_changes_in_force
+from app.ui.pages.apply_view import CANCEL_AFTER_TEXT, CANCEL_BEFORE_TEXT, CANCEL_TEXT, ApplyView
+from app.ui.pages.snapshot_list import choose_restore, chosen_id, restore_question, show_listing
 from app.ui.state import WizardState
-from app.ui.widgets.wraplabel import WrapLabel
 
-_CANCEL_TEXT = "&Cancel and roll back"
-_CANCEL_BEFORE_TEXT = "&Cancel (nothing changed yet)"
-_CANCEL_AFTER_TEXT = "&Cancel “after” (the change stays)"
 # Journal steps that change the host: from the first one on, cancelling rolls back.
 _CHANGING_STEPS = ("write", "dynamic", "live", "commands", "restart")
 _log = logging.getLogger(__name__)
 
 
-def keep_bench(state: WizardState, label: str, report: object) -> None:
-    """Store a benchmark result beside the last apply's snapshot, when there is one."""
-    from app.domain.facts import to_json
-
-    if state.snapshot_id is None or state.snapshot_dir is None or report is None:
-        return
-    try:
-        snapshots.store_bench_locally(state.snapshot_dir, state.snapshot_id, label, to_json(report))
-    except (OSError, InnoTuneError):
-        pass  # the result stays on the Verify page; losing the copy must not stop the wizard
-
-
-class ApplyPage(QWizardPage):
+class ApplyPage(ApplyView):
     """Apply with a snapshot, follow the job, confirm, roll back, restore snapshots."""
 
     #: Every journal step and job status the page sees (the wizard keeps its job records).
@@ -100,91 +58,10 @@ class ApplyPage(QWizardPage):
     def __init__(self, state: WizardState) -> None:
         super().__init__()
         self.state = state
-        self.setTitle("Apply")
-        self.setSubTitle(
-            "A snapshot first, then the changes run on the server's host as one job that "
-            "finishes or rolls back by itself, even if the connection drops."
-        )
-        self.setObjectName("page_apply")
         self.task: TaskHandle | None = None
         self.status: jobs.JobStatus | None = None
-        layout = QVBoxLayout(self)
-        self.summary = WrapLabel("")
-        self.summary.setObjectName("apply_summary")
-        layout.addWidget(self.summary)
-        row = QHBoxLayout()
-        # How the server is restarted: said when a service manager runs it; asked for only
-        # when none was found (a server started by hand).
-        self.restart_note = QLabel("")
-        self.restart_note.setObjectName("apply_restart_note")
-        self.restart_note.setWordWrap(True)
-        row.addWidget(self.restart_note, 1)
-        self.restart_edit = QLineEdit()
-        self.restart_edit.setObjectName("apply_restart_command")
-        self.restart_edit.setPlaceholderText("e.g. mysqladmin shutdown; mysqld_safe &")
-        self.restart_edit.setAccessibleName("restart command")
-        self.restart_edit.textChanged.connect(lambda _text: self._show_summary())
-        row.addWidget(self.restart_edit, 1)
-        self.confirm_label = QLabel("Roll back &unless kept within")
-        row.addWidget(self.confirm_label)
-        self.confirm_spin = QSpinBox()
-        self.confirm_spin.setObjectName("apply_confirm_within")
-        self.confirm_spin.setRange(0, 3600)
-        self.confirm_spin.setSuffix(" s")
-        self.confirm_spin.setSpecialValueText("off")
-        self.confirm_spin.setAccessibleName("roll back unless kept within seconds")
-        self.confirm_label.setBuddy(self.confirm_spin)
-        row.addWidget(self.confirm_spin)
-        layout.addLayout(row)
-        self.restart_box = QCheckBox(
-            "Restart the ser&ver afterwards to prove it starts with the new settings"
-        )
-        self.restart_box.setObjectName("apply_restart_anyway")
-        self.restart_box.setAccessibleName(
-            "restart the server afterwards to prove it starts with the new settings"
-        )
-        self.restart_box.setToolTip(
-            "Every change here takes effect live. Ticked, the server is also restarted: the "
-            "values then come from the new option files, proving they survive a restart. "
-            "Rolling this change back restarts the server too."
-        )
-        self.restart_box.toggled.connect(self._on_restart_box_toggled)
-        layout.addWidget(self.restart_box)
-        # Before comes before: measured on the unchanged server as part of applying, and
-        # "after" once the change is in force. Ticked by default only on a quiet server.
-        self.measure_box = QCheckBox("&Measure before and after")
-        self.measure_box.setObjectName("apply_measure")
-        self.measure_box.setAccessibleName("measure before and after")
-        self.measure_box.setToolTip(
-            "A short write benchmark in a scratch schema on the unchanged server, then the "
-            "apply, then the same benchmark with the change in force: Verify and Done show "
-            "both, and whether each difference is beyond the noise."
-        )
-        layout.addWidget(self.measure_box)
-        self.measure_note = QLabel("")
-        self.measure_note.setObjectName("apply_measure_note")
-        self.measure_note.setWordWrap(True)
-        layout.addWidget(self.measure_note)
         self._measure_decided_for: object = None  # the facts the default was decided from
         self._after_phase = False  # the apply ended; "after" is being measured
-        self.consent = QCheckBox("I have read the preview; apply these changes to the &server")
-        self.consent.setObjectName("apply_consent")
-        self.consent.toggled.connect(self._on_consent_toggled)
-        layout.addWidget(self.consent)
-        buttons = QHBoxLayout()
-        self.apply_button = self._button("A&pply", "apply_start", self._on_apply_clicked)
-        self.keep_button = self._button("&Keep the change", "apply_keep", self._on_keep_clicked)
-        self.rollback_button = self._button(
-            "&Roll back", "apply_rollback", self._on_rollback_clicked
-        )
-        self.refresh_button = self._button(
-            "&Where is it?", "apply_refresh", self._on_refresh_clicked
-        )
-        self.cancel_button = self._button(_CANCEL_TEXT, "apply_cancel", self._on_cancel_clicked)
-        self.cancel_button.setToolTip(
-            "Stop the apply safely: before anything is written nothing changes; after, the "
-            "job on the server rolls back to the snapshot (a restart under way finishes first)."
-        )
         self._written = False
         self._cancelling = False
         self._applying = False
@@ -196,61 +73,25 @@ class ApplyPage(QWizardPage):
         self._followed_plan: jobs.JobPlan | None = None
         self._followed_started: str | None = None
         # The last snapshot listing read, and whether to read it again after the job.
-        self._listing: SnapshotListing | None = None
+        self._listing: tasks.SnapshotListing | None = None
         self._list_after = False
         self._refreshing = False  # that quiet re-read runs: the page stays complete
-        for button in (
-            self.apply_button,
-            self.cancel_button,
-            self.keep_button,
-            self.rollback_button,
+        self.restart_edit.textChanged.connect(lambda _text: self._show_summary())
+        self.restart_box.toggled.connect(self._on_restart_box_toggled)
+        self.consent.toggled.connect(self._on_consent_toggled)
+        for button, slot in (
+            (self.apply_button, self._on_apply_clicked),
+            (self.keep_button, self._on_keep_clicked),
+            (self.rollback_button, self._on_rollback_clicked),
+            (self.refresh_button, self._on_refresh_clicked),
+            (self.cancel_button, self._on_cancel_clicked),
+            (self.list_button, self._on_list_clicked),
+            (self.restore_button, self._on_restore_clicked),
         ):
-            buttons.addWidget(button)
-        buttons.addStretch(1)
-        buttons.addWidget(self.refresh_button)
-        layout.addLayout(buttons)
-        self.bench_bar = QProgressBar()
-        self.bench_bar.setObjectName("apply_bench_progress")
-        self.bench_bar.setRange(0, 1000)
-        self.bench_bar.setAccessibleName("benchmark progress")
-        self.bench_bar.setVisible(False)
-        layout.addWidget(self.bench_bar)
-        self.state_label = QLabel("")
-        self.state_label.setWordWrap(True)
-        self.state_label.setObjectName("apply_state")
-        link_to_log(self.state_label)  # an error shown here links to the session's log
-        self.state_label.setTextFormat(Qt.TextFormat.PlainText)
-        layout.addWidget(self.state_label)
-        self.journal = QPlainTextEdit()
-        self.journal.setReadOnly(True)
-        self.journal.setObjectName("apply_journal")
-        self.journal.setAccessibleName("apply journal")
-        layout.addWidget(self.journal, 2)
-        snapshots_label = QLabel("Snaps&hots on the server:")
-        layout.addWidget(snapshots_label)
-        self.snapshots = QListWidget()
-        self.snapshots.setObjectName("apply_snapshots")
-        self.snapshots.setAccessibleName("snapshots on the server, per server instance")
-        snapshots_label.setBuddy(self.snapshots)
+            button.clicked.connect(slot)
         # Choosing a snapshot is what makes Restore possible.
         self.snapshots.currentItemChanged.connect(lambda *_: self._sync_buttons())
-        layout.addWidget(self.snapshots, 1)
-        snap_row = QHBoxLayout()
-        snap_row.addStretch(1)
-        self.list_button = self._button("&List snapshots", "apply_list", self._on_list_clicked)
-        self.restore_button = self._button(
-            "Res&tore selected", "apply_restore", self._on_restore_clicked
-        )
-        snap_row.addWidget(self.list_button)
-        snap_row.addWidget(self.restore_button)
-        layout.addLayout(snap_row)
         self._sync_buttons()
-
-    def _button(self, text: str, name: str, slot: Any) -> QPushButton:
-        button = QPushButton(text)
-        button.setObjectName(name)
-        button.clicked.connect(slot)
-        return button
 
     # -- state ------------------------------------------------------------------------------
     def _instance(self) -> ServerInstance | None:
@@ -263,22 +104,13 @@ class ApplyPage(QWizardPage):
 
     def _show_restart_way(self) -> None:
         """Say how the server is restarted; ask for a command only when nothing runs it."""
-        instance = self._instance()
-        argv = instance.restart_argv() if instance is not None else None
-        if argv is not None and instance is not None:
-            manager = "systemd" if instance.started_by == "systemd" else "its init script"
-            if instance.container is not None:
-                manager = f"the container engine ({instance.container.engine})"
-            self.restart_note.setText(
-                f"When a restart is needed, {manager} restarts the server: {shlex.join(argv)}"
-            )
+        way = texts.restart_way(self._instance())
+        if way is not None:
+            self.restart_note.setText(way)
             self.restart_edit.clear()
             self.restart_edit.setVisible(False)
         else:
-            self.restart_note.setText(
-                "No service manager runs this server: if a restart is needed, type the "
-                "command that restarts it:"
-            )
+            self.restart_note.setText(texts.ASK_RESTART_COMMAND)
             self.restart_edit.setVisible(True)
 
     def initializePage(self) -> None:  # noqa: N802 - Qt's name
@@ -334,20 +166,7 @@ class ApplyPage(QWizardPage):
         self._measure_decided_for = facts
         found = quietness(facts.server if facts is not None else None)
         self.measure_box.setChecked(found.quiet)
-        seconds = MeasureOptions().seconds
-        if found.quiet:
-            self.measure_note.setText(
-                f"Ticked: the server is {found.why}. A {seconds:.0f}-second write benchmark "
-                "runs before the change and again after it."
-            )
-        else:
-            self.measure_note.setText(
-                f"Not ticked: the server is {found.why}. A benchmark would slow that work "
-                "down and be blurred by it; tick it to measure anyway."
-                if found.why.startswith("busy")
-                else f"Not ticked: {found.why}, so it is not known to be quiet. Tick it to "
-                "measure before and after anyway."
-            )
+        self.measure_note.setText(texts.measure_note(found, MeasureOptions().seconds))
 
     def effective_preview(self) -> Preview | None:
         """The preview of what Apply will do now: with the asked-for restart, if ticked."""
@@ -363,7 +182,7 @@ class ApplyPage(QWizardPage):
         preview = self.effective_preview()
         if preview is None:
             return
-        self.summary.setText(self._summary_text(preview))
+        self.summary.setText(texts.summary_text(preview, bool(self._restart_command())))
         # The words for the restart box's other state too: ticking it must not move it.
         shown, facts, plan = self.state.preview, self.state.facts, self.state.plan
         other = None
@@ -373,28 +192,9 @@ class ApplyPage(QWizardPage):
             else:
                 argv = jobs.restart_argv_from(self.restart_edit.text().strip() or None)
                 other = with_requested_restart(shown, facts, plan, argv)
-        self.summary.reserve([self._summary_text(other)] if other is not None else [])
-
-    def _summary_text(self, preview: Preview) -> str:
-        """What Apply will change and whether the server restarts, for ``preview``."""
-        files = len(preview.option_files) + len(preview.persistence_files)
-        text = f"{count(files, 'file')}, {count(len(preview.values), 'value')} to change. "
-        if preview.will_restart:
-            text += "The server will restart."
-            if preview.restart_requested:
-                text += " (asked for: every change is live, the restart proves the new files)"
-            if preview.downtime is not None:
-                text += f" Estimated downtime: {preview.downtime.text()}."
-            if preview.restart is None and not self.restart_edit.text().strip():
-                text += (
-                    " InnoTune does not know how this server is restarted: give the "
-                    "restart command above."
-                )
-        else:
-            text += "No restart needed."
-        if preview.errors:
-            text += " An applier refused; nothing can be applied: " + "; ".join(preview.errors)
-        return text
+        self.summary.reserve(
+            [texts.summary_text(other, bool(self._restart_command()))] if other is not None else []
+        )
 
     def _show_followed(self) -> None:
         """The summary of the job followed after a reconnect: where, since when, what."""
@@ -409,14 +209,7 @@ class ApplyPage(QWizardPage):
         target = record.target if record is not None else self._target_label()
         started = record.started if record is not None else self._followed_started
         self.summary.reserve([])  # no restart box to toggle
-        text = f"Reconnected to job {job_id}: {'a rollback' if mode == 'restore' else 'an apply'}"
-        text += f" on {target}" if target else ""
-        text += f", started {started.replace('T', ' ')}." if started else "."
-        if plan is not None:
-            text += " " + plan.text()
-        else:
-            text += " Reading what it does from the server…"
-        self.summary.setText(text)
+        self.summary.setText(texts.followed_text(job_id, mode, target, started, plan))
 
     def _target_label(self) -> str | None:
         conn = self.state.connection
@@ -489,9 +282,9 @@ class ApplyPage(QWizardPage):
         self._sync_buttons()
         self.completeChanged.emit()
 
-    def _relogin(self) -> Relogin:
+    def _relogin(self) -> tasks.Relogin:
         target = self.state.target
-        return Relogin(
+        return tasks.Relogin(
             target.options.mysql_user if target is not None else None,
             self.state.secrets.mysql_password,
             use_sudo=target is None or target.kind != "practice",
@@ -521,10 +314,10 @@ class ApplyPage(QWizardPage):
             self.restart_box.isChecked() and preview is not None and not preview.restart_needed
         )
         self._after_phase = False
-        self.cancel_button.setText(_CANCEL_BEFORE_TEXT)
+        self.cancel_button.setText(CANCEL_BEFORE_TEXT)
         facts, plan, confirm = self.state.facts, self.state.plan, self.confirm_spin.value()
         assert preview is not None and facts is not None and facts.server is not None
-        inputs = ApplyInputs(
+        inputs = tasks.ApplyInputs(
             preview,
             facts.server,
             plan,
@@ -537,9 +330,9 @@ class ApplyPage(QWizardPage):
         if not self.measure_box.isChecked() or self.state.target is None:
             self.bench_bar.setVisible(False)
             started = "Taking the snapshot, then applying on the server…"
-            self._run("apply", run_apply, inputs, started)
+            self._run("apply", tasks.run_apply, inputs, started)
             return
-        measured = MeasuredInputs(
+        measured = tasks.MeasuredInputs(
             inputs,
             self.state.target,
             self.state.secrets,
@@ -549,7 +342,7 @@ class ApplyPage(QWizardPage):
         self.bench_bar.setValue(0)
         self.bench_bar.setVisible(True)
         started = "Measuring “before” on the unchanged server; nothing is changed yet…"
-        self._run("measured apply", run_measured_apply, measured, started)
+        self._run("measured apply", tasks.run_measured_apply, measured, started)
         assert self.task is not None
         self.task.say.connect(self._on_task_say)
 
@@ -599,7 +392,9 @@ class ApplyPage(QWizardPage):
     ) -> None:
         """Give a job waiting for its confirmation its answer, then follow it to its end."""
         self.journal.clear()
-        self._run("answer", answer_job, JobInputs(job_id, self._relogin(), answer), doing)
+        self._run(
+            "answer", tasks.answer_job, tasks.JobInputs(job_id, self._relogin(), answer), doing
+        )
 
     def _on_rollback_clicked(self) -> None:
         assert self.status is not None and self.status.snapshot_id is not None
@@ -607,84 +402,56 @@ class ApplyPage(QWizardPage):
         self._choose_and_restore(self.status.snapshot_id, own=True)
 
     def _on_restore_clicked(self) -> None:
-        item = self.snapshots.currentItem()
-        if item is not None and item.data(256) is not None:
-            self._choose_and_restore(str(item.data(256)), always_ask=True)
+        snapshot_id = chosen_id(self.snapshots)
+        if snapshot_id is not None:
+            self._choose_and_restore(snapshot_id, always_ask=True)
 
     def _choose_and_restore(
         self, snapshot_id: str, own: bool = False, always_ask: bool = False
     ) -> None:
-        """Restore, asking first when it is not the plain undo of this server's last change.
-
-        ``always_ask``: a snapshot chosen in the list is restored only after a Yes, since the
-        restore may restart the server.
-        """
-        undo: list[str] | None = None
-        if always_ask and (
-            self._listing is None or not any(r.id == snapshot_id for r in self._listing.records)
-        ):
-            if not self.ask_restore(None, snapshot_id):
-                self._say([f"Snapshot {snapshot_id} was not restored; nothing was changed."])
-                return
-        if self._listing is not None and any(r.id == snapshot_id for r in self._listing.records):
-            try:
-                choice = snapshots.choose_rollback(
-                    self._listing.records,
-                    None if own else self._listing.current_key,
-                    snapshot_id,
-                )
-            except snapshots.RollbackRefused as exc:
-                self._say([f"{exc.problem} {exc.window_fix}".strip()])
-                return
-            asking = always_ask or choice.caveats or choice.undo
-            if asking and not self.ask_restore(choice, snapshot_id):
-                self._say([f"Snapshot {snapshot_id} was not restored; nothing was changed."])
-                return
-            undo = [r.id for r in choice.undo]
-        self._restore(snapshot_id, undo)
+        """Restore, asking first when it is not the plain undo of this server's last change."""
+        answer = choose_restore(
+            self._listing, snapshot_id, self.ask_restore, own=own, always_ask=always_ask
+        )
+        if answer.refused:
+            self._say([answer.refused])
+            return
+        self._restore(snapshot_id, answer.undo)
 
     def ask_restore(self, choice: snapshots.RollbackChoice | None, snapshot_id: str = "") -> bool:
-        """Ask before a restore: it may restart the server.
-
-        Another instance's snapshot, one already rolled back or superseded, or an older one
-        whose restore also undoes newer changes: the question says which and why.
-        """
+        """Ask before a restore: it may restart the server (see ``restore_question``)."""
         instance = self._instance()
         argv = instance.restart_argv() if instance is not None else None
-        restart = "The server restarts if the restored settings need it" + (
-            f" ({shlex.join(argv)})." if argv else "."
-        )
-        about = (
-            [*choice.caveats, choice.text()]
-            if choice is not None
-            else [f"Snapshot {snapshot_id}: its option files and values come back."]
-        )
-        text = "\n\n".join([*about, restart, "Restore it?"])
         answer = QMessageBox.question(
             self,
             "Restore this snapshot?",
-            text,
+            restore_question(choice, snapshot_id, argv),
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
             QMessageBox.StandardButton.No,
         )
         return answer == QMessageBox.StandardButton.Yes
 
-    def _restore(self, snapshot_id: str, undo: list[str] | None = None) -> None:
-        inputs = RestoreInputs(
+    def _restore(self, snapshot_id: str, undo: tuple[str, ...] | None = None) -> None:
+        inputs = tasks.RestoreInputs(
             snapshot_id,
-            tuple(undo) if undo is not None else None,
+            undo,
             self._local_copy(),
             self._restart_command(),
             self._relogin(),
         )
         self.journal.clear()
-        self._run("rollback", run_restore, inputs, f"Restoring snapshot {snapshot_id}…")
+        self._run("rollback", tasks.run_restore, inputs, f"Restoring snapshot {snapshot_id}…")
 
     def _on_refresh_clicked(self) -> None:
         assert self.status is not None
         job_id = self.status.job_id
         self.journal.clear()
-        self._run("job status", read_job, JobInputs(job_id), f"Reading job {job_id} on the server…")
+        self._run(
+            "job status",
+            tasks.read_job,
+            tasks.JobInputs(job_id),
+            f"Reading job {job_id} on the server…",
+        )
 
     def show_job(self, job_id: str) -> None:
         """Follow a job found on the target (a reconnect): its journal, then its state."""
@@ -701,7 +468,7 @@ class ApplyPage(QWizardPage):
             self._show_followed()
         self.journal.clear()
         started = f"Reconnected: following job {job_id} on the server…"
-        self._run("follow", follow_job, JobInputs(job_id), started)
+        self._run("follow", tasks.follow_job, tasks.JobInputs(job_id), started)
 
     def _on_list_clicked(self) -> None:
         self._read_snapshots("Reading the snapshots on the server…")
@@ -709,35 +476,8 @@ class ApplyPage(QWizardPage):
     def _read_snapshots(self, started: str | None) -> None:
         """Read the snapshots per instance with their states (``started``: see ``_run``)."""
         conn = self.state.connection
-        inputs = ListInputs(conn.instance if conn is not None else None)
-        self._run("snapshots", list_snapshots, inputs, started)
-
-    def _show_snapshots(self, listing: SnapshotListing) -> None:
-        """The list: one heading per instance (this server's marked), its snapshots newest first."""
-        self._listing = listing
-        chosen = self.snapshots.currentItem()
-        keep = chosen.data(256) if chosen is not None else None
-        self.snapshots.clear()
-        bold = QFont()
-        bold.setBold(True)
-        for doc, group in snapshots.by_instance(listing.records):
-            mine = bool(doc.get("key")) and doc.get("key") == listing.current_key
-            heading = QListWidgetItem(
-                ("This server: " if mine else "Instance ")
-                + snapshots.describe_instance(doc)
-                + f" — {sum(1 for r in group if r.in_force)} of {len(group)} in force"
-            )
-            heading.setFlags(Qt.ItemFlag.NoItemFlags)  # a heading, not a choice
-            heading.setFont(bold)
-            self.snapshots.addItem(heading)
-            for record in group:
-                entry = QListWidgetItem("    " + record.line())
-                entry.setData(256, record.id)
-                entry.setData(257, record.state)
-                entry.setToolTip(record.snapshot.summary())
-                self.snapshots.addItem(entry)
-                if record.id == keep:
-                    self.snapshots.setCurrentItem(entry)
+        inputs = tasks.ListInputs(conn.instance if conn is not None else None)
+        self._run("snapshots", tasks.list_snapshots, inputs, started)
 
     def _on_task_progress(self, item: object) -> None:
         if isinstance(item, float):  # a benchmark's progress, within its side
@@ -749,9 +489,9 @@ class ApplyPage(QWizardPage):
         if isinstance(item, jobs.JobStatus) and self._applying:
             # The apply ended inside a measured apply: from here Cancel stops "after" only.
             self._after_phase = item.state == "applied"
-            self._note_changes_in_force(item)
+            note_changes_in_force(self.state, item)
             if self._after_phase:
-                self.cancel_button.setText(_CANCEL_AFTER_TEXT)
+                self.cancel_button.setText(CANCEL_AFTER_TEXT)
                 self.bench_bar.setValue(0)
             return
         if isinstance(item, jobs.JobPlan) and item.job_id == self._followed:
@@ -775,24 +515,7 @@ class ApplyPage(QWizardPage):
             if self._applying and not self._written and item.step in _CHANGING_STEPS:
                 # From the first write on, Cancel means rolling back to the snapshot.
                 self._written = True
-                self.cancel_button.setText(_CANCEL_TEXT)
-
-    def _keep_bench_with_snapshot(self, result: jobs.JobStatus) -> None:
-        if result.snapshot_id is None or self.state.target is None:
-            return
-        if self.state.snapshot_id != result.snapshot_id:
-            self.state.snapshot_id = result.snapshot_id
-            self.state.snapshot_dir = local_snapshot_dir(self.state.target.label)
-            keep_bench(self.state, "before", self.state.bench_before)
-
-    def _note_changes_in_force(self, result: jobs.JobStatus) -> None:
-        """Whether the server now runs with this wizard's changes (Verify's "before" asks)."""
-        if result.state == "rolled-back":
-            self.state.changes_in_force = None
-        elif result.mode != "restore" and result.state in ("applied", "awaiting-confirm"):
-            self.state.changes_in_force = result.snapshot_id
-            if self.state.preview is not None:
-                self.state.not_taken = not_taken(self.state.preview, result)
+                self.cancel_button.setText(CANCEL_TEXT)
 
     def _apply_work_returned(self) -> None:
         """The apply's worker has returned; its thread ends a moment later.
@@ -806,10 +529,11 @@ class ApplyPage(QWizardPage):
         self._sync_buttons()
 
     def _on_task_finished(self, result: object) -> None:
-        if isinstance(result, SnapshotListing):
+        if isinstance(result, tasks.SnapshotListing):
             quiet = self._list_after
             self._list_after = False
-            self._show_snapshots(result)
+            self._listing = result
+            show_listing(self.snapshots, result)
             if not quiet:
                 self._say([f"{count(len(result.records), 'snapshot')} on the server."])
             return
@@ -821,7 +545,7 @@ class ApplyPage(QWizardPage):
                 self._apply_work_returned()
                 self._say([result.not_applied])
                 return
-            measured = self._measured_lines(result)
+            measured = texts.measured_lines(result)
             result = result.status
         assert isinstance(result, jobs.JobStatus)
         self.status = result
@@ -829,62 +553,16 @@ class ApplyPage(QWizardPage):
         self._list_after = result.final and result.snapshot_id is not None
         self._apply_work_returned()
         self.seen.emit(result)
-        self._keep_bench_with_snapshot(result)
-        self._note_changes_in_force(result)
-        lines = [f"Job {result.job_id}: {result.state}."]
-        if result.cancelled:
-            lines.append(
-                "Cancelled: nothing on the server was changed."
-                if result.state == "refused"
-                else "Cancelled: every change was rolled back to the snapshot."
-                if result.state == "rolled-back"
-                else "Cancelled, but the rollback did not complete: see the errors."
-            )
-        if result.state == "awaiting-confirm":
-            lines.append("Check the server now; press Keep before the deadline or it rolls back.")
-        lines += [f"Error: {e}" for e in result.errors]
-        lines += [f"Warning: {w}" for w in result.warnings]
-        lines += [f"Log: {ln}" for ln in result.log_lines[-10:]]
+        keep_bench_with_snapshot(self.state, result)
+        note_changes_in_force(self.state, result)
         # Anything but the outcome asked for (or a clean cancel) is an error: it goes to the
         # log with the failed steps, and the page links to it.
-        wanted = "rolled-back" if result.mode == "restore" else "applied"
-        failed = result.state not in (wanted, "awaiting-confirm") and not (
-            result.cancelled and result.state in ("refused", "rolled-back")
-        )
-        if failed:
-            log_error(
-                _log,
-                f"job {result.job_id}",
-                f"ended {result.state}",
-                "; ".join(result.errors) or "no error recorded",
-            )
-            for step in result.steps:
-                if step.status == "fail":
-                    _log.warning("job %s: %s", result.job_id, step.line())
-            for line in result.log_lines[-25:]:
-                _log.warning("job %s server log: %s", result.job_id, line)
+        went_wrong = texts.failed(result)
+        if went_wrong:
+            texts.log_failure(_log, result)
         if self.state.bench_after is not None:
             keep_bench(self.state, "after", self.state.bench_after)
-        self._say(lines + measured, error=failed)
-
-    def _measured_lines(self, result: MeasuredApply) -> list[str]:
-        """What a measured apply measured, in a line or two (Verify shows the figures)."""
-        if result.after is None or result.before is None:
-            return [result.no_after] if result.no_after else []
-        verdicts = result.after.verdicts(result.before)
-        words = [v.verdict for v in verdicts]
-        found = ", ".join(
-            f"{words.count(w)} {'no change beyond the noise' if w == 'noise' else w}"
-            for w in ("faster", "slower", "noise", "unmeasured")
-            if w in words
-        )
-        cancelled = ""
-        if result.after.cancelled:
-            cancelled = " (“after” was cancelled: its figures are partial)"
-        return [
-            f"Measured before and after: {count(len(verdicts), 'run')} compared: {found}"
-            f"{cancelled}. The Verify page shows the figures."
-        ]
+        self._say(texts.outcome_lines(result) + measured, error=went_wrong)
 
     def _on_task_failed(self, exc: object) -> None:
         self.bench_bar.setVisible(False)
@@ -906,7 +584,7 @@ class ApplyPage(QWizardPage):
         self._applying = False
         self._cancelling = False
         self._after_phase = False
-        self.cancel_button.setText(_CANCEL_TEXT)
+        self.cancel_button.setText(CANCEL_TEXT)
         self._sync_buttons()
         self.completeChanged.emit()
         self._refreshing = False

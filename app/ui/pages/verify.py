@@ -454,7 +454,7 @@ class VerifyPage(QWizardPage):
             self.state.bench_before = report
         else:
             self.state.bench_after = report
-        from app.ui.pages.apply import keep_bench
+        from app.ui.pages.apply_state import keep_bench
 
         keep_bench(self.state, report.label, report)
         self.bar.setValue(1000 if not report.cancelled else self.bar.value())

@@ -1,0 +1,46 @@
+"""What the wizard keeps of a job: its snapshot, the benchmarks beside it, the changes in force.
+
+Plain bookkeeping on :class:`app.ui.state.WizardState` from a job's status, for the Apply
+page and the Verify page (which store their benchmarks beside the apply's snapshot).
+"""
+
+from __future__ import annotations
+
+from app.domain.errors import InnoTuneError
+from app.flows import apply as jobs
+from app.flows import snapshots
+from app.flows.apply import not_taken
+from app.places import local_snapshot_dir
+from app.ui.state import WizardState
+
+
+def keep_bench(state: WizardState, label: str, report: object) -> None:
+    """Store a benchmark result beside the last apply's snapshot, when there is one."""
+    from app.domain.facts import to_json
+
+    if state.snapshot_id is None or state.snapshot_dir is None or report is None:
+        return
+    try:
+        snapshots.store_bench_locally(state.snapshot_dir, state.snapshot_id, label, to_json(report))
+    except (OSError, InnoTuneError):
+        pass  # the result stays on the Verify page; losing the copy must not stop the wizard
+
+
+def keep_bench_with_snapshot(state: WizardState, result: jobs.JobStatus) -> None:
+    """A new snapshot taken: remember it, and store the "before" benchmark beside it."""
+    if result.snapshot_id is None or state.target is None:
+        return
+    if state.snapshot_id != result.snapshot_id:
+        state.snapshot_id = result.snapshot_id
+        state.snapshot_dir = local_snapshot_dir(state.target.label)
+        keep_bench(state, "before", state.bench_before)
+
+
+def note_changes_in_force(state: WizardState, result: jobs.JobStatus) -> None:
+    """Whether the server now runs with this wizard's changes (Verify's "before" asks)."""
+    if result.state == "rolled-back":
+        state.changes_in_force = None
+    elif result.mode != "restore" and result.state in ("applied", "awaiting-confirm"):
+        state.changes_in_force = result.snapshot_id
+        if state.preview is not None:
+            state.not_taken = not_taken(state.preview, result)
