@@ -30,6 +30,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -125,6 +126,9 @@ class Engine:
     cli_path = ""
 
     def __init__(self, workdir: Path) -> None:
+        # Put before every command of the CLI: podman has no daemon, so its mounts are made
+        # in the mount namespace it runs in (see enter_namespace).
+        self.prefix: list[str] = []
         self.workdir = workdir
         self.workdir.mkdir(parents=True, exist_ok=True)
         bin_dir = workdir / "bin"
@@ -155,8 +159,21 @@ class Engine:
         self, *args: str, check: bool = True, timeout: float = 600, input: str | None = None
     ) -> str:
         """Run the engine's CLI; its stdout."""
-        return _run([self.cli_path, *args], self.environ(), check=check, timeout=timeout,
-                    input=input).stdout  # fmt: skip
+        return _run([*self.prefix, self.cli_path, *args], self.environ(), check=check,
+                    timeout=timeout, input=input).stdout  # fmt: skip
+
+    @contextlib.contextmanager
+    def enter_namespace(self, pid: int) -> Iterator[None]:
+        """Run the CLI in the mount namespace of process ``pid`` meanwhile.
+
+        A host reached through an sshd in a namespace of its own is one machine: the
+        containers that its sessions restart through podman are made from there too.
+        """
+        self.prefix = ["nsenter", f"--mount=/proc/{pid}/ns/mnt", "--"]
+        try:
+            yield
+        finally:
+            self.prefix = []
 
     def load(self, spec: ImageSpec) -> None:
         """Put ``spec``'s image in this engine's store (built and cached first when missing)."""
@@ -220,7 +237,18 @@ class Engine:
         last = ""
         while time.monotonic() < deadline:
             done = _run(
-                [self.cli_path, "exec", name, spec.client, "-uroot", "-N", "-B", "-e", "SELECT 1"],
+                [
+                    *self.prefix,
+                    self.cli_path,
+                    "exec",
+                    name,
+                    spec.client,
+                    "-uroot",
+                    "-N",
+                    "-B",
+                    "-e",
+                    "SELECT 1",
+                ],
                 self.environ(),
                 check=False,
             )

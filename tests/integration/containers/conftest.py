@@ -66,6 +66,12 @@ class EngineSshServer(SshServer):
             mounts.append(["mount", "--bind", str(etc), "/etc/containers"])
         return mounts
 
+    @property
+    def pid(self) -> int:
+        """The listening sshd's pid (its mount namespace is the host's, for its sessions)."""
+        assert self._proc is not None
+        return self._proc.pid
+
     def start(self) -> None:
         """Start sshd inside a private mount namespace carrying :meth:`_mounts`."""
         self.prepare()

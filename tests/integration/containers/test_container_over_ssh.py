@@ -27,9 +27,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.containers.engines import IMAGES, Engine
+from tests.containers.engines import IMAGES, Engine, ImageSpec
 from tests.containers.lifecycle import JOB_ID, REPO, SLIDERS, TRX, listing
 from tests.hosts.sshd import SshServer, SshUsers
+from tests.integration.containers.conftest import EngineSshServer
 
 
 @dataclass
@@ -159,12 +160,12 @@ def _passed(ran: Ran) -> str:
     return ran.output
 
 
-@pytest.mark.parametrize(("engine_name", "host"), [("docker", "trixie")])
+@pytest.mark.parametrize(("engine_name", "host"), [("docker", "trixie"), ("podman", "trixie")])
 def test_container_over_ssh_with_a_sudo_password(
     request: pytest.FixtureRequest,
     engine_name: str,
     host: str,
-    engine_sshd: SshServer,
+    engine_sshd: EngineSshServer,
     ssh_users: SshUsers,
     tmp_path: Path,
     own_target_jobs: list[str],
@@ -173,6 +174,21 @@ def test_container_over_ssh_with_a_sudo_password(
     engine: Engine = request.getfixturevalue(engine_name)
     spec = IMAGES[host]
     engine.load(spec)
+    # podman has no daemon: the container is made where the host's sessions restart it.
+    namespace = engine.enter_namespace(engine_sshd.pid) if engine.name == "podman" else None
+    with namespace or contextlib.nullcontext():
+        _lifecycle_over_ssh(engine, spec, engine_sshd, ssh_users, tmp_path, own_target_jobs)
+
+
+def _lifecycle_over_ssh(
+    engine: Engine,
+    spec: ImageSpec,
+    engine_sshd: SshServer,
+    ssh_users: SshUsers,
+    tmp_path: Path,
+    own_target_jobs: list[str],
+) -> None:
+    host = spec.host
     name = f"innotune-ssh-{engine.name}-{host}-{os.getpid()}"
     conf_dir = tmp_path / "conf"
     engine.run_server(name, spec, data_dir=tmp_path / "data-db", conf_dir=conf_dir)
