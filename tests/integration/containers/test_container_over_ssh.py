@@ -15,6 +15,7 @@ import contextlib
 import os
 import pty
 import re
+import secrets
 import select
 import shutil
 import signal
@@ -44,8 +45,9 @@ class Ran:
 class ArgvWatch:
     """Reads every process's command line while running; records those holding ``secret``."""
 
-    def __init__(self, secret: str) -> None:
+    def __init__(self, secret: str, *, environ: bool = True) -> None:
         self.secret = secret.encode()
+        self.environ = environ
         self.seen: list[str] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
@@ -59,7 +61,7 @@ class ArgvWatch:
                         if self.secret in argv:
                             self.seen.append(argv.replace(b"\0", b" ").decode(errors="replace"))
                     with contextlib.suppress(OSError):
-                        if self.secret in (entry / "environ").read_bytes():
+                        if self.environ and self.secret in (entry / "environ").read_bytes():
                             self.seen.append(f"environment of {entry.name}")
             time.sleep(0.02)
 
@@ -96,6 +98,7 @@ class SshCli:
     users: SshUsers
     tmp: Path
     instance: str
+    db_password: str | None = None  # typed at the database password prompt when asked
 
     def env(self) -> dict[str, str]:
         """A plain environment: no engine variables (the engine is the remote host's)."""
@@ -110,7 +113,7 @@ class SshCli:
         return env
 
     def __call__(self, command: str, *args: str, snapshot: str = "", timeout: float = 600) -> Ran:
-        """Run it; the sudo password is typed at its prompt."""
+        """Run it; the sudo password (and the database one) are typed at their prompts."""
         known = self.tmp / "known_hosts"
         known.write_text(self.server.known_hosts_line())
         argv = [
@@ -133,6 +136,10 @@ class SshCli:
             if _read_all(fd, seen, b"sudo password on ", 60):
                 _read_all(fd, seen, b": ", 10)
                 os.write(fd, self.users.pw_password.encode() + b"\n")
+            if "--ask-mysql-password" in args and self.db_password is not None:
+                if _read_all(fd, seen, b"Database password on ", 60):
+                    _read_all(fd, seen, b": ", 10)
+                    os.write(fd, self.db_password.encode() + b"\n")
             _read_all(fd, seen, b"\0never", timeout)  # to EOF
         finally:
             with contextlib.suppress(ProcessLookupError):
@@ -246,3 +253,60 @@ def _target_files(ids: list[str]) -> list[Path]:
             if path.exists():
                 found += list(path.rglob("*"))
     return found
+
+
+@pytest.mark.parametrize(("engine_name", "host"), [("docker", "trixie"), ("docker", "sid")])
+def test_container_whose_root_needs_a_password(
+    request: pytest.FixtureRequest,
+    engine_name: str,
+    host: str,
+    engine_sshd: EngineSshServer,
+    ssh_users: SshUsers,
+    tmp_path: Path,
+    own_target_jobs: list[str],
+) -> None:
+    """An image like the official ones: root's password from MARIADB_ROOT_PASSWORD.
+
+    Without the password InnoTune says what is wrong and what to do; with it (typed at the
+    prompt) it logs in through the image's client, the password in an option file on the
+    client's standard input, never on a command line, and applies and rolls back.
+    """
+    engine: Engine = request.getfixturevalue(engine_name)
+    spec = IMAGES[host]
+    password = "db-" + secrets.token_hex(10)
+    name = f"innotune-ssh-pw-{engine.name}-{host}-{os.getpid()}"
+    conf_dir = tmp_path / "conf"
+    engine.run_server(name, spec, data_dir=tmp_path / "data-db", conf_dir=conf_dir,
+                      root_password=password)  # fmt: skip
+    cli = SshCli(engine_sshd, ssh_users, tmp_path, name, db_password=password)
+    login = ("--mysql-user", "root", "--ask-mysql-password")
+    try:
+        out = cli("doctor").output
+        assert "wants a password for root" in out, out
+        assert "MARIADB_ROOT_PASSWORD" in out, out
+        assert "--mysql-user root --ask-mysql-password" in out, out
+        assert "All steps passed" not in out, out
+
+        with ArgvWatch(password, environ=False) as watch:
+            out = _passed(cli("doctor", *login))
+            assert "All steps passed" in out, out
+            out = _passed(cli("inspect", "--sample", "1", *login))
+            assert f"{TRX}=1" in out, out
+            before = listing(conf_dir)
+            out = _passed(cli("apply", "--sample", "1", *SLIDERS, "--restart", "--yes",
+                              "--watch", "2", *login))  # fmt: skip
+            own_target_jobs.extend(JOB_ID.findall(out))
+            found = re.search(r"^\s*snapshot\s+(\S+)\s*$", out, re.MULTILINE)
+            assert found, out
+            assert engine.sql(name, spec, f"SELECT @@GLOBAL.{TRX}", password=password) == "2"
+            out = _passed(cli("rollback", "--yes", *login, snapshot=found.group(1)))
+            own_target_jobs.extend(JOB_ID.findall(out))
+            assert listing(conf_dir) == before, out
+            assert engine.sql(name, spec, f"SELECT @@GLOBAL.{TRX}", password=password) == "1"
+        assert watch.seen == [], "the database password on a command line"
+        ours = [p for p in tmp_path.rglob("*") if "data-db" not in p.parts]
+        for path in [*ours, *_target_files(own_target_jobs)]:
+            if path.is_file() and not path.is_symlink() and not path.name.endswith(".env"):
+                assert password.encode() not in path.read_bytes(), path
+    finally:
+        engine.cli("rm", "-f", name, check=False)
