@@ -303,6 +303,21 @@ def test_container_whose_root_needs_a_password(
             own_target_jobs.extend(JOB_ID.findall(out))
             assert listing(conf_dir) == before, out
             assert engine.sql(name, spec, f"SELECT @@GLOBAL.{TRX}", password=password) == "1"
+
+            # Without a restart: the job on the host has no password, so it says the live
+            # change waits for the next restart (the drop-in is written all the same).
+            ran = cli("apply", "--sample", "1", *SLIDERS, "--yes", "--watch", "1", *login)
+            own_target_jobs.extend(JOB_ID.findall(ran.output))
+            assert "SET GLOBAL skipped: the job cannot log in" in ran.output, ran.output
+            assert "the values apply at the next restart" in ran.output, ran.output
+            assert (conf_dir / "99-innotune.cnf").exists(), ran.output
+            assert engine.sql(name, spec, f"SELECT @@GLOBAL.{TRX}", password=password) == "1"
+            found = re.search(r"^\s*snapshot\s+(\S+)\s*$", ran.output, re.MULTILINE)
+            assert found, ran.output
+            out = _passed(cli("rollback", "--yes", *login, snapshot=found.group(1)))
+            own_target_jobs.extend(JOB_ID.findall(out))
+            assert "SET GLOBAL skipped: the job cannot log in" in out, out
+            assert listing(conf_dir) == before, out
         assert watch.seen == [], "the database password on a command line"
         ours = [p for p in tmp_path.rglob("*") if "data-db" not in p.parts]
         for path in [*ours, *_target_files(own_target_jobs)]:
