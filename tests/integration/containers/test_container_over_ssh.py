@@ -181,10 +181,17 @@ def test_container_over_ssh_with_a_sudo_password(
     engine: Engine = request.getfixturevalue(engine_name)
     spec = IMAGES[host]
     engine.load(spec)
-    # podman has no daemon: the container is made where the host's sessions restart it.
-    namespace = engine.enter_namespace(engine_sshd.pid) if engine.name == "podman" else None
-    with namespace or contextlib.nullcontext():
+    with _on_the_ssh_host(engine, engine_sshd):
         _lifecycle_over_ssh(engine, spec, engine_sshd, ssh_users, tmp_path, own_target_jobs)
+
+
+def _on_the_ssh_host(
+    engine: Engine, server: EngineSshServer
+) -> contextlib.AbstractContextManager[None]:
+    """podman has no daemon: its containers are made where the host's sessions restart them."""
+    if engine.name == "podman":
+        return engine.enter_namespace(server.pid)
+    return contextlib.nullcontext()
 
 
 def _lifecycle_over_ssh(
@@ -255,7 +262,9 @@ def _target_files(ids: list[str]) -> list[Path]:
     return found
 
 
-@pytest.mark.parametrize(("engine_name", "host"), [("docker", "trixie"), ("docker", "sid")])
+@pytest.mark.parametrize(
+    ("engine_name", "host"), [("docker", "trixie"), ("docker", "sid"), ("podman", "trixie")]
+)
 def test_container_whose_root_needs_a_password(
     request: pytest.FixtureRequest,
     engine_name: str,
@@ -272,7 +281,19 @@ def test_container_whose_root_needs_a_password(
     client's standard input, never on a command line, and applies and rolls back.
     """
     engine: Engine = request.getfixturevalue(engine_name)
-    spec = IMAGES[host]
+    with _on_the_ssh_host(engine, engine_sshd):
+        _password_lifecycle(engine, IMAGES[host], engine_sshd, ssh_users, tmp_path, own_target_jobs)
+
+
+def _password_lifecycle(
+    engine: Engine,
+    spec: ImageSpec,
+    engine_sshd: EngineSshServer,
+    ssh_users: SshUsers,
+    tmp_path: Path,
+    own_target_jobs: list[str],
+) -> None:
+    host = spec.host
     password = "db-" + secrets.token_hex(10)
     name = f"innotune-ssh-pw-{engine.name}-{host}-{os.getpid()}"
     conf_dir = tmp_path / "conf"
