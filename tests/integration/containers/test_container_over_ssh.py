@@ -12,6 +12,7 @@ target, or in sshd's log.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import pty
 import re
@@ -99,6 +100,7 @@ class SshCli:
     tmp: Path
     instance: str
     db_password: str | None = None  # typed at the database password prompt when asked
+    jobs: list[str] = dataclasses.field(default_factory=list)  # every job id a run printed
 
     def env(self) -> dict[str, str]:
         """A plain environment: no engine variables (the engine is the remote host's)."""
@@ -146,7 +148,9 @@ class SshCli:
                 os.kill(pid, signal.SIGKILL)  # only if it still runs after the timeout
             _, status = os.waitpid(pid, 0)
             os.close(fd)
-        return Ran(os.waitstatus_to_exitcode(status), seen.decode(errors="replace"))
+        output = seen.decode(errors="replace")
+        self.jobs.extend(JOB_ID.findall(output))  # removed afterwards, a failed run's too
+        return Ran(os.waitstatus_to_exitcode(status), output)
 
 
 @pytest.fixture
@@ -206,7 +210,7 @@ def _lifecycle_over_ssh(
     name = f"innotune-ssh-{engine.name}-{host}-{os.getpid()}"
     conf_dir = tmp_path / "conf"
     engine.run_server(name, spec, data_dir=tmp_path / "data-db", conf_dir=conf_dir)
-    cli = SshCli(engine_sshd, ssh_users, tmp_path, name)
+    cli = SshCli(engine_sshd, ssh_users, tmp_path, name, jobs=own_target_jobs)
     secret = ssh_users.pw_password
     try:
         with ArgvWatch(secret) as watch:
@@ -226,7 +230,6 @@ def _lifecycle_over_ssh(
             pid = engine.cli("inspect", "-f", "{{.State.Pid}}", name).strip()
             out = _passed(cli("apply", "--sample", "1", *SLIDERS, "--restart", "--yes",
                               "--watch", "2"))  # fmt: skip
-            own_target_jobs.extend(JOB_ID.findall(out))
             found = re.search(r"^\s*snapshot\s+(\S+)\s*$", out, re.MULTILINE)
             assert found, out
             dropin = conf_dir / "99-innotune.cnf"
@@ -237,7 +240,6 @@ def _lifecycle_over_ssh(
             assert engine.cli("inspect", "-f", "{{.State.Pid}}", name).strip() != pid, out
 
             out = _passed(cli("rollback", "--yes", snapshot=found.group(1)))
-            own_target_jobs.extend(JOB_ID.findall(out))
             assert listing(conf_dir) == before, out
             assert engine.sql(name, spec, f"SELECT @@GLOBAL.{TRX}") == "1", out
         assert watch.seen == [], "the sudo password on a command line or in an environment"
@@ -299,7 +301,7 @@ def _password_lifecycle(
     conf_dir = tmp_path / "conf"
     engine.run_server(name, spec, data_dir=tmp_path / "data-db", conf_dir=conf_dir,
                       root_password=password)  # fmt: skip
-    cli = SshCli(engine_sshd, ssh_users, tmp_path, name, db_password=password)
+    cli = SshCli(engine_sshd, ssh_users, tmp_path, name, password, own_target_jobs)
     login = ("--mysql-user", "root", "--ask-mysql-password")
     try:
         out = cli("doctor").output
@@ -316,19 +318,16 @@ def _password_lifecycle(
             before = listing(conf_dir)
             out = _passed(cli("apply", "--sample", "1", *SLIDERS, "--restart", "--yes",
                               "--watch", "2", *login))  # fmt: skip
-            own_target_jobs.extend(JOB_ID.findall(out))
             found = re.search(r"^\s*snapshot\s+(\S+)\s*$", out, re.MULTILINE)
             assert found, out
             assert engine.sql(name, spec, f"SELECT @@GLOBAL.{TRX}", password=password) == "2"
             out = _passed(cli("rollback", "--yes", *login, snapshot=found.group(1)))
-            own_target_jobs.extend(JOB_ID.findall(out))
             assert listing(conf_dir) == before, out
             assert engine.sql(name, spec, f"SELECT @@GLOBAL.{TRX}", password=password) == "1"
 
             # Without a restart: the job on the host has no password, so it says the live
             # change waits for the next restart (the drop-in is written all the same).
             ran = cli("apply", "--sample", "1", *SLIDERS, "--yes", "--watch", "1", *login)
-            own_target_jobs.extend(JOB_ID.findall(ran.output))
             assert "SET GLOBAL skipped: the job cannot log in" in ran.output, ran.output
             assert "the values apply at the next restart" in ran.output, ran.output
             assert (conf_dir / "99-innotune.cnf").exists(), ran.output
@@ -336,7 +335,6 @@ def _password_lifecycle(
             found = re.search(r"^\s*snapshot\s+(\S+)\s*$", ran.output, re.MULTILINE)
             assert found, ran.output
             out = _passed(cli("rollback", "--yes", *login, snapshot=found.group(1)))
-            own_target_jobs.extend(JOB_ID.findall(out))
             assert "SET GLOBAL skipped: the job cannot log in" in out, out
             assert listing(conf_dir) == before, out
         assert watch.seen == [], "the database password on a command line"
