@@ -18,6 +18,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from app.domain.container import Container
 from app.domain.errors import DatabaseError
 from app.domain.instance import ServerInstance
 from app.mysql.relay import RELAYS, relay_argv
@@ -140,6 +141,28 @@ def container_client(transport: Transport, instance: ServerInstance, *, sudo: bo
     return names[0].rsplit("/", 1)[-1]
 
 
+def _wants_password(err: str) -> bool:
+    """True when the client's error is a login refused for lack of a password."""
+    return "Access denied" in err and "using password: NO" in err
+
+
+def root_password_needed(container: Container) -> DatabaseError:
+    """The socket login without a password was refused: what that means and what to do."""
+    named = [n for n in container.env_names if n.endswith("ROOT_PASSWORD")]
+    started = f" (this one was started with {', '.join(named)})" if named else ""
+    return DatabaseError(
+        f"The server in {container.engine} container {container.name} wants a password for "
+        "root: its login without one was refused. Images like the official mariadb and mysql "
+        "ones set root's password from MARIADB_ROOT_PASSWORD or MYSQL_ROOT_PASSWORD when the "
+        f"container first starts{started}.",
+        "Give that password: --mysql-user root --ask-mysql-password. It reaches the image's "
+        "client on its standard input, never on a command line.",
+        "Type root as the Database user and that password as the Database password, then "
+        "connect again. It reaches the image's client on its standard input, never on a "
+        "command line.",
+    )
+
+
 def container_session(
     transport: Transport,
     instance: ServerInstance,
@@ -161,6 +184,8 @@ def container_session(
 
     def runner(argv: Sequence[str], stdin: bytes | None) -> tuple[int, str, str]:
         result = transport.run([*container.exec_argv, *argv], sudo=sudo, input=stdin, timeout=120)
+        if not result.ok and credentials.password is None and _wants_password(result.err):
+            raise root_password_needed(container)
         return result.exit_status, result.out, result.err
 
     return ClientBatchSession(

@@ -335,7 +335,11 @@ def run_doctor(
     # The login's own question and the privilege checks: one round trip.
     answers = query_many(session, ["SELECT CURRENT_USER(), VERSION()", *PRIVILEGE_QUERIES])
     if isinstance(answers[0], InnoTuneError):
-        raise answers[0]
+        # A login that opens lazily (a client per query: a server in a container) is
+        # refused here, at its first question: the same failed step as any other login.
+        yield emit(_fail("login", answers[0]))
+        yield from _skip_rest(result, "login")
+        return
     who = answers[0][0]
     relay_note = " (the relay gives sudo-level database access)" if "relay" in session.via else ""
     yield emit(Step("login", "ok", f"{who[0]} on {who[1]} via {session.via}{relay_note}"))

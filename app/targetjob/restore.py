@@ -175,7 +175,17 @@ class Restore(Health):
         if self.live_set is not None and not standalone:
             # Values this apply never set live are still as saved: nothing to set back.
             dynamic = [v for v in dynamic if v["key"] in self.live_set]
-        if dynamic and not (restarted_before or self.restarted):
+        if dynamic and not (restarted_before or self.restarted) and not self.how.get("client"):
+            # No login on the target (root wants a password the job is never given): the
+            # apply could not set these live either, as a rule; the restored files give them
+            # back at the next restart, and the warning says so.
+            note = (
+                "SET GLOBAL skipped: the job cannot log in to the server; the restored option "
+                "files give back " + ", ".join(v["key"] for v in dynamic) + " at the next restart"
+            )
+            self.warnings.append(note)
+            self.step("restore", "warn", note)
+        elif dynamic and not (restarted_before or self.restarted):
             applied: dict[str, Any] = {
                 v.key: v.value for v in self.bundle.values if v.kind == "dynamic"
             }

@@ -30,6 +30,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,6 +60,48 @@ if [ ! -d /var/lib/mysql/mysql ]; then
     fi
 fi
 exec "$@"
+"""
+
+# Like the official mariadb and mysql images (docker-entrypoint.sh): at the first start the root
+# password comes from MARIADB_ROOT_PASSWORD or MYSQL_ROOT_PASSWORD (the start is refused without
+# one), and afterwards root logs in only with it, the socket login included.
+PASSWORD_ENTRYPOINT = r"""#!/bin/sh
+set -e
+mkdir -p /run/mysqld /var/lib/mysql
+chown mysql:mysql /run/mysqld /var/lib/mysql
+if [ ! -d /var/lib/mysql/mysql ]; then
+    pw="${MARIADB_ROOT_PASSWORD:-${MYSQL_ROOT_PASSWORD:-}}"
+    if [ -z "$pw" ]; then
+        echo "error: database is uninitialized and password option is not specified" >&2
+        echo "  You need to specify MARIADB_ROOT_PASSWORD or MYSQL_ROOT_PASSWORD" >&2
+        exit 1
+    fi
+    if command -v mariadb-install-db >/dev/null 2>&1; then
+        mariadb-install-db --user=mysql --datadir=/var/lib/mysql \
+            --auth-root-authentication-method=normal >/dev/null
+        client=mariadb
+    else
+        mysqld --initialize-insecure --user=mysql --datadir=/var/lib/mysql
+        client=mysql
+    fi
+    sock=/run/mysqld/init.sock
+    "$@" --skip-networking --socket=$sock &
+    i=0
+    until $client --socket=$sock -uroot -e 'SELECT 1' >/dev/null 2>&1; do
+        i=$((i + 1))
+        [ $i -lt 240 ] || { echo "the first start's server did not answer" >&2; exit 1; }
+        sleep 0.5
+    done
+    quoted=$(printf '%s' "$pw" | sed -e 's/\\/\\\\/g' -e "s/'/''/g")
+    printf "ALTER USER 'root'@'localhost' IDENTIFIED BY '%s'; SHUTDOWN;\n" "$quoted" |
+        $client --socket=$sock -uroot
+    wait
+fi
+exec "$@"
+"""
+
+PASSWORD_DOCKERFILE = """FROM {base}
+COPY entrypoint.sh /usr/local/bin/innotune-entrypoint
 """
 
 DOCKERFILE = """FROM {base}
@@ -125,6 +168,9 @@ class Engine:
     cli_path = ""
 
     def __init__(self, workdir: Path) -> None:
+        # Put before every command of the CLI: podman has no daemon, so its mounts are made
+        # in the mount namespace it runs in (see enter_namespace).
+        self.prefix: list[str] = []
         self.workdir = workdir
         self.workdir.mkdir(parents=True, exist_ok=True)
         bin_dir = workdir / "bin"
@@ -155,8 +201,21 @@ class Engine:
         self, *args: str, check: bool = True, timeout: float = 600, input: str | None = None
     ) -> str:
         """Run the engine's CLI; its stdout."""
-        return _run([self.cli_path, *args], self.environ(), check=check, timeout=timeout,
-                    input=input).stdout  # fmt: skip
+        return _run([*self.prefix, self.cli_path, *args], self.environ(), check=check,
+                    timeout=timeout, input=input).stdout  # fmt: skip
+
+    @contextlib.contextmanager
+    def enter_namespace(self, pid: int) -> Iterator[None]:
+        """Run the CLI in the mount namespace of process ``pid`` meanwhile.
+
+        A host reached through an sshd in a namespace of its own is one machine: the
+        containers that its sessions restart through podman are made from there too.
+        """
+        self.prefix = ["nsenter", f"--mount=/proc/{pid}/ns/mnt", "--"]
+        try:
+            yield
+        finally:
+            self.prefix = []
 
     def load(self, spec: ImageSpec) -> None:
         """Put ``spec``'s image in this engine's store (built and cached first when missing)."""
@@ -191,6 +250,24 @@ class Engine:
             self.cli("save", "-o", str(partial), spec.tag)
             partial.rename(spec.archive)
 
+    def password_image(self, spec: ImageSpec) -> str:
+        """``spec``'s image with the official images' root password (:data:`PASSWORD_ENTRYPOINT`).
+
+        Built on the loaded image (one layer: the entrypoint), so it is made in seconds.
+        """
+        self.load(spec)
+        digest = hashlib.sha256(PASSWORD_ENTRYPOINT.encode()).hexdigest()[:8]
+        tag = f"localhost/innotune-test-{spec.host}-root-password:{spec.key}-{digest}"
+        if tag in self.cli("images", "--format", "{{.Repository}}:{{.Tag}}").split():
+            return tag
+        context = self.workdir / f"build-{spec.host}-root-password"
+        context.mkdir(exist_ok=True)
+        (context / "Dockerfile").write_text(PASSWORD_DOCKERFILE.format(base=spec.tag))
+        (context / "entrypoint.sh").write_text(PASSWORD_ENTRYPOINT)
+        (context / "entrypoint.sh").chmod(0o755)
+        self.cli("build", "--network=none", "-t", tag, str(context))
+        return tag
+
     def run_server(
         self,
         name: str,
@@ -200,8 +277,13 @@ class Engine:
         conf_dir: Path | None = None,
         labels: dict[str, str] | None = None,
         env: dict[str, str] | None = None,
+        root_password: str | None = None,
     ) -> None:
-        """Start a server container and wait until its client logs in."""
+        """Start a server container and wait until its client logs in.
+
+        With ``root_password`` the image is :meth:`password_image`'s, given the password as
+        the official images take it (MARIADB_ROOT_PASSWORD, from an env file: not in argv).
+        """
         data_dir.mkdir(parents=True, exist_ok=True)
         args = ["run", "-d", "--name", name, "--network=none", "-v", f"{data_dir}:/var/lib/mysql"]
         if conf_dir is not None:
@@ -211,18 +293,40 @@ class Engine:
             args += ["--label", f"{key}={value}"]
         for key, value in (env or {}).items():
             args += ["-e", f"{key}={value}"]
-        self.cli(*args, spec.tag)
-        self.wait_ready(name, spec)
+        image = spec.tag
+        if root_password is not None:
+            image = self.password_image(spec)
+            env_file = data_dir.parent / f"{name}.env"
+            env_file.touch(mode=0o600)
+            env_file.write_text(f"MARIADB_ROOT_PASSWORD={root_password}\n")
+            args += ["--env-file", str(env_file)]
+        self.cli(*args, image)
+        self.wait_ready(name, spec, password=root_password)
 
-    def wait_ready(self, name: str, spec: ImageSpec, timeout: float = 180) -> None:
+    def _client(self, name: str, spec: ImageSpec, password: str | None) -> list[str]:
+        """The image's client as root; a password goes in an option file on stdin."""
+        if password is None:
+            return [*self.prefix, self.cli_path, "exec", name, spec.client, "-uroot", "-N", "-B"]
+        argv = [*self.prefix, self.cli_path, "exec", "-i", name, spec.client]
+        argv.append("--defaults-extra-file=/dev/stdin")
+        return [*argv, "-uroot", "-N", "-B"]
+
+    @staticmethod
+    def _stdin(password: str | None) -> str | None:
+        return None if password is None else f"[client]\npassword={password}\n"
+
+    def wait_ready(
+        self, name: str, spec: ImageSpec, timeout: float = 180, *, password: str | None = None
+    ) -> None:
         """Wait until the container's server answers its own client."""
         deadline = time.monotonic() + timeout
         last = ""
         while time.monotonic() < deadline:
             done = _run(
-                [self.cli_path, "exec", name, spec.client, "-uroot", "-N", "-B", "-e", "SELECT 1"],
+                [*self._client(name, spec, password), "-e", "SELECT 1"],
                 self.environ(),
                 check=False,
+                input=self._stdin(password),
             )
             if done.returncode == 0 and done.stdout.strip() == "1":
                 return
@@ -231,9 +335,10 @@ class Engine:
         logs = self.cli("logs", "--tail", "30", name, check=False)
         raise TimeoutError(f"{name} did not answer in {timeout} s: {last}\n{logs}")
 
-    def sql(self, name: str, spec: ImageSpec, query: str) -> str:
+    def sql(self, name: str, spec: ImageSpec, query: str, *, password: str | None = None) -> str:
         """One query through the container's own client, as root over its socket."""
-        return self.cli("exec", name, spec.client, "-uroot", "-N", "-B", "-e", query).strip()
+        argv = [*self._client(name, spec, password), "-e", query]
+        return _run(argv, self.environ(), input=self._stdin(password)).stdout.strip()
 
     def remove_all(self) -> None:
         """Remove every container of this run's engine."""

@@ -44,7 +44,8 @@ def _run(engine: Any, workdir: Path, name: str) -> Iterator[Any]:
         yield engine
     finally:
         engine.stop()
-    assert machine_state() == before, f"{name} changed this machine's network"
+    after = machine_state()
+    assert after == before, f"{name} changed this machine's network: {before} -> {after}"
     assert _mounts_under(workdir) == [], f"{name} left mounts"
 
 

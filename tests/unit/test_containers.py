@@ -174,3 +174,18 @@ def test_published_ports_and_named_volumes_as_docker_words_them() -> None:
     assert c.bind_for("/var/lib/mysql") is not None
     read_only = dataclasses.replace(c.mounts[0], read_write=False)
     assert dataclasses.replace(c, mounts=(read_only,)).bind_for("/var/lib/mysql") is None
+
+
+def test_root_wanting_a_password_is_named_with_what_to_do() -> None:
+    from app.access.database import _wants_password, root_password_needed
+
+    denied = "ERROR 1045 (28000): Access denied for user 'root'@'localhost' (using password: NO)"
+    assert _wants_password(denied)
+    assert not _wants_password(denied.replace("NO)", "YES)"))  # a wrong password: not this
+    exc = root_password_needed(
+        Container("podman", "0" * 64, "shop-db", "mysql:9", env_names=("MYSQL_ROOT_PASSWORD",))
+    )
+    assert "podman container shop-db wants a password for root" in exc.problem
+    assert "started with MYSQL_ROOT_PASSWORD" in exc.problem
+    assert "--mysql-user root --ask-mysql-password" in exc.fix
+    assert "Database password" in exc.window_fix

@@ -10,7 +10,9 @@ import re
 import pymysql
 import pytest
 
+from app.access.database import root_password_needed
 from app.access.doctor import Step, _fail
+from app.domain.container import Container
 from app.domain.errors import InnoTuneError, SudoError
 from app.inspect.instances import choose_instance
 from app.mysql.session import explain_login_error
@@ -21,7 +23,10 @@ FLAG = re.compile(r"(^|[\s(])--[a-z]")
 
 def _errors() -> list[InnoTuneError]:
     found: list[InnoTuneError] = [
-        explain_login_error(pymysql.err.OperationalError(2002, "no socket"), "root")
+        explain_login_error(pymysql.err.OperationalError(2002, "no socket"), "root"),
+        root_password_needed(
+            Container("docker", "0" * 64, "db", "mariadb:11", env_names=("MARIADB_ROOT_PASSWORD",))
+        ),
     ]
     for call in (
         lambda: choose_instance([], None),
