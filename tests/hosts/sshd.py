@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.practice.server import free_port
-from tests.hosts.util import pid_alive, sh, shared_state, wait_port
+from tests.hosts.util import DROP_LOOP_MOUNTS, pid_alive, sh, shared_state, wait_port
 
 SUDO_PW_USER = "innotune-pw"
 SUDO_NP_USER = "innotune-np"
@@ -182,7 +182,7 @@ class SshServer:
                     "private",
                     "sh",
                     "-c",
-                    f"{masks} && exec {shlex.join(argv)}",
+                    f"{DROP_LOOP_MOUNTS}; {masks} && exec {shlex.join(argv)}",
                 ]
             self._proc = subprocess.Popen(
                 argv,

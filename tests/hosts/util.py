@@ -18,6 +18,16 @@ import pytest
 IN_CI = os.environ.get("CI") == "true"
 
 
+#: Shell lines for a process that has just entered a mount namespace of its own (``unshare
+#: --mount``): let go of its copies of the loop-device filesystems mounted outside (another
+#: test session's). A copy held in here would keep that loop device attached after its own
+#: session unmounted and detached it, and that session's end-of-run check would fail.
+DROP_LOOP_MOUNTS = (
+    "awk '$1 ~ /^[/]dev[/]loop/ {print $2}' /proc/self/mounts | sort -r | "
+    'while read -r m; do umount -l "$m"; done'
+)
+
+
 def need(condition: bool, reason: str) -> None:
     """Skip when a real part is missing; under CI=true, fail instead (nothing may skip)."""
     if condition:

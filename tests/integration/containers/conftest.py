@@ -21,7 +21,7 @@ import pytest
 from tests.containers.engines import DOCKER, Docker, Engine, Podman
 from tests.containers.fixtures import docker, podman
 from tests.hosts.sshd import SshServer, SshUsers
-from tests.hosts.util import wait_port
+from tests.hosts.util import DROP_LOOP_MOUNTS, wait_port
 
 __all__ = ["docker", "engine_sshd", "podman"]
 
@@ -80,7 +80,7 @@ class EngineSshServer(SshServer):
         setup = " && ".join(shlex.join(m) for m in self._mounts())
         sshd = shlex.join(["/usr/sbin/sshd", "-D", "-e", "-f", str(self.config)])
         argv = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                f"{setup} && exec {sshd}"]  # fmt: skip
+                f"{DROP_LOOP_MOUNTS}; {setup} && exec {sshd}"]  # fmt: skip
         with open(self.log, "ab") as log:
             self._proc = subprocess.Popen(
                 argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True
