@@ -24,6 +24,17 @@ from app.remote.transport import CommandResult, Transport, flush, submit
 log = logging.getLogger(__name__)
 
 STEP_NAMES = ("connect", "host", "sudo", "server", "instance", "socket", "login", "privileges")
+#: Each step as a person reads it (the window's step list, a skipped step's reason).
+STEP_TITLES = {
+    "connect": "Connection",
+    "host": "Linux host",
+    "sudo": "Administrator rights (sudo)",
+    "server": "Database server",
+    "instance": "Which server",
+    "socket": "Socket or port",
+    "login": "Database login",
+    "privileges": "Privileges",
+}
 
 
 @dataclass(frozen=True)
@@ -110,7 +121,7 @@ def _fail(name: str, exc: InnoTuneError) -> Step:
 
 def _skip_rest(result: DoctorResult, after: str) -> Iterator[Step]:
     for name in STEP_NAMES[STEP_NAMES.index(after) + 1 :]:
-        step = Step(name, "skip", f"not checked: an earlier step failed ({after})")
+        step = Step(name, "skip", f"not checked: an earlier step failed ({STEP_TITLES[after]})")
         result.steps.append(step)
         yield step
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtWidgets import QGroupBox, QLabel
 from pytestqt.qtbot import QtBot
 
@@ -23,6 +24,37 @@ def _wait(qtbot: QtBot, page: ConnectPage) -> None:
     )
 
 
+def _nothing_drawn_over(qtbot: QtBot, page: ConnectPage) -> None:
+    """The step list, the chooser and the message each have their own room, whole.
+
+    At the default window size a long answer (several servers) squeezed the page until the
+    chooser was drawn over the step list; the page scrolls instead.
+    """
+    v = page.view
+    qtbot.waitUntil(lambda: v.message.isVisible() and v.message.width() > 0)
+    widgets = [v.steps, v.chooser_label, v.chooser, v.message]
+    rects = {w: QRect(w.mapTo(v, QPoint(0, 0)), w.size()) for w in widgets}
+    for i, a in enumerate(widgets):
+        for b in widgets[i + 1 :]:
+            assert not rects[a].intersects(rects[b]), (a.objectName(), b.objectName())
+    assert v.steps.height() >= v.steps.minimumHeight()
+    assert v.message.height() >= v.message.heightForWidth(v.message.width())
+    # Scrolled into sight, and never wider than the window.
+    qtbot.waitUntil(
+        lambda: not v.chooser.visibleRegion().isEmpty() and not v.message.visibleRegion().isEmpty()
+    )
+    assert v.width() <= page.scroll.viewport().width()
+    # The message names the count and where to choose, without a third copy of the list.
+    assert "server instances run here" in v.message.text()
+    assert v.message.text().count("mariadbd") == 0
+    # A skipped step names the failed one as the list does, not by its internal key.
+    skipped = [v.steps.topLevelItem(i).text(2) for i in range(v.steps.topLevelItemCount())]
+    assert "not checked: an earlier step failed (Which server)" in skipped
+    shots = os.environ.get("INNOTUNE_SCREENSHOTS")
+    if shots:
+        page.window().grab().save(str(Path(shots) / "connect-choose-server.png"))
+
+
 def test_choose_among_servers_then_inspect(
     qtbot: QtBot, tmp_path: Path, private_servers: list[PrivateServer]
 ) -> None:
@@ -37,6 +69,7 @@ def test_choose_among_servers_then_inspect(
     _wait(qtbot, connect)
     assert not connect.isComplete()
     assert connect.view.chooser.isVisible()
+    _nothing_drawn_over(qtbot, connect)
     labels = [connect.view.chooser.itemText(i) for i in range(connect.view.chooser.count())]
     index = next(i for i, t in enumerate(labels) if str(b.socket_path) in t)
     connect.view.chooser.setCurrentIndex(index)

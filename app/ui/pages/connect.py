@@ -14,21 +14,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
+    QFrame,
     QInputDialog,
     QLineEdit,
     QMessageBox,
+    QScrollArea,
     QTreeWidgetItem,
     QVBoxLayout,
     QWizardPage,
 )
 
-from app.access.doctor import DoctorResult, Secrets, Step, run_doctor
+from app.access.doctor import STEP_TITLES, DoctorResult, Secrets, Step, run_doctor
 from app.domain.errors import HostKeyUnknown, InnoTuneError, TargetError
 from app.domain.target import ConnectOptions, Target, parse_target
-from app.domain.words import sentence
+from app.domain.words import count, sentence
 from app.ui.hostworker import HostWorker, Progress, Task, TaskHandle, close_quietly
 from app.ui.jobrecords import JobRecord
 from app.ui.logview import DETAILS_LINK, open_log
@@ -45,16 +47,6 @@ from app.ui.pages.saved_files import SavedFiles
 from app.ui.state import WizardState
 
 STATUS_TEXT = {"ok": "OK", "warn": "OK (note)", "fail": "Failed", "skip": "Not checked"}
-STEP_TITLES = {
-    "connect": "Connection",
-    "host": "Linux host",
-    "sudo": "Administrator rights (sudo)",
-    "server": "Database server",
-    "instance": "Which server",
-    "socket": "Socket or port",
-    "login": "Database login",
-    "privileges": "Privileges",
-}
 
 
 @dataclass(frozen=True)
@@ -140,8 +132,16 @@ class ConnectPage(QWizardPage):
         self._question: LoginQuestion | None = None
         self._accepted_fingerprint: str | None = None
         self.view = ConnectView()
+        # Scrolled rather than squeezed: a long answer (several servers, a wrapped error)
+        # would otherwise draw widgets over each other at the default window size.
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll.setWidget(self.view)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.view)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.scroll)
         v = self.view
         v.kinds.idToggled.connect(self._on_kind_toggled)
         for field in v.target_fields():
@@ -390,9 +390,10 @@ class ConnectPage(QWizardPage):
         else:
             failed = next(s for s in result.steps if s.status == "fail")
             fix = sentence(failed.window_fix or failed.fix)
-            self.view.message.setText(f"<b>{sentence(failed.detail)}</b> {fix}{DETAILS_LINK}")
             if failed.name == "instance" and len(result.instances) > 1:
                 self.offer_instances(result)
+            else:
+                self.view.message.setText(f"<b>{sentence(failed.detail)}</b> {fix}{DETAILS_LINK}")
         self.completeChanged.emit()
 
     def offer_instances(self, result: DoctorResult) -> None:
@@ -404,7 +405,19 @@ class ConnectPage(QWizardPage):
             v.chooser.addItem(inst.label, inst.spec)
         for w in (v.chooser_label, v.chooser):
             w.setVisible(True)
+        # The step's row above already lists them; the list holds each one: no third copy.
+        v.message.setText(
+            f"<b>{count(len(result.instances), 'server instance')} run here.</b> Choose the "
+            "one to tune in the list above, or type its socket, port, pid or container name "
+            f"in the Server instance box.{DETAILS_LINK}"
+        )
         v.chooser.setFocus()
+        # Once laid out, the list and the message are scrolled into sight.
+        QTimer.singleShot(0, self._show_the_choice)
+
+    def _show_the_choice(self) -> None:
+        self.scroll.ensureWidgetVisible(self.view.message)
+        self.scroll.ensureWidgetVisible(self.view.chooser)
 
     def _on_chooser_activated(self, index: int) -> None:
         spec = self.view.chooser.itemData(index)

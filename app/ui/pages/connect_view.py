@@ -262,6 +262,11 @@ class ConnectView(QWidget):
         self.chooser_label = QLabel("This host runs several servers. Which one?")
         self.chooser = QComboBox()
         self.chooser.setAccessibleName("server instance chooser")
+        # A container's label is long: the list shows it whole, the box does not widen the page.
+        self.chooser.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.chooser.setMinimumContentsLength(30)
         self.chooser_label.setBuddy(self.chooser)
         chooser_row.addWidget(self.chooser_label)
         chooser_row.addWidget(self.chooser, 1)
