@@ -161,6 +161,9 @@ class ConnectPage(QWizardPage):
         self.unfinished_job: JobRecord | None = None  # offered in the banner
         self._reconnecting: JobRecord | None = None  # the job the running check leads to
         self.show_unfinished_jobs()
+        # The window keeps the room the page needs as it opens (every step of a check whole);
+        # only what comes later (a chooser, a long error) scrolls.
+        self.scroll.setMinimumHeight(v.sizeHint().height())
 
     @property
     def settings(self) -> QSettings:
