@@ -210,6 +210,20 @@ def prepare(
             f"{why} and InnoTune does not know how to restart {server.instance.label}.",
             "Give the command with --restart-command (the restart command field).",
         )
+    live = sorted({v.key for a in actions for v in a.values if v.kind == "dynamic"})
+    if live and not how["restart_needed"] and not how.get("client"):
+        # The job logs in as the host's root through the socket (or the image's client);
+        # it is never given a database password, so it could not set these live. Refused
+        # before anything is written rather than applied half.
+        raise ApplyError(
+            f"The job on the host cannot log in to {server.instance.label} (it logs in as root "
+            f"through the server's socket, without a password), so it cannot set "
+            f"{', '.join(live)} live.",
+            "Apply with --restart: the option file is written and the server restarts with "
+            "the new values.",
+            'Tick "Restart the server afterwards": the option file is written and the server '
+            "restarts with the new values.",
+        )
     snapshot = snap.take(
         transport,
         actions,
