@@ -3,7 +3,7 @@
 Run as root from the project directory (Debian's docker.io and podman installed):
 
     .venv/bin/python -m tests.benchmarks.bench_containers [--bench-seconds 15]
-        [--runs docker:trixie,docker:sid,podman:trixie]
+        [--runs docker:trixie,docker:sid,podman:trixie,podman:sid]
 
 Starts this run's own dockerd (no iptables rules, no bridge) and podman store under a
 temporary directory, loads the cached images (built once from the test hosts' root
@@ -32,7 +32,7 @@ from tests.containers.lifecycle import Lifecycle, run_lifecycle, table
 def main() -> int:
     """Run the lifecycles asked for and print their table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", default="docker:trixie,docker:sid,podman:trixie")
+    parser.add_argument("--runs", default="docker:trixie,docker:sid,podman:trixie,podman:sid")
     parser.add_argument("--bench-seconds", type=float, default=15)
     args = parser.parse_args()
     runs = [tuple(item.split(":", 1)) for item in args.runs.split(",")]
