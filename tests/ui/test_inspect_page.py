@@ -43,7 +43,7 @@ def _nothing_drawn_over(qtbot: QtBot, page: ConnectPage) -> None:
     qtbot.waitUntil(
         lambda: not v.chooser.visibleRegion().isEmpty() and not v.message.visibleRegion().isEmpty()
     )
-    assert v.width() <= page.scroll.viewport().width()
+    assert v.width() <= page.scroll_area.viewport().width()
     # The message names the count and where to choose, without a third copy of the list.
     assert "server instances run here" in v.message.text()
     assert v.message.text().count("mariadbd") == 0

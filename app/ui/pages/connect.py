@@ -134,14 +134,14 @@ class ConnectPage(QWizardPage):
         self.view = ConnectView()
         # Scrolled rather than squeezed: a long answer (several servers, a wrapped error)
         # would otherwise draw widgets over each other at the default window size.
-        self.scroll = QScrollArea()
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.scroll.setWidget(self.view)
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll_area.setWidget(self.view)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.scroll)
+        layout.addWidget(self.scroll_area)
         v = self.view
         v.kinds.idToggled.connect(self._on_kind_toggled)
         for field in v.target_fields():
@@ -163,7 +163,7 @@ class ConnectPage(QWizardPage):
         self.show_unfinished_jobs()
         # The window keeps the room the page needs as it opens (every step of a check whole);
         # only what comes later (a chooser, a long error) scrolls.
-        self.scroll.setMinimumHeight(v.sizeHint().height())
+        self.scroll_area.setMinimumHeight(v.sizeHint().height())
 
     @property
     def settings(self) -> QSettings:
@@ -419,8 +419,8 @@ class ConnectPage(QWizardPage):
         QTimer.singleShot(0, self._show_the_choice)
 
     def _show_the_choice(self) -> None:
-        self.scroll.ensureWidgetVisible(self.view.message)
-        self.scroll.ensureWidgetVisible(self.view.chooser)
+        self.scroll_area.ensureWidgetVisible(self.view.message)
+        self.scroll_area.ensureWidgetVisible(self.view.chooser)
 
     def _on_chooser_activated(self, index: int) -> None:
         spec = self.view.chooser.itemData(index)
