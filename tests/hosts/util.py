@@ -6,6 +6,7 @@ import contextlib
 import fcntl
 import json
 import os
+import select
 import socket
 import subprocess
 import time
@@ -89,4 +90,21 @@ def pid_alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
+    return True
+
+
+def read_until(fd: int, wanted: bytes, seen: bytearray, timeout: float) -> bool:
+    """Read a pty's output into ``seen`` until ``wanted`` shows up, EOF, or ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while wanted not in seen:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return False
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            return False
+        if not chunk:
+            return False
+        seen += chunk
     return True

@@ -14,7 +14,6 @@ import os
 import pty
 import re
 import secrets
-import select
 import signal
 import subprocess
 import sys
@@ -32,6 +31,7 @@ from app.remote.ssh import SshTransport
 from app.remote.transport import atomic_write_argv
 from tests.hosts.pam_sshd import start_pam_sshd
 from tests.hosts.sshd import SshServer, SshUsers
+from tests.hosts.util import read_until
 
 
 @pytest.fixture(autouse=True)
@@ -233,23 +233,6 @@ def test_keyboard_interactive_wrong_answer_and_a_refusing_callback(
     assert log.count("Failed keyboard-interactive") == 1, log
 
 
-def _read_until(fd: int, wanted: bytes, seen: bytearray, timeout: float) -> bool:
-    """Read a pty's output into ``seen`` until ``wanted`` shows up, EOF, or ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while wanted not in seen:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            return False
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:  # EIO: the child closed the terminal
-            return False
-        if not chunk:
-            return False
-        seen += chunk
-    return True
-
-
 def _cli_run(
     tmp_path: Path, server: SshServer, users: SshUsers, command: str
 ) -> tuple[dict[str, str], list[str]]:
@@ -299,9 +282,9 @@ def test_cli_asks_login_questions_at_a_terminal_and_fails_clearly_without_one(
             os._exit(127)
     seen = bytearray()
     try:
-        assert _read_until(fd, b"Password: ", seen, 60), seen.decode(errors="replace")
+        assert read_until(fd, b"Password: ", seen, 60), seen.decode(errors="replace")
         os.write(fd, ssh_users.pw_password.encode() + b"\n")
-        _read_until(fd, b"\0never", seen, 120)  # to EOF: the run goes on past the login
+        read_until(fd, b"\0never", seen, 120)  # to EOF: the run goes on past the login
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)  # only if it is still running after 120 s

@@ -17,7 +17,6 @@ import os
 import pty
 import re
 import secrets
-import select
 import shutil
 import signal
 import sys
@@ -32,6 +31,7 @@ import pytest
 from tests.containers.engines import IMAGES, Engine, ImageSpec
 from tests.containers.lifecycle import JOB_ID, REPO, SLIDERS, TRX, listing
 from tests.hosts.sshd import SshServer, SshUsers
+from tests.hosts.util import read_until
 from tests.integration.containers.conftest import EngineSshServer
 
 
@@ -73,22 +73,6 @@ class ArgvWatch:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
-
-
-def _read_all(fd: int, seen: bytearray, wanted: bytes, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while wanted not in seen:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            return False
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:  # EIO: the child closed the terminal
-            return False
-        if not chunk:
-            return False
-        seen += chunk
-    return True
 
 
 @dataclass
@@ -135,14 +119,14 @@ class SshCli:
                 os._exit(127)
         seen = bytearray()
         try:
-            if _read_all(fd, seen, b"sudo password on ", 60):
-                _read_all(fd, seen, b": ", 10)
+            if read_until(fd, b"sudo password on ", seen, 60):
+                read_until(fd, b": ", seen, 10)
                 os.write(fd, self.users.pw_password.encode() + b"\n")
             if "--ask-mysql-password" in args and self.db_password is not None:
-                if _read_all(fd, seen, b"Database password on ", 60):
-                    _read_all(fd, seen, b": ", 10)
+                if read_until(fd, b"Database password on ", seen, 60):
+                    read_until(fd, b": ", seen, 10)
                     os.write(fd, self.db_password.encode() + b"\n")
-            _read_all(fd, seen, b"\0never", timeout)  # to EOF
+            read_until(fd, b"\0never", seen, timeout)  # to EOF
         finally:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)  # only if it still runs after the timeout
