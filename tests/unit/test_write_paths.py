@@ -44,6 +44,7 @@ ALLOWED = {
     "exercises/bufferpool.py::run": _PRACTICE,
     "exercises/crash.py::crash_once": _PRACTICE,
     "exercises/powercut.py::attached": _PRACTICE,
+    "exercises/powercut.py::detach": _PRACTICE,
     "exercises/powercut.py::clean_leftovers": _PRACTICE,
     "exercises/powercut.py::cut_once": _PRACTICE,
     "exercises/restart.py::run": _PRACTICE,
