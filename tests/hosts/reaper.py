@@ -217,6 +217,39 @@ def _processes_named(markers: list[str]) -> list[int]:
     return found
 
 
+_CONTAINER_ID = re.compile(r"(?:/docker/|libpod-)([0-9a-f]{64})")
+
+
+def _container_processes(markers: list[str]) -> list[int]:
+    """Processes of containers whose state lives in the run's directories.
+
+    A container's server runs in the engine's cgroup, not the run's, and its command line
+    names nothing of the run: when the run's own dockerd or podman died with it, these were
+    left running. They are found by the container id in their cgroup, kept as a directory
+    (``containers/<id>``, ``overlay-containers/<id>``) under one of the run's directories.
+    """
+    by_id: dict[str, list[int]] = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            found = _CONTAINER_ID.search((proc / "cgroup").read_text())
+            if found:
+                by_id.setdefault(found.group(1), []).append(int(proc.name))
+    if not by_id:
+        return []
+    ours: set[str] = set()
+    for marker in markers:
+        top = Path(marker)
+        if not top.is_dir():
+            continue
+        for folder, dirs, _files in os.walk(top):
+            if len(Path(folder).relative_to(top).parts) >= 6:
+                dirs[:] = []  # the engines keep container state a few levels down
+            ours.update(d for d in dirs if d in by_id)
+    return [pid for cid in sorted(ours) for pid in by_id[cid]]
+
+
 def _mounts_under(markers: list[str]) -> list[str]:
     points = []
     for line in Path("/proc/self/mounts").read_text().splitlines():
@@ -296,6 +329,12 @@ def tear_down(record: dict[str, object]) -> list[str]:
                 time.sleep(0.1)
         if named:
             said.append(f"stopped {len(named)} process(es) named by the run's directories")
+        contained = [p for p in _container_processes(markers) if p not in spare]
+        for p in contained:
+            with contextlib.suppress(OSError):
+                os.kill(p, signal.SIGKILL)
+        if contained:
+            said.append(f"stopped {len(contained)} process(es) of the run's containers")
         for point in _mounts_under(markers):
             if subprocess.run(["umount", point], capture_output=True).returncode:
                 subprocess.run(["umount", "-l", point], capture_output=True)
