@@ -146,8 +146,9 @@ def report_text(report: BenchReport) -> str:
 def comparison_text(before: BenchReport, after: BenchReport) -> str:
     """Before and after side by side: commits/s and p99 of each run, with the verdict.
 
-    The verdict (:func:`app.domain.bench.verdict`) names a change faster or slower only
-    beyond the noise the rounds measured; inside it, it says so, without a percentage.
+    The verdict (:func:`app.domain.bench.verdict`) compares each run's rounds by rank: faster
+    or slower only when the interval of the change excludes none, no change when it lies
+    within a small band, else undecided.
     """
     lines = [
         f"{'workload':<11} {'clients':>7} {'before c/s':>11} {'after c/s':>11} "
@@ -160,7 +161,10 @@ def comparison_text(before: BenchReport, after: BenchReport) -> str:
             f"{b.workload:<11} {b.threads:>7} {_cps(b):>11} {_cps(a):>11} "
             f"{_p99(b):>11} {_p99(a):>10}  {v.text()}"
         )
-    lines.append("Noise: the spread of each run's short rounds; a change within it is no change.")
+    lines.append(
+        "Each run's rounds compared by rank, the runs judged together: the interval is where "
+        "the change lies at 99 % for all of them at once."
+    )
     lines.append(after.settings_note(before))
     if before.engine != after.engine:
         lines.append(

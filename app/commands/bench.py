@@ -78,16 +78,17 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
         "--json",
         action="store_true",
         help="print the report as JSON; with --compare, the comparison: per workload and "
-        "client count its verdict (faster, slower or noise; unmeasured when a side completed "
-        "no transaction, named in too_short, or neither side had two rounds) and "
-        "spread_percent",
+        "client count its verdict (faster, slower, no_change or undecided; unmeasured when a "
+        "side completed no transaction, named in too_short, or had fewer than 3 rounds), "
+        "change_percent with its interval (low_percent, high_percent) and the rounds of "
+        "each side",
     )
     parser.add_argument(
         "--compare",
         metavar="FILE",
         help="after the report, each run's verdict against a report saved earlier (--out, or "
-        "the Verify page's Save results: its first report): faster or slower only beyond "
-        "the noise measured by the rounds",
+        "the Verify page's Save results: its first report): the rounds of the two compared "
+        "by rank; faster or slower only when the interval of the change excludes none",
     )
     parser.add_argument("--out", metavar="FILE", help="also save the report as JSON to FILE")
     handlers["bench"] = run

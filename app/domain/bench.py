@@ -192,49 +192,181 @@ def spread(values: Sequence[float]) -> float:
     return (max(values) - min(values)) / mid
 
 
-#: The narrowest noise band a verdict uses, in percent: three short rounds can agree closely by
-#: chance, and a few per cent between two runs on a shared host is never the server's doing.
-NOISE_FLOOR_PERCENT = 5.0
+#: The family-wise error a verdict allows at each look, shared by the runs compared at once
+#: (Bonferroni): looking again after every added round, up to 20 rounds a side, keeps the
+#: chance that any of six unchanged runs is called faster or slower near 3 % (simulated in
+#: tests/unit/test_bench_verdict.py). With six runs it takes 7 rounds a side, every one of
+#: them beaten, to decide; with one run, 4.
+FAMILY_ALPHA = 0.01
 
-#: The verdicts of :func:`verdict`. "unmeasured": a side completed no transaction (the run
-#: was too short to measure), or neither side ran two rounds or more (the noise is unknown);
-#: no change is claimed.
-VERDICTS = ("faster", "slower", "noise", "unmeasured")
+#: "No change" is said only when the whole interval of the change lies within ± this many per
+#: cent: a smaller change is not one a person tunes for.
+NO_CHANGE_PERCENT = 10.0
+
+#: The fewest rounds a side may have for any verdict but "unmeasured".
+MIN_ROUNDS = 3
+
+#: The verdicts of :func:`verdict` (a throughput: "better" reads "faster"). "undecided": the
+#: rounds spread too widely to tell at this many rounds; "unmeasured": a side completed no
+#: transaction, so there is nothing to compare.
+VERDICTS = ("faster", "slower", "no_change", "undecided", "unmeasured")
+
+#: The words of :func:`compare_rounds`, for any figure: better or worse in its own direction.
+WORDS = ("better", "worse", "no_change", "undecided")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two sides' rounds of one figure, compared as two samples (:func:`compare_rounds`).
+
+    Attributes:
+        word: ``better``, ``worse``, ``no_change`` or ``undecided``.
+        change_percent: the estimated change of the figure, after against before (the
+            Hodges–Lehmann estimate: the median of every pairwise ratio), in per cent.
+        low_percent: the lower end of its interval (None: unbounded, too few rounds).
+        high_percent: the upper end (None: unbounded).
+        confidence: the interval's confidence, the comparisons counted (0.998 for 0.2 %).
+        before_rounds: how many rounds the "before" side had.
+        after_rounds: how many the "after" side had.
+        separated: every round of one side beats every round of the other.
+        p_value: the exact two-sided rank test's p-value, before the correction for the
+            number of comparisons.
+    """
+
+    word: str
+    change_percent: float
+    low_percent: float | None
+    high_percent: float | None
+    confidence: float
+    before_rounds: int
+    after_rounds: int
+    separated: bool
+    p_value: float
+
+    def interval_text(self) -> str:
+        """The interval in words: "+31 % to +66 %", or "too wide to bound yet"."""
+        if self.low_percent is None or self.high_percent is None:
+            return "not bounded yet"
+        return f"{_pct(self.low_percent)} to {_pct(self.high_percent)}"
+
+
+def _pct(value: float) -> str:
+    return f"{value:+.0f}%"
+
+
+def compare_rounds(
+    before: Sequence[float],
+    after: Sequence[float],
+    *,
+    higher_is_better: bool = True,
+    comparisons: int = 1,
+) -> Comparison:
+    """The one judgement of a before/after change, for any figure measured in rounds.
+
+    The rounds are compared as two samples, by rank: the change is the median of every
+    after ÷ before ratio, and its interval is distribution-free (Hodges–Lehmann, from the
+    exact Mann–Whitney distribution) at :data:`FAMILY_ALPHA` shared by ``comparisons``
+    figures judged at once. One wild round moves the interval by one step, not to "noise".
+
+    - better / worse: the interval excludes no change, in the figure's good / bad direction;
+    - no_change: the interval lies within ±:data:`NO_CHANGE_PERCENT`, and the rounds are not
+      separated (when every round of one side beats every round of the other, "no change" is
+      never said: more rounds decide);
+    - undecided: neither; the rounds spread too widely to tell at this many rounds.
+
+    Args:
+        before: each round's figure before the change (each above 0).
+        after: each round's figure after it.
+        higher_is_better: True for a throughput, False for a cost (fsyncs per commit).
+        comparisons: how many figures are judged together (the runs of one benchmark), so
+            that one of many is not called better or worse by chance.
+
+    Raises:
+        ValueError: a side has fewer than :data:`MIN_ROUNDS` rounds, or a figure not above 0.
+    """
+    from app.domain.ranks import shift
+
+    if len(before) < MIN_ROUNDS or len(after) < MIN_ROUNDS:
+        raise ValueError(f"each side needs at least {MIN_ROUNDS} rounds to be compared")
+    alpha = FAMILY_ALPHA / max(1, comparisons)
+    found = shift(before, after, alpha)
+    low = None if found.low is None else (found.low - 1) * 100
+    high = None if found.high is None else (found.high - 1) * 100
+    if low is not None and low > 0:
+        word = "better" if higher_is_better else "worse"
+    elif high is not None and high < 0:
+        word = "worse" if higher_is_better else "better"
+    elif (
+        low is not None
+        and high is not None
+        and -NO_CHANGE_PERCENT < low
+        and high < NO_CHANGE_PERCENT
+        and not found.separated
+    ):
+        word = "no_change"
+    else:
+        word = "undecided"
+    return Comparison(
+        word=word,
+        change_percent=(found.ratio - 1) * 100,
+        low_percent=low,
+        high_percent=high,
+        confidence=1 - alpha,
+        before_rounds=len(before),
+        after_rounds=len(after),
+        separated=found.separated,
+        p_value=found.p_value,
+    )
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """What a before/after comparison of one run says, after weighing the noise.
+    """What a before/after comparison of one run says (:func:`verdict`).
 
     Attributes:
-        verdict: ``faster`` or ``slower`` only when the change is larger than the noise band
-            and the rounds of the two sides do not overlap; otherwise ``noise`` (or
-            ``unmeasured`` when a side completed no transaction, or no side has rounds to
-            measure the noise from; ``too_short`` says which).
-        change_percent: the change of commits/s (:func:`change_percent`), shown only with a
-            verdict of faster or slower; None when a side completed no transaction.
-        spread_percent: the noise band, ±: the run-to-run spreads of the two sides' rounds
-            added (a difference of two noisy figures carries the noise of both), never
-            below :data:`NOISE_FLOOR_PERCENT`; None when unmeasured.
-        before_spread_percent: the before side's own spread of rounds (None: one round).
-        after_spread_percent: the after side's own spread of rounds (None: one round).
+        verdict: one of :data:`VERDICTS`.
+        change_percent: the estimated change of commits/s (:class:`Comparison`); None when
+            unmeasured.
+        low_percent: the lower end of the change's interval (None: unbounded or unmeasured).
+        high_percent: the upper end.
+        before_rounds: the rounds the "before" run had.
+        after_rounds: the rounds the "after" run had.
+        before_spread_percent: the before side's own spread of rounds, (max - min) / median
+            (None: one round); shown beside the verdict, not used by it.
+        after_spread_percent: the after side's own spread.
         client_bound: the clients set the pace in either run (the change is partly theirs).
         too_short: which sides completed no transaction ("before", "after" or both), so were
             too short to measure; empty when both did.
+        comparisons: how many runs were judged at once (the interval is widened for them).
     """
 
     workload: str
     threads: int
     verdict: str
     change_percent: float | None
-    spread_percent: float | None
+    low_percent: float | None
+    high_percent: float | None
+    before_rounds: int
+    after_rounds: int
     before_spread_percent: float | None
     after_spread_percent: float | None
     client_bound: bool
     too_short: tuple[str, ...] = ()
+    comparisons: int = 1
+
+    @property
+    def decided(self) -> bool:
+        """Whether more rounds could change the answer (undecided) or not."""
+        return self.verdict != "undecided"
+
+    def interval_text(self) -> str:
+        """The change's interval in words ("+31 % to +66 %", "not bounded yet")."""
+        if self.low_percent is None or self.high_percent is None:
+            return "not bounded yet"
+        return f"{_pct(self.low_percent)} to {_pct(self.high_percent)}"
 
     def text(self) -> str:
-        """The verdict in words: "faster: +150% (noise ±4%)", "no change beyond the noise (±9%)"."""
+        """The verdict in words, e.g. "faster: +48 % (+31 % to +66 %)"."""
         bound = " (client-bound)" if self.client_bound else ""
         if self.too_short:
             sides = " and ".join(f"“{side}”" for side in self.too_short)
@@ -242,21 +374,29 @@ class Verdict:
                 f"unmeasured: the {sides} run completed no transaction; no change claimed" + bound
             )
         if self.verdict == "unmeasured":
-            return "noise not measured (one round a side): no change claimed" + bound
-        band = f"±{self.spread_percent:.0f}%"
-        if self.verdict == "noise":
-            return f"no change beyond the noise ({band}){bound}"
-        return f"{self.verdict}: {self.change_percent:+.0f}% (noise {band}){bound}"
+            return "unmeasured: fewer than 3 rounds a side; no change claimed" + bound
+        assert self.change_percent is not None
+        span = self.interval_text()
+        if self.verdict == "no_change":
+            return f"no change: within ±{NO_CHANGE_PERCENT:.0f}% ({span}){bound}"
+        if self.verdict == "undecided":
+            return (
+                f"undecided: the rounds spread too widely to tell ({span}); measure longer" + bound
+            )
+        return f"{self.verdict}: {_pct(self.change_percent)} ({span}){bound}"
 
     def short(self) -> str:
-        """Few words, for under a chart's bars: "+150%", "noise ±12%", "too short"."""
+        """Few words, for under a chart's bars: "+48 %", "no change", "undecided"."""
         if self.too_short:
             return "too short"
         if self.verdict == "unmeasured":
-            return "noise ?"
-        if self.verdict == "noise":
-            return f"noise ±{self.spread_percent:.0f}%"
-        return f"{self.change_percent:+.0f}%"
+            return "unmeasured"
+        if self.verdict == "no_change":
+            return "no change"
+        if self.verdict == "undecided":
+            return "undecided"
+        assert self.change_percent is not None
+        return _pct(self.change_percent)
 
     def as_dict(self) -> dict[str, object]:
         """The JSON form `innotune bench --compare --json` prints."""
@@ -265,9 +405,11 @@ class Verdict:
             "threads": self.threads,
             "verdict": self.verdict,
             "change_percent": _rounded(self.change_percent),
-            "spread_percent": None
-            if self.spread_percent is None
-            else round(self.spread_percent, 2),
+            "low_percent": _rounded(self.low_percent),
+            "high_percent": _rounded(self.high_percent),
+            "before_rounds": self.before_rounds,
+            "after_rounds": self.after_rounds,
+            "comparisons": self.comparisons,
             "before_spread_percent": _rounded(self.before_spread_percent),
             "after_spread_percent": _rounded(self.after_spread_percent),
             "client_bound": self.client_bound,
@@ -283,65 +425,57 @@ def _rounds_of(result: WorkloadResult) -> tuple[float, ...]:
     return result.rounds or (result.commits_per_s,)
 
 
-def verdict(before: WorkloadResult | None, after: WorkloadResult | None) -> Verdict | None:
-    """Faster, slower or noise: the one judgement of a before/after change every face shows.
+def verdict(
+    before: WorkloadResult | None, after: WorkloadResult | None, comparisons: int = 1
+) -> Verdict | None:
+    """Faster, slower, no change or undecided: a run's verdict, as every face shows it.
 
-    The change is that of the runs' commits/s (:func:`change_percent`). Each side's noise is
-    the spread of its rounds ((max - min) / median); the band is both sides' added (the
-    difference of two noisy figures carries both noises: on a busy host the load drifts
-    between the two sides, which one side's rounds alone do not see), at least
-    :data:`NOISE_FLOOR_PERCENT`. A change counts as faster or slower only when it is larger
-    than the band *and* every round of one side beats every round of the other; anything
-    less is noise. A side that completed no transaction (:func:`measured`) measured nothing:
-    the verdict is "unmeasured", its ``too_short`` names the side. None unless both ran.
+    The run's rounds of commits/s, compared by :func:`compare_rounds` (``comparisons``: how
+    many runs are judged together). A side that completed no transaction (:func:`measured`)
+    measured nothing, and a side with fewer than :data:`MIN_ROUNDS` rounds too little: the
+    verdict is "unmeasured". None unless both ran.
     """
     if before is None or after is None:
         return None
-    short = tuple(label for label, r in (("before", before), ("after", after)) if not measured(r))
-    if short:
-        return Verdict(
-            workload=before.workload,
-            threads=before.threads,
-            verdict="unmeasured",
-            change_percent=None,
-            spread_percent=None,
-            before_spread_percent=None,
-            after_spread_percent=None,
-            client_bound=any_client_bound(before, after),
-            too_short=short,
-        )
-    change = change_percent(before, after)
-    if change is None:
-        return None
     b, a = _rounds_of(before), _rounds_of(after)
-    sides = [spread(r) * 100 if len(r) >= 2 else None for r in (b, a)]
-    known = [s for s in sides if s is not None]
-    band = max(NOISE_FLOOR_PERCENT, sum(known)) if known else None
-    # A change exactly at the band is inside it (the tolerance absorbs float rounding).
-    beyond = band is not None and abs(change) - band > 1e-9
-    if band is None:
-        word = "unmeasured"
-    elif beyond and change > 0 and min(a) > max(b):
-        word = "faster"
-    elif beyond and change < 0 and max(a) < min(b):
-        word = "slower"
-    else:
-        word = "noise"
+    spreads = [spread(r) * 100 if len(r) >= 2 else None for r in (b, a)]
+    common = {
+        "workload": before.workload,
+        "threads": before.threads,
+        "before_rounds": len(b),
+        "after_rounds": len(a),
+        "before_spread_percent": spreads[0],
+        "after_spread_percent": spreads[1],
+        "client_bound": any_client_bound(before, after),
+        "comparisons": comparisons,
+    }
+    short = tuple(label for label, r in (("before", before), ("after", after)) if not measured(r))
+    if short or len(b) < MIN_ROUNDS or len(a) < MIN_ROUNDS or min(b) <= 0 or min(a) <= 0:
+        change = None if short else change_percent(before, after)
+        return Verdict(
+            verdict="unmeasured",
+            change_percent=change,
+            low_percent=None,
+            high_percent=None,
+            too_short=short,
+            **common,  # type: ignore[arg-type]
+        )
+    found = compare_rounds(b, a, comparisons=comparisons)
+    word = {"better": "faster", "worse": "slower"}.get(found.word, found.word)
     return Verdict(
-        workload=before.workload,
-        threads=before.threads,
         verdict=word,
-        change_percent=change,
-        spread_percent=band,
-        before_spread_percent=sides[0],
-        after_spread_percent=sides[1],
-        client_bound=any_client_bound(before, after),
+        change_percent=found.change_percent,
+        low_percent=found.low_percent,
+        high_percent=found.high_percent,
+        **common,  # type: ignore[arg-type]
     )
 
 
-def change_text(before: WorkloadResult | None, after: WorkloadResult | None) -> str:
+def change_text(
+    before: WorkloadResult | None, after: WorkloadResult | None, comparisons: int = 1
+) -> str:
     """The verdict on a change in words (:meth:`Verdict.text`); "" unless both ran."""
-    found = verdict(before, after)
+    found = verdict(before, after, comparisons)
     return "" if found is None else found.text()
 
 
@@ -425,7 +559,9 @@ class BenchReport:
 
     def verdicts(self, before: BenchReport) -> list[Verdict]:
         """The verdict on each run this report and ``before`` both have, in ``before``'s order."""
-        found = (verdict(b, self.result(b.workload, b.threads)) for b in before.results)
+        pairs = [(b, self.result(b.workload, b.threads)) for b in before.results]
+        both = sum(1 for _, a in pairs if a is not None)
+        found = (verdict(b, a, comparisons=both) for b, a in pairs)
         return [v for v in found if v is not None]
 
     def to_json(self) -> str:

@@ -96,8 +96,8 @@ def measured_lines(result: MeasuredApply) -> list[str]:
     verdicts = result.after.verdicts(result.before)
     words = [v.verdict for v in verdicts]
     found = ", ".join(
-        f"{words.count(w)} {'no change beyond the noise' if w == 'noise' else w}"
-        for w in ("faster", "slower", "noise", "unmeasured")
+        f"{words.count(w)} {w.replace('_', ' ')}"
+        for w in ("faster", "slower", "no_change", "undecided", "unmeasured")
         if w in words
     )
     cancelled = ""

@@ -58,7 +58,11 @@ COLUMNS = (
     ("run", "The workload and how many clients wrote at once, as the charts name the run"),
     ("before\nc/s", "Commits per second, before the changes"),
     ("after\nc/s", "Commits per second, after the changes"),
-    ("verdict", "Faster or slower beyond the run-to-run noise, or within it"),
+    (
+        "verdict",
+        "Faster or slower when every likely change lies on one side of none; no change when "
+        "they all lie within ±10%; else undecided: measure longer",
+    ),
     (
         "latency ms\np50/p95/p99",
         "Commit latency in ms: median, 95th and 99th percentile; before, then after",
@@ -502,6 +506,15 @@ class VerifyPage(QWizardPage):
                 if (r.workload, r.threads) not in keys
             ]
         self.table.setRowCount(len(keys))
+        # Every run both reports have is judged at once (the verdict widens for them).
+        comparisons = max(
+            1,
+            sum(
+                1
+                for w, t in keys
+                if before and after and before.result(w, t) and after.result(w, t)
+            ),
+        )
         for row, (workload, threads) in enumerate(keys):
             b = before.result(workload, threads) if before else None
             a = after.result(workload, threads) if after else None
@@ -521,7 +534,7 @@ class VerifyPage(QWizardPage):
                 run_key(workload, threads),
                 commits_text(b),
                 commits_text(a),
-                change_text(b, a),
+                change_text(b, a, comparisons),
                 "\n".join(f"{side} {lat(r)}" for side, r in zip(LABELS, (b, a), strict=True) if r),
                 f"{rows(b)} / {rows(a)}",
                 f"{redo(b)} / {redo(a)}",

@@ -51,7 +51,13 @@ def category_label(workload: str, threads: int, reports: list[BenchReport]) -> s
     last = reports[-1].result(workload, threads) if len(reports) > 1 else None
     # The client count on a line of its own: a category is only as wide as its bars.
     name = f"{workload}<br>×{threads}"
-    found = verdict(first, last)
+    # As in the table: every run both reports have is judged at once.
+    both = (
+        sum(1 for r in reports[0].results if reports[-1].result(r.workload, r.threads))
+        if len(reports) > 1
+        else 1
+    )
+    found = verdict(first, last, comparisons=max(1, both))
     if found is None:
         # One report: a run that completed no transaction has an empty bar, and says why.
         short = any(r is not None and not measured(r) for r in (first, last))
