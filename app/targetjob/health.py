@@ -137,30 +137,49 @@ class Health(JobBase):
         if self.log_lines:
             self.step("error-log", "info", "\n".join(self.log_lines))
 
+    def _logged_ready(self) -> bool:
+        """Whether the server logged "ready for connections" since the restart.
+
+        True when there is no log to read: then the process is all there is to go by.
+        """
+        lines = self.new_log_lines()
+        return lines is None or any("ready for connections" in ln for ln in lines)
+
     def wait_healthy(
         self, old_pid: int | None, proc: subprocess.Popen[bytes] | None, timeout: float
     ) -> int:
         """Poll until the restarted server is healthy; its pid, or JobFailed.
 
         Healthy: a server process other than ``old_pid``, its socket greets, a login works
-        (when the job can log in). While a server process lives (crash recovery in
-        progress) it waits up to ``timeout``; with no process for ``grace`` seconds after
-        the restart command returned, the start failed.
+        (when the job can log in); with neither a socket nor a login, the process and
+        "ready for connections" in its log since the restart. While a server process lives
+        (crash recovery in progress) it waits up to ``timeout``; with no process for
+        ``grace`` seconds after the restart command returned, the start failed.
         """
         start = time.monotonic()
         grace = float(self.how.get("gone_grace", 3))
         gone_since: float | None = None
         last_note = start
+        last_log_look = 0.0
         while True:
             elapsed = time.monotonic() - start
             pid = self.server_pid()
             restart_done = proc is None or proc.poll() is not None
             if pid is not None and (pid != old_pid or restart_done) and self.greets():
-                ok, out = self.client("SELECT 1") if self.how.get("client") else (True, "")
+                has_client = bool(self.how.get("client"))
+                ok = self.client("SELECT 1")[0] if has_client else False
                 if ok:
                     return pid
-                if self.client_ok is False:  # login never worked, even before: socket is enough
-                    return pid
+                # No login (none given, or it never worked, even before the change).
+                no_login = not has_client or self.client_ok is False
+                if no_login and self.how.get("socket"):
+                    return pid  # the socket greets: enough
+                if no_login and time.monotonic() - last_log_look >= 1:
+                    # Nothing to greet either (a server in a container whose root wants a
+                    # password): a new process is not a ready server; its log says when it is.
+                    last_log_look = time.monotonic()
+                    if self._logged_ready():
+                        return pid
             if pid is None and restart_done:
                 gone_since = gone_since if gone_since is not None else time.monotonic()
                 if time.monotonic() - gone_since > grace:

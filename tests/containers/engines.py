@@ -234,12 +234,13 @@ class Engine:
                 return
             root = build_image(SPECS[spec.host])
             base = f"localhost/innotune-test-{spec.host}-rootfs:{spec.key}"
-            tar = subprocess.Popen(
+            # The pipe is closed and tar waited for on leaving (a left-open pipe is a
+            # ResourceWarning, an error under the suite's warning filter).
+            with subprocess.Popen(
                 ["tar", "-C", str(root), "--numeric-owner", "-c", "."],
                 stdout=subprocess.PIPE,
-            )
-            _run([self.cli_path, "import", "-", base], self.environ(), stdin=tar.stdout)
-            tar.wait()
+            ) as tar:
+                _run([self.cli_path, "import", "-", base], self.environ(), stdin=tar.stdout)
             context = self.workdir / f"build-{spec.host}"
             context.mkdir(exist_ok=True)
             (context / "Dockerfile").write_text(DOCKERFILE.format(base=base, server=spec.server))
