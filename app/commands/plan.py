@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from app.commands import Handler
-from app.commands.common import add_target_arguments, connect, progress, target_optional
+from app.commands.common import add_target_arguments, connect, progress, say, target_optional
 from app.commands.sliders import add_slider_arguments, positions_from_args
 from app.domain.hostfacts import HostFacts
 from app.flows.files import read_facts
@@ -26,7 +26,10 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
     add_target_arguments(parser)
     target_optional(parser)
     parser.add_argument(
-        "--facts", metavar="FILE", help="plan from facts saved by inspect --out instead of TARGET"
+        "--facts",
+        metavar="FILE",
+        help="plan from facts saved by inspect --out instead of inspecting TARGET; with TARGET "
+        "too, only check on TARGET whether the server restarted since they were read",
     )
     add_slider_arguments(parser)
     inspection = parser.add_argument_group("inspection (with TARGET)")
@@ -69,14 +72,36 @@ def inspect_target(args: argparse.Namespace, disk_probe: bool = False) -> HostFa
         conn.close()
 
 
+def facts_notes(args: argparse.Namespace, facts: HostFacts) -> list[str]:
+    """How old the facts of ``--facts`` are, and whether the server changed since.
+
+    With TARGET too, the server is asked (its uptime and pid tell a restart); without it,
+    this computer's snapshots of the host tell an apply made since.
+    """
+    from app.flows.freshness import file_notes
+
+    if args.target is None:
+        return file_notes(facts, args.facts)
+    conn = connect(args)
+    try:
+        return file_notes(facts, args.facts, conn)
+    finally:
+        conn.close()
+
+
 def run(args: argparse.Namespace) -> int:
     """Gather or read the facts, plan, print."""
     from app.flows.planning import catalogue, plan_for, plan_text, starting_points
 
-    if (args.target is None) == (args.facts is None):
-        print("innotune plan: give either TARGET or --facts FILE", file=sys.stderr)
+    if args.target is None and args.facts is None:
+        print("innotune plan: give TARGET, --facts FILE, or both", file=sys.stderr)
         return 2
-    facts = read_facts(args.facts) if args.facts else inspect_target(args, args.probe_disk)
+    if args.facts:
+        facts = read_facts(args.facts)
+        for line in facts_notes(args, facts):
+            say(line)
+    else:
+        facts = inspect_target(args, args.probe_disk)
     if args.save_facts:
         Path(args.save_facts).write_text(facts.to_json() + "\n")
     knobs = catalogue()

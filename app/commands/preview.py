@@ -13,6 +13,7 @@ from app.commands.common import (
     add_target_arguments,
     connect,
     progress,
+    say,
     target_optional,
 )
 from app.commands.sliders import add_slider_arguments, positions_from_args
@@ -89,7 +90,11 @@ def run(args: argparse.Namespace) -> int:
         if args.target is not None:
             conn = connect(args)
         if args.facts:
+            from app.flows.freshness import file_notes
+
             facts = read_facts(args.facts)
+            for line in file_notes(facts, args.facts, conn):
+                say(line)
         else:
             check_sample(args.sample)
             assert conn is not None

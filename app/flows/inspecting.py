@@ -26,6 +26,27 @@ def check_sample(seconds: float) -> None:
         raise InnoTuneError(f"--sample must be between 0 and {MAX_SAMPLE_SECONDS} seconds.")
 
 
+def follow_instance(conn: DoctorResult) -> bool:
+    """Look the connected server up again; True when it is another process than before.
+
+    The instance the check found names a process: its pid and how it started. A server
+    restarted since (by an apply, a rollback, an exercise, a person) is a new process, and
+    facts built on the old instance would show the old pid. It is found again by what
+    stays (its container, socket, port or service); when nothing matches it is kept as it
+    was, and reading the server through the session tells whether it still runs.
+    """
+    assert conn.transport and conn.instance
+    from app.inspect.instances import find_again, find_instances
+
+    found = find_instances(conn.transport, sudo=conn.can_sudo)
+    again = find_again(found, conn.instance)
+    if again is None:
+        return False
+    moved = again.pid != conn.instance.pid
+    conn.instance, conn.instances = again, found
+    return moved
+
+
 def renew_lost_session(
     conn: DoctorResult,
     credentials: Credentials,
@@ -36,9 +57,8 @@ def renew_lost_session(
     """Log in to the database again when the session the check opened is gone.
 
     A server restarted since the check (an exercise, an apply, a service restart) has closed
-    the session: a query on it fails with error 2006 (a broken pipe). The instance is looked
-    up again too, since the restarted server has a new pid. Returns True when it logged in
-    again.
+    the session: a query on it fails with error 2006 (a broken pipe). Returns True when it
+    logged in again. Call :func:`follow_instance` first: the restarted server has a new pid.
 
     Raises:
         DatabaseError: the session was lost and logging in again failed.
@@ -53,17 +73,7 @@ def renew_lost_session(
     old, conn.session = conn.session, None
     with contextlib.suppress(Exception):  # its server process is gone; closing may fail
         old.close()
-    from app.inspect.instances import choose_instance, find_instances
-
-    spec = (
-        conn.instance.spec
-        if conn.instance.container
-        else (conn.instance.socket or (str(conn.instance.port) if conn.instance.port else None))
-    )
     try:
-        if spec is not None:
-            found = find_instances(conn.transport, sudo=conn.can_sudo)
-            conn.instance, conn.instances = choose_instance(found, spec), found
         conn.session = open_session(conn.transport, conn.instance, credentials, use_sudo=use_sudo)
     except InnoTuneError as exc:
         raise DatabaseError(

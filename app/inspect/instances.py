@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.domain.container import Container
@@ -307,3 +308,30 @@ def choose_instance(instances: list[ServerInstance], spec: str | None) -> Server
         f"No server instance matches {shlex.quote(spec)}.",
         f"Running here: {listing}.",
     )
+
+
+def find_again(instances: list[ServerInstance], old: ServerInstance) -> ServerInstance | None:
+    """The instance among ``instances`` that is the server ``old`` named, after a restart.
+
+    A restarted server is a new process (a new pid); what stays is its container, its
+    socket, its port, its service unit or script, in that order of trust. None when no
+    instance (or more than one) matches: the caller keeps what it had.
+    """
+    container = old.container
+    if container is not None:
+        named = [i for i in instances if i.container and i.container.name == container.name]
+        return named[0] if len(named) == 1 else None
+    tests: list[Callable[[ServerInstance], bool]] = [
+        lambda i: bool(set(i.sockets) & set(old.sockets)),
+        lambda i: bool(set(i.ports) & set(old.ports)),
+        lambda i: old.pid != 0 and i.pid == old.pid,
+        lambda i: (
+            old.service is not None
+            and (i.started_by, i.service, i.datadir) == (old.started_by, old.service, old.datadir)
+        ),
+    ]
+    for test in tests:
+        matches = [i for i in instances if test(i)]
+        if len(matches) == 1:
+            return matches[0]
+    return None

@@ -12,6 +12,7 @@ from app.domain.errors import InnoTuneError
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan, SliderPositions
 from app.domain.target import Target
+from app.flows.freshness import ServerChange, is_old
 from app.flows.preview import Preview
 from app.ui.hostworker import HostWorker
 
@@ -49,6 +50,9 @@ class WizardState:
     # MySQL: a value SET PERSIST keeps in mysqld-auto.cnf beats InnoTune's option file;
     # "reset" removes it there (RESET PERSIST), "persist" writes InnoTune's value there too.
     persisted: str = "reset"
+    # The jobs that changed the server while this window ran (apply, rollback): facts read
+    # before the last one are out of date, and the pages showing them say so.
+    server_changes: list[ServerChange] = field(default_factory=list)
     # Workers of hosts given up (a new check, a cut-off inspection) still ending their
     # tasks: the window waits for them when it closes.
     retired: list[HostWorker] = field(default_factory=list)
@@ -113,6 +117,11 @@ class WizardState:
                 log.warning("could not stop the practice server at %s: %s", base, exc)
         self.practice_bases.clear()
         return stopped
+
+    @property
+    def facts_old(self) -> bool:
+        """True when a job changed the server after the facts shown were read."""
+        return self.facts is not None and is_old(self.facts.collected_at, self.server_changes)
 
     @property
     def connected(self) -> bool:

@@ -85,6 +85,8 @@ class MainWizard(QWizard):
         ours.toggled.connect(theirs.setChecked)
         theirs.toggled.connect(ours.setChecked)
         connect.reconnect_ready.connect(self._on_reconnect_ready)  # type: ignore[attr-defined]
+        for title in ("Trade-offs", "Preview"):  # "Read them again" on facts out of date
+            self.pages[title].dated.read_again.connect(self.read_facts_again)  # type: ignore[attr-defined]
         self.resize(900, 650)
         geometry = QSettings().value("window/geometry")
         if isinstance(geometry, QByteArray) and not geometry.isEmpty():
@@ -163,6 +165,16 @@ class MainWizard(QWizard):
         assert isinstance(page, TradeoffsPage)
         self._plan_shown = saved
         page.show_saved_plan(saved)
+
+    def read_facts_again(self) -> None:
+        """Back to Inspect, reading the server again (the facts shown are out of date)."""
+        inspect = self.pages["Inspect"]
+        for _ in self.pages:  # Back, page by page, as the person would
+            if self.currentPage() is inspect:
+                break
+            self.back()
+        if self.currentPage() is inspect:
+            inspect.start()  # type: ignore[attr-defined]
 
     # -- jobs on the target -----------------------------------------------------------------
     def _on_apply_seen(self, item: object) -> None:

@@ -6,10 +6,13 @@ page and the Verify page (which store their benchmarks beside the apply's snapsh
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from app.domain.errors import InnoTuneError
 from app.flows import apply as jobs
 from app.flows import snapshots
 from app.flows.apply import not_taken
+from app.flows.freshness import ServerChange
 from app.places import local_snapshot_dir
 from app.ui.state import WizardState
 
@@ -36,8 +39,26 @@ def keep_bench_with_snapshot(state: WizardState, result: jobs.JobStatus) -> None
         keep_bench(state, "before", state.bench_before)
 
 
+def note_server_change(state: WizardState, result: jobs.JobStatus) -> None:
+    """A job changed the server (anything but refused): facts read before it are out of date.
+
+    A job rolled back after a failure counts too: it may have restarted the server.
+    """
+    if result.state == "refused" or not (result.final or result.state == "awaiting-confirm"):
+        return
+    if any(c.job_id == result.job_id and c.state == result.state for c in state.server_changes):
+        return  # the same job seen again (its status read once more)
+    what = "the rollback" if result.mode == "restore" else "the apply"
+    # To the second, as facts are dated: facts read in the same second came after it (the
+    # host's worker runs one task at a time, and the job's end reached the window first).
+    at = datetime.now(UTC).replace(microsecond=0)
+    change = ServerChange(what, at, result.restarted, result.job_id, result.state)
+    state.server_changes.append(change)
+
+
 def note_changes_in_force(state: WizardState, result: jobs.JobStatus) -> None:
     """Whether the server now runs with this wizard's changes (Verify's "before" asks)."""
+    note_server_change(state, result)
     if result.state == "rolled-back":
         state.changes_in_force = None
     elif result.mode != "restore" and result.state in ("applied", "awaiting-confirm"):

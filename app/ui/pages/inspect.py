@@ -6,6 +6,7 @@ import html
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QGroupBox,
@@ -28,6 +29,7 @@ from app.inspect.report import machine_lines, path_lines, server_lines
 from app.ui.hostworker import Progress, Task, TaskCancelled, TaskHandle
 from app.ui.logview import DETAILS_LINK, open_log
 from app.ui.state import WizardState
+from app.ui.widgets.factsnote import FactsNote
 from app.ui.widgets.wraplabel import WrapLabel
 from app.ui.widgets.writepath import WritePathView
 
@@ -59,7 +61,7 @@ def run_inspection(conn: DoctorResult, inputs: InspectInputs, progress: Progress
 
     A cancel ends the status sample at once and stops before the next step.
     """
-    from app.flows.inspecting import inspect_connected, renew_lost_session
+    from app.flows.inspecting import follow_instance, inspect_connected, renew_lost_session
 
     if conn.transport is None or conn.session is None or conn.instance is None:
         raise InnoTuneError("Not connected.", "Go back to Connect and check the connection.")
@@ -74,6 +76,9 @@ def run_inspection(conn: DoctorResult, inputs: InspectInputs, progress: Progress
         progress.say(text)
 
     try:
+        # The server may have restarted since the check (an apply, a rollback): a new
+        # process, whose pid the facts must show, and maybe a session gone with the old one.
+        follow_instance(conn)
         renew_lost_session(conn, inputs.credentials, use_sudo=inputs.use_sudo, say=say)
         facts = inspect_connected(
             conn, sample_seconds=inputs.sample, disk_probe=inputs.probe, say=say, wait=wait
@@ -123,6 +128,8 @@ class InspectPage(QWizardPage):
         self.state = state
         self.task: TaskHandle | None = None
         self._inspected_for: object = None
+        # Next was pressed on facts a change has put out of date: they are read again, then on.
+        self._next_after = False
         self._boxes: dict[str, tuple[QGroupBox, WrapLabel]] = {}  # SECTIONS, made once
 
         controls = QHBoxLayout()
@@ -160,6 +167,10 @@ class InspectPage(QWizardPage):
         self.busy.setRange(0, 0)
         self.busy.setVisible(False)
         self.busy.setAccessibleName("inspection progress")
+        # When the facts shown were read; after an apply or a rollback, out of date, with a
+        # link that reads them again.
+        self.dated = FactsNote(state)
+        self.dated.read_again.connect(self.start)
 
         self.picture = WritePathView()
         self.sections = QVBoxLayout()
@@ -182,6 +193,7 @@ class InspectPage(QWizardPage):
         layout.addLayout(controls)
         layout.addWidget(self.busy)
         layout.addWidget(self.status)
+        layout.addWidget(self.dated)
         layout.addWidget(scroll, 1)
 
     def initializePage(self) -> None:  # noqa: N802 - Qt's name
@@ -193,6 +205,7 @@ class InspectPage(QWizardPage):
         if self.task is not None and self.task.is_running():
             return
         self.state.facts = None
+        self.dated.refresh()
         self.completeChanged.emit()
         self._inspected_for = self.state.connection
         target = self.state.target
@@ -252,10 +265,16 @@ class InspectPage(QWizardPage):
         assert isinstance(facts, HostFacts)
         self.state.facts = facts
         self.show_facts(facts)
+        self.dated.refresh()
         self.status.setText("Done. Press Next to see the trade-offs.")
         self.completeChanged.emit()
+        wizard = self.wizard()
+        if self._next_after and wizard is not None and wizard.currentPage() is self:
+            wizard.next()
+        self._next_after = False
 
     def _on_task_failed(self, exc: object) -> None:
+        self._next_after = False
         if isinstance(exc, TaskCancelled):  # cancelled before it began: the same for a person
             exc = InspectionCancelled()
         if isinstance(exc, InspectionCancelled) and self.state.connection is None:
@@ -337,3 +356,25 @@ class InspectPage(QWizardPage):
 
     def isComplete(self) -> bool:  # noqa: N802 - Qt's name
         return self.state.facts is not None
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        """Shown again by Back after an apply or a rollback: say the facts are out of date."""
+        if self.state.facts_old and not (self.task is not None and self.task.is_running()):
+            self.status.setText(
+                "The server has changed since these facts were read: Next reads them again "
+                "before the trade-offs."
+            )
+        super().showEvent(event)
+
+    def validatePage(self) -> bool:  # noqa: N802 - Qt's name
+        """Next on facts from before a change: read them again first, then go on by itself.
+
+        The trade-offs and the preview plan from these facts; a plan from values the server
+        no longer has would be a plan for another server.
+        """
+        if not self.state.facts_old or not self.state.connected:
+            return True
+        self._next_after = True
+        self.start()
+        self.status.setText("Reading the server again: the facts were from before a change…")
+        return False

@@ -46,6 +46,7 @@ from app.flows.preview import Preview, preview_plan, with_checksums, with_reques
 from app.ui.hostworker import Progress, Task, TaskHandle
 from app.ui.logview import DETAILS_LINK, error_html, error_parts, link_to_log, log_error
 from app.ui.state import WizardState
+from app.ui.widgets.factsnote import FactsNote
 from app.ui.widgets.wraplabel import WrapLabel
 
 log = logging.getLogger(__name__)
@@ -178,6 +179,9 @@ class PreviewPage(QWizardPage):
         self._again = False  # build again once the running task has ended
         self._built_for: Plan | None = None
         layout = QVBoxLayout(self)
+        # When the facts the plan was made from were read; out of date after a change.
+        self.dated = FactsNote(state, lead="Planned from facts read")
+        layout.addWidget(self.dated)
         self.status = QLabel("")
         self.status.setWordWrap(True)
         self.status.setObjectName("preview_status")

@@ -40,6 +40,7 @@ from app.knobs.sliders import sliders
 from app.ui.logview import error_html, error_parts, link_to_log, log_error
 from app.ui.pages.slider_section import SliderSection
 from app.ui.state import WizardState
+from app.ui.widgets.factsnote import FactsNote
 from app.ui.widgets.wraplabel import WrapLabel
 
 log = logging.getLogger(__name__)
@@ -131,6 +132,9 @@ class TradeoffsPage(QWizardPage):
         scroll.setWidgetResizable(True)
         scroll.setWidget(body)
         layout = QVBoxLayout(self)
+        # When the facts planned from were read; out of date after an apply or a rollback.
+        self.dated = FactsNote(state, lead="Planned from facts read")
+        layout.addWidget(self.dated)
         layout.addWidget(self.error)
         layout.addWidget(self.summary)
         layout.addWidget(self.since)
