@@ -373,6 +373,8 @@ def host_walk(
     shoot("preview")
 
     wizard.next()
+    # With a restart: the pages after it must show the new server process, not the old one.
+    wizard.pages["Apply"].restart_box.setChecked(True)
     shoot("apply")
     apply_changes(wizard, wait_for)
     shoot("apply-done")
@@ -389,8 +391,13 @@ def host_walk(
     # After Apply: back to Inspect, inspect the changed server, and plan again from it.
     while wizard.currentPage() is not inspect:
         wizard.back()
+        if wizard.currentPage() is wizard.pages["Trade-offs"]:
+            shoot("tradeoffs-back")  # planned from facts the apply has put out of date
     wait_for("the page to settle", lambda: not inspect.task or not inspect.task.is_running())
-    inspect.again.click()
+    # The first facts, marked out of date (the apply restarted the server); one click reads
+    # the server again.
+    shoot("inspect-back")
+    inspect.dated.linkActivated.emit("again")
     wait_for("the new inspection", lambda: wizard.state.facts is not None, 240)
     wait_for("the inspection to end", lambda: not inspect.task.is_running())
     shoot_scrolled("inspect-after", inspect)

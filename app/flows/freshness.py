@@ -88,13 +88,14 @@ def dated(
     now: datetime | None = None,
     tz: tzinfo | None = None,
     lead: str = "Read",
+    subject: str | None = None,
 ) -> str:
     """When facts were read, and whether a change since has put them out of date.
 
     "Read at 14:02:31, 3 minutes ago." or, after an apply with a restart, "Read at
     14:02:31, 6 minutes ago, before the apply at 14:05:10 restarted the server: the pid,
     uptime and values shown are out of date." ``lead`` begins the sentence ("Planned from
-    facts read").
+    facts read"), ``subject`` names what is out of date (else what a change alters).
     """
     now = now or datetime.now(UTC)
     read = parse_time(collected_at)
@@ -107,10 +108,9 @@ def dated(
         return text + "."
     restarted = any(c.restarted for c in since)
     verb = "restarted" if restarted else "changed"
-    what = "the pid, uptime and values" if restarted else "the values"
-    return (
-        f"{text}, before {_names(since, now, tz)} {verb} the server: {what} shown are out of date."
-    )
+    if subject is None:
+        subject = "the pid, uptime and values shown" if restarted else "the values shown"
+    return f"{text}, before {_names(since, now, tz)} {verb} the server: {subject} are out of date."
 
 
 def is_old(collected_at: str, changes: Sequence[ServerChange]) -> bool:

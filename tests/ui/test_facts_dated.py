@@ -136,6 +136,7 @@ def test_back_to_inspect_after_a_restart_marks_the_old_facts_and_reads_the_new_o
     assert "before the apply at" in preview.dated.text() and preview.dated.old
     wizard.back()
     assert tradeoffs.dated.old and "restarted the server" in tradeoffs.dated.text()
+    assert "the “Now” values this plan starts from are out of date" in tradeoffs.dated.text()
     wizard.back()
     assert wizard.currentPage() is inspect
     assert wizard.state.facts is first and f"pid {old_pid}" in _server_text(inspect)
@@ -144,7 +145,7 @@ def test_back_to_inspect_after_a_restart_marks_the_old_facts_and_reads_the_new_o
     assert "before the apply at" in note and "restarted the server" in note, note
     assert "the pid, uptime and values shown are out of date" in note
     assert '<a href="again">Read them again</a>' in note
-    assert "Next reads them again" in inspect.status.text()
+    assert "Next reads the server again first" in inspect.status.text()
 
     # One click reads them again: the new pid and uptime, dated now, nothing marked.
     inspect.dated.linkActivated.emit("again")

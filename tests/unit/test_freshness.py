@@ -89,6 +89,8 @@ def test_facts_from_before_a_change_are_marked_out_of_date() -> None:
         "the rollback at 14:07:02 changed the server: the values shown are out of date."
     )
     assert changes_since(read, [earlier, live, rollback]) == [live, rollback]
+    planned = dated(read, [apply], now=_at(360), tz=UTC, subject="the values it starts from")
+    assert planned.endswith("restarted the server: the values it starts from are out of date.")
     # Facts read again after the changes are current again.
     assert not is_old(_at(400).isoformat(), [earlier, live, rollback])
     # An unreadable time: every change may have come after.

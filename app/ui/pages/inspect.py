@@ -360,10 +360,7 @@ class InspectPage(QWizardPage):
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         """Shown again by Back after an apply or a rollback: say the facts are out of date."""
         if self.state.facts_old and not (self.task is not None and self.task.is_running()):
-            self.status.setText(
-                "The server has changed since these facts were read: Next reads them again "
-                "before the trade-offs."
-            )
+            self.status.setText("Next reads the server again first, then shows the trade-offs.")
         super().showEvent(event)
 
     def validatePage(self) -> bool:  # noqa: N802 - Qt's name

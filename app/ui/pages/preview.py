@@ -46,7 +46,7 @@ from app.flows.preview import Preview, preview_plan, with_checksums, with_reques
 from app.ui.hostworker import Progress, Task, TaskHandle
 from app.ui.logview import DETAILS_LINK, error_html, error_parts, link_to_log, log_error
 from app.ui.state import WizardState
-from app.ui.widgets.factsnote import FactsNote
+from app.ui.widgets.factsnote import PLAN_SUBJECT, FactsNote
 from app.ui.widgets.wraplabel import WrapLabel
 
 log = logging.getLogger(__name__)
@@ -180,7 +180,7 @@ class PreviewPage(QWizardPage):
         self._built_for: Plan | None = None
         layout = QVBoxLayout(self)
         # When the facts the plan was made from were read; out of date after a change.
-        self.dated = FactsNote(state, lead="Planned from facts read")
+        self.dated = FactsNote(state, "Planned from facts read", PLAN_SUBJECT)
         layout.addWidget(self.dated)
         self.status = QLabel("")
         self.status.setWordWrap(True)

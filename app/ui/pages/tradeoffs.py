@@ -40,7 +40,7 @@ from app.knobs.sliders import sliders
 from app.ui.logview import error_html, error_parts, link_to_log, log_error
 from app.ui.pages.slider_section import SliderSection
 from app.ui.state import WizardState
-from app.ui.widgets.factsnote import FactsNote
+from app.ui.widgets.factsnote import PLAN_SUBJECT, FactsNote
 from app.ui.widgets.wraplabel import WrapLabel
 
 log = logging.getLogger(__name__)
@@ -133,7 +133,7 @@ class TradeoffsPage(QWizardPage):
         scroll.setWidget(body)
         layout = QVBoxLayout(self)
         # When the facts planned from were read; out of date after an apply or a rollback.
-        self.dated = FactsNote(state, lead="Planned from facts read")
+        self.dated = FactsNote(state, "Planned from facts read", PLAN_SUBJECT)
         layout.addWidget(self.dated)
         layout.addWidget(self.error)
         layout.addWidget(self.summary)

@@ -12,6 +12,8 @@ from app.flows.freshness import dated
 from app.ui.state import WizardState
 from app.ui.widgets.wraplabel import WrapLabel
 
+#: What a plan's pages say is out of date: the values the plan takes as the server's now.
+PLAN_SUBJECT = "the “Now” values this plan starts from"
 # "3 minutes ago" moves on while the page is open: the line is written again this often.
 REFRESH_MS = 15_000
 READ_AGAIN = "again"  # the link's target
@@ -27,10 +29,17 @@ class FactsNote(WrapLabel):
 
     read_again = Signal()
 
-    def __init__(self, state: WizardState, lead: str = "Read", parent: QWidget | None = None):
+    def __init__(
+        self,
+        state: WizardState,
+        lead: str = "Read",
+        subject: str | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__("", parent)
         self.state = state
         self.lead = lead
+        self.subject = subject  # what is out of date (see app.flows.freshness.dated)
         self.old = False  # the text shown marks the facts out of date
         self.setObjectName("facts_dated")
         self.setAccessibleName("when the facts were read")
@@ -51,7 +60,9 @@ class FactsNote(WrapLabel):
         if facts is None:
             text, self.old = "", False
         else:
-            sentence = dated(facts.collected_at, self.state.server_changes, lead=self.lead)
+            sentence = dated(
+                facts.collected_at, self.state.server_changes, lead=self.lead, subject=self.subject
+            )
             self.old = self.state.facts_old
             text = html.escape(sentence, quote=False)
             if self.old:
