@@ -220,17 +220,18 @@ def file_notes(
     now = now or datetime.now(UTC)
     lead = f"The facts in {name}, of {facts.target}, were read"
     lines = [dated(facts.collected_at, now=now, tz=tz, lead=lead)]
+    again = "Plan from the server itself (TARGET without --facts) to read them again."
     restart = live_restart(conn, facts) if conn is not None else None
     if restart is not None:
         lines.append(
             f"Warning: the server restarted since these facts were read ({restart.why}): its "
-            "values may differ now. Inspect it again for a plan of the server as it runs."
+            f"values may differ now. {again}"
         )
     applied = applied_since(facts, local_snapshot_dir(facts.target))
     if applied:
         lines.append(
             f"Warning: InnoTune applied changes to {facts.target} after these facts were read "
             f"(snapshot {', '.join(applied)}): its values, and its pid and uptime if it "
-            "restarted, may differ now. Inspect it again for a plan of the server as it runs."
+            f"restarted, may differ now. {again}"
         )
     return lines

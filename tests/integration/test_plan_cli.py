@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
 from app.knobs import default_catalogue
 from app.planner import make_plan
+from app.practice.server import PrivateServer
 
 REPO = Path(__file__).resolve().parents[2]
 SLIDERS = ["--crash-loss", "os", "--memory-share", "20", "--redo", "balanced", "--myisam", "on"]
@@ -85,11 +87,12 @@ def test_plan_live_and_from_saved_facts_agree(tmp_path_factory: pytest.TempPathF
     assert json.loads(live_plan.read_text())["format"] == "innotune-plan/1"
 
 
-def test_plan_needs_exactly_one_source(tmp_path: Path) -> None:
+def test_plan_needs_a_source(tmp_path: Path) -> None:
     neither = innotune(tmp_path, "plan")
-    assert neither.returncode == 2 and "either TARGET or --facts" in neither.stderr
-    both = innotune(tmp_path, "plan", "local", "--facts", "x.json")
-    assert both.returncode == 2
+    assert neither.returncode == 2 and "give TARGET, --facts FILE, or both" in neither.stderr
+    # Both: the plan comes from the file (here missing), TARGET only checks for a restart.
+    both = innotune(tmp_path, "plan", "local", "--facts", str(tmp_path / "x.json"))
+    assert both.returncode == 1 and "Cannot read" in both.stderr
     missing = innotune(tmp_path, "plan", "--facts", str(tmp_path / "nope.json"))
     assert missing.returncode == 1 and "Cannot read" in missing.stderr
     bad = tmp_path / "bad.json"
@@ -134,3 +137,35 @@ def test_plan_without_slider_options_starts_where_the_wizard_starts(tmp_path: Pa
     pool = plan.change("innodb_buffer_pool_size")
     current = facts.server.variable("innodb_buffer_pool_size")  # type: ignore[union-attr]
     assert pool is not None and int(pool.proposed) > int(current or 0)
+
+
+def test_plan_from_facts_says_how_old_and_whether_the_server_restarted(
+    tmp_path: Path, private_server: PrivateServer
+) -> None:
+    """`plan --facts FILE` dates the facts; with TARGET too, a restart since is found."""
+    facts_file = tmp_path / "facts.json"
+    where = ["local", "--instance", str(private_server.socket_path)]
+    read = innotune(tmp_path, "inspect", *where, "--sample", "0", "--out", str(facts_file))
+    assert read.returncode == 0, read.stderr
+    facts = HostFacts.from_json(facts_file.read_text())
+    assert facts.server is not None and facts.server.instance.pid == private_server.running_pid()
+
+    offline = innotune(tmp_path, "plan", "--facts", str(facts_file))
+    assert offline.returncode == 0, offline.stderr
+    assert re.search(
+        rf"The facts in {re.escape(str(facts_file))}, of this computer, were read at "
+        r"\d\d:\d\d:\d\d, (just now|\d+ seconds? ago)\.",
+        offline.stderr,
+    ), offline.stderr
+    assert "Warning" not in offline.stderr
+    same = innotune(tmp_path, "plan", *where, "--facts", str(facts_file))
+    assert same.returncode == 0 and "Warning" not in same.stderr, same.stderr
+    assert same.stdout == offline.stdout  # the plan is the file's
+
+    private_server.restart()
+    assert private_server.running_pid() != facts.server.instance.pid
+    checked = innotune(tmp_path, "plan", *where, "--facts", str(facts_file))
+    assert checked.returncode == 0, checked.stderr
+    assert "Warning: the server restarted since these facts were read (" in checked.stderr
+    assert "its values may differ now" in checked.stderr
+    assert checked.stdout == offline.stdout
