@@ -128,6 +128,10 @@ def test_back_to_inspect_after_a_restart_marks_the_old_facts_and_reads_the_new_o
     assert apply.status.restarted
     new_pid = server.running_pid()
     assert new_pid is not None and new_pid != old_pid
+    # The connection names the new server process from the reconnect on.
+    connection = wizard.state.connection
+    assert connection is not None and connection.instance is not None
+    assert connection.instance.pid == new_pid
 
     # Back to Inspect: the first facts, marked out of date, on every page that shows them.
     wizard.back()

@@ -34,6 +34,7 @@ from app.flows.apply import (
     job_status,
     restore,
 )
+from app.flows.inspecting import follow_instance
 from app.flows.measure import MeasuredApply, MeasureOptions, benchmark, measured_apply
 from app.flows.preview import Preview
 from app.flows.snapshots import Record, connected_key, list_records
@@ -130,6 +131,9 @@ def _reconnect_after(
         # The old server process is gone; closing its session may fail, and that is fine.
         with contextlib.suppress(Exception):
             old.close()
+    # The restarted server is a new process: the pages after this one name its new pid.
+    with contextlib.suppress(InnoTuneError):
+        follow_instance(conn)
     creds = Credentials(relogin.mysql_user, relogin.mysql_password)
     try:
         conn.session = open_session(conn.transport, conn.instance, creds, use_sudo=relogin.use_sudo)
