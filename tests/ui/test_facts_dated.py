@@ -151,25 +151,28 @@ def test_back_to_inspect_after_a_restart_marks_the_old_facts_and_reads_the_new_o
     assert '<a href="again">Read them again</a>' in note
     assert "Next reads the server again first" in inspect.status.text()
 
-    # One click reads them again: the new pid and uptime, dated now, nothing marked.
-    inspect.dated.linkActivated.emit("again")
-    qtbot.waitUntil(lambda: wizard.state.facts is not None, timeout=60_000)
+    # Next reads them again first (the trade-offs plan from them), then goes on by itself:
+    # the new pid and uptime, dated now, nothing marked.
+    wizard.next()
+    assert wizard.currentPage() is inspect and inspect.task is not None
+    qtbot.waitUntil(lambda: wizard.currentPage() is tradeoffs, timeout=60_000)
     facts = wizard.state.facts
     assert facts is not None and facts.server is not None and facts is not first
     assert facts.server.instance.pid == new_pid
     assert f"pid {new_pid}" in _server_text(inspect)
     uptime = facts.server.uptime_seconds
     assert uptime is not None and uptime <= _uptime(server)
-    assert first.server.uptime_seconds is not None
     assert f"uptime {uptime} s" in _server_text(inspect)
     assert facts.server.variable("innodb_flush_log_at_trx_commit") == "2"
     assert CLOCK.match(inspect.dated.text()) and not inspect.dated.old
+    assert not tradeoffs.dated.old and "before" not in tradeoffs.dated.text()
     qtbot.waitUntil(lambda: not inspect.task.is_running())  # type: ignore[union-attr]
 
-    # Roll back (it restarts too), then Back to Inspect and Next: the wizard reads the
-    # server again by itself before the trade-offs.
-    for _ in range(3):
-        wizard.next()
+    # Roll back (it restarts too), then Back to Trade-offs: marked again, and its link goes
+    # back to Inspect and reads the server again.
+    wizard.next()
+    qtbot.waitUntil(lambda: wizard.state.preview is not None, timeout=60_000)
+    wizard.next()
     assert wizard.currentPage() is apply
     qtbot.waitUntil(apply.rollback_button.isEnabled, timeout=60_000)
     apply.ask_restore = lambda choice, _id="": True  # type: ignore[method-assign]
@@ -182,15 +185,16 @@ def test_back_to_inspect_after_a_restart_marks_the_old_facts_and_reads_the_new_o
     assert apply.status.restarted
     third_pid = server.running_pid()
     assert third_pid not in (None, old_pid, new_pid)
-    _back_to(wizard, inspect)
-    assert inspect.dated.old and "before the rollback at" in inspect.dated.text()
-    wizard.next()  # read again first: still on Inspect while it reads
-    assert wizard.currentPage() is inspect
-    qtbot.waitUntil(lambda: wizard.currentPage() is tradeoffs, timeout=60_000)
+    _back_to(wizard, tradeoffs)
+    assert tradeoffs.dated.old and "before the rollback at" in tradeoffs.dated.text()
+    tradeoffs.dated.linkActivated.emit("again")
+    assert wizard.currentPage() is inspect and wizard.state.facts is None
+    qtbot.waitUntil(lambda: wizard.state.facts is not None, timeout=60_000)
     facts = wizard.state.facts
     assert facts is not None and facts.server is not None
     assert facts.server.instance.pid == third_pid
+    assert f"pid {third_pid}" in _server_text(inspect)
     assert facts.server.variable("innodb_flush_log_at_trx_commit") == "1"
-    assert not tradeoffs.dated.old and "before" not in tradeoffs.dated.text()
+    assert CLOCK.match(inspect.dated.text()) and not inspect.dated.old
     qtbot.waitUntil(lambda: not inspect.task.is_running())  # type: ignore[union-attr]
     wizard.done(0)
