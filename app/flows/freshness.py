@@ -34,6 +34,12 @@ class ServerChange:
     restarted: bool
     job_id: str = ""
     state: str = ""  # the job's state when seen: a new state of the same job is a new change
+    target: str = ""  # the host it changed, as facts name it ("": any)
+
+
+def of_target(changes: Sequence[ServerChange], target: str) -> list[ServerChange]:
+    """The changes made to ``target`` (facts of another host are not put out of date)."""
+    return [c for c in changes if c.target in ("", target)]
 
 
 def parse_time(text: str) -> datetime | None:

@@ -12,7 +12,7 @@ from app.domain.errors import InnoTuneError
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan, SliderPositions
 from app.domain.target import Target
-from app.flows.freshness import ServerChange, is_old
+from app.flows.freshness import ServerChange, is_old, of_target
 from app.flows.preview import Preview
 from app.ui.hostworker import HostWorker
 
@@ -121,7 +121,12 @@ class WizardState:
     @property
     def facts_old(self) -> bool:
         """True when a job changed the server after the facts shown were read."""
-        return self.facts is not None and is_old(self.facts.collected_at, self.server_changes)
+        facts = self.facts
+        return facts is not None and is_old(facts.collected_at, self.changes_for(facts))
+
+    def changes_for(self, facts: HostFacts) -> list[ServerChange]:
+        """The jobs of this window that changed the host ``facts`` describe."""
+        return of_target(self.server_changes, facts.target)
 
     @property
     def connected(self) -> bool:

@@ -19,6 +19,7 @@ from app.flows.freshness import (
     dated,
     file_notes,
     is_old,
+    of_target,
     restarted_since,
 )
 from app.inspect.instances import find_again
@@ -93,6 +94,11 @@ def test_facts_from_before_a_change_are_marked_out_of_date() -> None:
     assert planned.endswith("restarted the server: the values it starts from are out of date.")
     # Facts read again after the changes are current again.
     assert not is_old(_at(400).isoformat(), [earlier, live, rollback])
+    # A change to another host leaves these facts alone.
+    elsewhere = ServerChange("the apply", _at(159), restarted=True, target="root@db2")
+    here = ServerChange("the apply", _at(159), restarted=True, target="root@db1")
+    assert of_target([elsewhere, here, apply], "root@db1") == [here, apply]
+    assert not is_old(read, of_target([elsewhere], "root@db1"))
     # An unreadable time: every change may have come after.
     assert is_old("yesterday", [earlier])
 

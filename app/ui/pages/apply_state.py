@@ -52,7 +52,9 @@ def note_server_change(state: WizardState, result: jobs.JobStatus) -> None:
     # To the second, as facts are dated: facts read in the same second came after it (the
     # host's worker runs one task at a time, and the job's end reached the window first).
     at = datetime.now(UTC).replace(microsecond=0)
-    change = ServerChange(what, at, result.restarted, result.job_id, result.state)
+    conn = state.connection
+    target = str(conn.transport.label) if conn is not None and conn.transport is not None else ""
+    change = ServerChange(what, at, result.restarted, result.job_id, result.state, target)
     state.server_changes.append(change)
 
 

@@ -61,7 +61,10 @@ class FactsNote(WrapLabel):
             text, self.old = "", False
         else:
             sentence = dated(
-                facts.collected_at, self.state.server_changes, lead=self.lead, subject=self.subject
+                facts.collected_at,
+                self.state.changes_for(facts),
+                lead=self.lead,
+                subject=self.subject,
             )
             self.old = self.state.facts_old
             text = html.escape(sentence, quote=False)
