@@ -108,3 +108,17 @@ def read_until(fd: int, wanted: bytes, seen: bytearray, timeout: float) -> bool:
             return False
         seen += chunk
     return True
+
+
+def short_watch(monkeypatch: Any, seconds: float) -> None:
+    """Make every apply watch the restarted server ``seconds`` long instead of the default.
+
+    The flows pass ``watch_seconds`` themselves, so a ``functools.partial`` of the runner's
+    ``apply`` is overridden by them; the keyword is replaced here instead.
+    """
+    from app.jobs import runner
+
+    real = runner.apply
+    monkeypatch.setattr(
+        runner, "apply", lambda *a, **k: real(*a, **{**k, "watch_seconds": seconds})
+    )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import shlex
 from pathlib import Path
 
@@ -11,7 +10,7 @@ from pytestqt.qtbot import QtBot
 
 from app.jobs import runner
 from app.practice.server import PrivateServer
-from tests.hosts.util import need_root
+from tests.hosts.util import need_root, short_watch
 from tests.integration.test_apply import (  # noqa: F401 - autouse cleanup of jobs
     WATCH,
     _remove_new_jobs_and_snapshots,
@@ -51,7 +50,7 @@ def test_cancel_after_the_snapshot_rolls_back_and_leaves_the_server_up(
 ) -> None:
     need_root()
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setattr(runner, "apply", functools.partial(runner.apply, watch_seconds=WATCH))
+    short_watch(monkeypatch, WATCH)
     server = private_server
     before = tree(server.base / "etc")
     page = open_apply_page(qtbot, server)

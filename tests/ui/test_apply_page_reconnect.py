@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import shlex
 from pathlib import Path
 
@@ -11,12 +10,11 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from app.access.database import open_session
-from app.jobs import runner
 from app.practice.server import PrivateServer
 from app.ui.hostworker import Progress
 from app.ui.pages.apply import ApplyPage
 from app.ui.pages.preview import PreviewInputs, make_preview
-from tests.hosts.util import need_root
+from tests.hosts.util import need_root, short_watch
 from tests.integration.test_apply import (  # noqa: F401 - autouse cleanup of jobs
     WATCH,
     _remove_new_jobs_and_snapshots,
@@ -33,7 +31,7 @@ def test_the_page_reopens_its_database_session_after_a_restart(
     need_root()
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     # A short watch after the restart (the page uses the 15 s default): keeps the test short.
-    monkeypatch.setattr(runner, "apply", functools.partial(runner.apply, watch_seconds=WATCH))
+    short_watch(monkeypatch, WATCH)
     server = private_server
     before = tree(server.base / "etc")
     state = _state(server)

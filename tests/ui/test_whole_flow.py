@@ -9,7 +9,6 @@ mysql.service``), and so does the rollback from the snapshot list.
 
 from __future__ import annotations
 
-import functools
 import os
 import time
 from pathlib import Path
@@ -20,7 +19,6 @@ from PySide6.QtWidgets import QCheckBox, QGroupBox, QLabel, QSlider, QWizard
 from pytestqt.qtbot import QtBot
 
 from app.flows.measure import MEASURE_SECONDS
-from app.jobs import runner
 from app.ui.pages.apply import ApplyPage
 from app.ui.pages.connect import ConnectPage
 from app.ui.pages.done import DonePage
@@ -30,7 +28,7 @@ from app.ui.pages.tradeoffs import TradeoffsPage
 from app.ui.pages.verify import VERDICT, VerifyPage
 from app.ui.wizard import MainWizard
 from tests.hosts.debian_hosts import DebianHost, LocalDebian
-from tests.hosts.util import need_root
+from tests.hosts.util import need_root, short_watch
 from tests.integration.test_apply import (  # noqa: F401 - autouse cleanup of jobs
     WATCH,
     _remove_new_jobs_and_snapshots,
@@ -109,7 +107,7 @@ def test_whole_flow_over_ssh_with_restart_and_rollback(
     need_root()
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     # A short watch after each restart (the page's default is 15 s): keeps the test short.
-    monkeypatch.setattr(runner, "apply", functools.partial(runner.apply, watch_seconds=WATCH))
+    short_watch(monkeypatch, WATCH)
     assert not server_host.differences()
     assert _trx(server_host) == "1"
     wizard = _connect_and_inspect(qtbot, tmp_path, server_host)
@@ -223,7 +221,7 @@ def test_whole_flow_measures_before_and_after_as_part_of_applying(
     """
     need_root()
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setattr(runner, "apply", functools.partial(runner.apply, watch_seconds=WATCH))
+    short_watch(monkeypatch, WATCH)
     assert not server_host.differences()
     assert _trx(server_host) == "1"
     wizard = _connect_and_inspect(qtbot, tmp_path, server_host)

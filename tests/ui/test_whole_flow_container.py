@@ -10,7 +10,6 @@ With INNOTUNE_SCREENSHOTS=DIR the Connect page with the chooser open is saved th
 
 from __future__ import annotations
 
-import functools
 import os
 from pathlib import Path
 
@@ -19,7 +18,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QSlider
 from pytestqt.qtbot import QtBot
 
-from app.jobs import runner
 from app.ui.pages.apply import ApplyPage
 from app.ui.pages.connect import ConnectPage
 from app.ui.pages.inspect import InspectPage
@@ -28,6 +26,7 @@ from app.ui.pages.tradeoffs import TradeoffsPage
 from tests.containers.engines import IMAGES, Docker
 from tests.containers.fixtures import docker  # noqa: F401 - the fixture
 from tests.containers.lifecycle import listing
+from tests.hosts.util import short_watch
 from tests.integration.test_apply import (  # noqa: F401 - autouse cleanup of jobs
     WATCH,
     _remove_new_jobs_and_snapshots,
@@ -60,7 +59,7 @@ def test_whole_flow_on_a_container(
     for key, value in docker.environ().items():
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setattr(runner, "apply", functools.partial(runner.apply, watch_seconds=WATCH))
+    short_watch(monkeypatch, WATCH)
     name = f"innotune-ui-{os.getpid()}"
     conf_dir = tmp_path / "conf"
     labels = {"com.docker.compose.project": "shop", "com.docker.compose.service": "db"}
