@@ -131,6 +131,8 @@ def _container_how(
         "memory_max_bytes": container.memory_limit_bytes,
         "restart": list(restart_argv) if restart_argv else container.restart_argv,
         "socket": None,
+        # Greeted through the server process's root on the host (/proc/PID/root/…).
+        "container_socket": server.variable("socket") or None,
         "pid_file": None,
         "markers": [],
         "cgroup_id": container.id,

@@ -17,6 +17,9 @@ from .errors import JobFailed
 from .journal import JobBase
 
 SERVER_NAMES = ("mariadbd", "mysqld")
+#: With no socket to greet and no login, a server whose log stays empty this long after a
+#: restart is judged by its process alone (its error log is a file the job cannot see).
+SILENT_LOG_SECONDS = 30.0
 # Case matters: the --help output is full of option names like "log-error".
 ERROR_LINE = re.compile(r"\[ERROR\]|^ERROR\b|unknown (variable|option)|\bAborting\b|Fatal error")
 
@@ -69,9 +72,16 @@ class Health(JobBase):
         markers = self.how.get("markers") or []
         return any(m in argv for m in markers)
 
-    def greets(self) -> bool:
-        """True when the socket answers with a MySQL protocol greeting."""
+    def greets(self, pid: int | None = None) -> bool:
+        """True when the socket answers with a MySQL protocol greeting.
+
+        A server in a container has its socket inside the container: it is reached through
+        the server process's root (/proc/PID/root/…), which root on the host may open.
+        """
         path = self.how.get("socket")
+        inside = self.how.get("container_socket")
+        if not path and inside and pid is not None:
+            path = "/proc/%d/root%s" % (pid, inside)
         if not path:
             return True
         try:
@@ -137,13 +147,17 @@ class Health(JobBase):
         if self.log_lines:
             self.step("error-log", "info", "\n".join(self.log_lines))
 
-    def _logged_ready(self) -> bool:
+    def _logged_ready(self, silent_ok: bool) -> bool:
         """Whether the server logged "ready for connections" since the restart.
 
-        True when there is no log to read: then the process is all there is to go by.
+        True when there is no log to read, or (``silent_ok``) when it stayed empty: a
+        server whose error log goes to a file inside its container says nothing here, and
+        then the process is all there is to go by.
         """
         lines = self.new_log_lines()
-        return lines is None or any("ready for connections" in ln for ln in lines)
+        if lines is None or (silent_ok and not lines):
+            return True
+        return any("ready for connections" in ln for ln in lines)
 
     def wait_healthy(
         self, old_pid: int | None, proc: subprocess.Popen[bytes] | None, timeout: float
@@ -165,20 +179,20 @@ class Health(JobBase):
             elapsed = time.monotonic() - start
             pid = self.server_pid()
             restart_done = proc is None or proc.poll() is not None
-            if pid is not None and (pid != old_pid or restart_done) and self.greets():
+            if pid is not None and (pid != old_pid or restart_done) and self.greets(pid):
                 has_client = bool(self.how.get("client"))
                 ok = self.client("SELECT 1")[0] if has_client else False
                 if ok:
                     return pid
                 # No login (none given, or it never worked, even before the change).
                 no_login = not has_client or self.client_ok is False
-                if no_login and self.how.get("socket"):
+                if no_login and (self.how.get("socket") or self.how.get("container_socket")):
                     return pid  # the socket greets: enough
                 if no_login and time.monotonic() - last_log_look >= 1:
                     # Nothing to greet either (a server in a container whose root wants a
                     # password): a new process is not a ready server; its log says when it is.
                     last_log_look = time.monotonic()
-                    if self._logged_ready():
+                    if self._logged_ready(silent_ok=elapsed > SILENT_LOG_SECONDS):
                         return pid
             if pid is None and restart_done:
                 gone_since = gone_since if gone_since is not None else time.monotonic()
