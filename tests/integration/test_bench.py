@@ -22,7 +22,8 @@ from app.bench.route import cpu_probe, loadgen_route, session_factory, sysbench_
 from app.bench.runner import Benchmark, BenchOptions, status_values, write_rate
 from app.bench.sysbench import SysbenchRoute, find_sysbench
 from app.cli import run_cli
-from app.domain.bench import NOISE_FLOOR_PERCENT, WORKLOADS, BenchReport
+from app.domain.bench import WORKLOADS, BenchReport
+from app.domain.compare import NO_CHANGE_PERCENT
 from app.domain.target import ConnectOptions, parse_target
 from app.mysql.session import PyMySQLSession, Session
 from app.practice.server import PrivateServer
@@ -30,6 +31,7 @@ from app.remote.connect import open_transport
 from app.remote.local import LocalTransport
 from tests.hosts.sshd import SshServer, SshUsers
 from tests.hosts.util import need
+from tests.verdicts import VERDICT
 
 DROP_IN = "90-innotune-bench-test.cnf"
 
@@ -257,9 +259,7 @@ def test_bench_command(
     )
     rows = {(ln.split()[0], ln.split()[1]): ln for ln in against[1:7]}
     assert set(rows) == {(w, t) for w in WORKLOADS for t in ("1", "2")}
-    # Each row's verdict: a change in per cent only beyond the noise, else the noise band.
-    verdict = r"((faster|slower): [+-]\d+% \(noise ±\d+%\)|no change beyond the noise \(±\d+%\))"
-    assert all(re.search(verdict + r"( \(client-bound\))?$", ln) for ln in rows.values()), against
+    assert all(re.search(VERDICT + "$", ln) for ln in rows.values()), against
     assert "Not like for like" not in printed  # both with InnoTune's own client
     assert "Spread of commits/s over each run's 3 rounds: autocommit ×1 ±" in printed
     # A file that is no report: refused before anything runs, naming the file.
@@ -313,19 +313,22 @@ def test_bench_compare_json_gives_each_runs_verdict_and_spread(
     server: PrivateServer, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """`--compare BEFORE.json --json`: per workload and client count, the verdict (faster,
-    slower or noise) and the spread of the rounds; a flush per commit against none is faster."""
+    slower, no change or undecided) with the change's interval and each side's rounds; a flush
+    per commit against none is faster."""
     sock = str(server.socket_path)
     out = tmp_path / "before.json"
-    base = ["bench", "local", "--instance", sock, "--seconds", "9", "--threads", "2"]
-    base += ["--sample", "0.5", "--yes", "--engine", "innotune", "--rounds", "3"]
-    assert run_cli([*base, "--workloads", "autocommit,bulk", "--out", str(out)]) == 0
+    # Four runs judged at once share the error: 6 rounds a side, every one beaten, decide
+    # (3 s a run: rounds of half a second).
+    base = ["bench", "local", "--instance", sock, "--seconds", "12", "--threads", "2"]
+    base += ["--sample", "0.5", "--yes", "--engine", "innotune", "--rounds", "6"]
+    assert run_cli([*base, "--workloads", "autocommit,small_tx", "--out", str(out)]) == 0
     capsys.readouterr()
     before = BenchReport.from_json(out.read_text())
-    assert all(len(r.rounds) == 3 and all(x > 0 for x in r.rounds) for r in before.results)
+    assert all(len(r.rounds) == 6 and all(x > 0 for x in r.rounds) for r in before.results)
 
     server.query("SET GLOBAL innodb_flush_log_at_trx_commit = 0")
     try:
-        argv = [*base, "--workloads", "autocommit,bulk", "--compare", str(out), "--json"]
+        argv = [*base, "--workloads", "autocommit,small_tx", "--compare", str(out), "--json"]
         assert run_cli(argv) == 0
     finally:
         server.query("SET GLOBAL innodb_flush_log_at_trx_commit = 1")
@@ -334,25 +337,29 @@ def test_bench_compare_json_gives_each_runs_verdict_and_spread(
     assert after.settings["innodb_flush_log_at_trx_commit"] == "0"
     assert data["before"]["file"] == str(out)
     runs = {(r["workload"], r["threads"]): r for r in data["runs"]}
-    assert set(runs) == {(w, t) for w in ("autocommit", "bulk") for t in (1, 2)}
+    assert set(runs) == {(w, t) for w in ("autocommit", "small_tx") for t in (1, 2)}
     # What each ran under, and what changed between them.
     assert not data["same_settings"]
     changed = {"innodb_flush_log_at_trx_commit": {"before": "1", "after": "0"}}
     assert data["settings_changed"] == changed, data["settings_changed"]
     for (workload, threads), run in runs.items():
-        assert run["verdict"] in ("faster", "slower", "noise"), run
+        assert run["verdict"] in ("faster", "slower", "no_change", "undecided"), run
+        assert run["comparisons"] == 4 and run["before_rounds"] == run["after_rounds"] == 6
         b, a = before.result(workload, threads), after.result(workload, threads)
         assert b is not None and a is not None
-        # The band is both sides' spreads of rounds added, never below the floor.
-        spreads = spread(b.rounds) * 100 + spread(a.rounds) * 100
-        assert run["spread_percent"] == pytest.approx(max(spreads, NOISE_FLOOR_PERCENT), abs=0.01)
-        change = (a.commits_per_s / b.commits_per_s - 1) * 100
-        assert run["change_percent"] == pytest.approx(change, abs=0.01)
-        if run["verdict"] != "noise":  # outside the band, and no round of one side overlaps
-            assert abs(change) > run["spread_percent"]
-            assert min(a.rounds) > max(b.rounds) or max(a.rounds) < min(b.rounds)
-    # One fsync per commit against none: single-row commits are far faster, beyond any noise
-    # this disk shows.
+        assert run["before_spread_percent"] == pytest.approx(spread(b.rounds) * 100, abs=0.01)
+        low, high = run["low_percent"], run["high_percent"]
+        assert low is not None and high is not None and low <= run["change_percent"] <= high
+        # The words follow the interval: it excludes 0 for a verdict, lies in the band for none.
+        if run["verdict"] == "faster":
+            assert low > 0
+        elif run["verdict"] == "slower":
+            assert high < 0
+        elif run["verdict"] == "no_change":
+            assert -NO_CHANGE_PERCENT < low and high < NO_CHANGE_PERCENT
+            assert not (min(a.rounds) > max(b.rounds) or max(a.rounds) < min(b.rounds))
+    # One fsync per commit against none: single-row commits are far faster, every round of
+    # six beating every round before, which decides even with four runs judged at once.
     assert runs[("autocommit", 1)]["verdict"] == "faster", runs[("autocommit", 1)]
     assert scratch_schemas(server) == []
 

@@ -55,24 +55,29 @@ def test_gains_compare_the_same_workloads() -> None:
         )
         return BenchReport("t", "now", "innotune", 10.0, (result,), label=label)
 
+    five_before, five_after = (98.0, 99.0, 100.0, 101.0, 102.0), (147.0, 149.0, 150.0, 151.0, 153.0)
+    assert gains(report("before", 100.0, five_before), report("after", 150.0, five_after)) == [
+        "autocommit × 1 client: 100 → 150 commits/s: faster: +50% (+44% to +56%)"
+    ]
+    # Three rounds a side never decide: undecided, never "no change".
     assert gains(report("before", 100.0), report("after", 150.0)) == [
-        "autocommit × 1 client: 100 → 150 commits/s: faster: +50% (noise ±5%)"
+        "autocommit × 1 client: 100 → 150 commits/s: undecided: 3 rounds a side are too few "
+        "to tell; measure longer"
     ]
-    # The case: the same settings twice, 28 % apart on a busy host: noise, no -28 %.
+    # The same settings twice, 28 % apart on a busy host: not -28 %, and not decided.
     noisy = gains(
-        report("before", 3270.0, (3000.0, 3270.0, 4200.0)),
-        report("after", 2357.0, (2357.0, 2900.0, 3100.0)),
+        report("before", 3270.0, (3000.0, 3270.0, 4200.0, 3100.0, 3500.0)),
+        report("after", 2357.0, (2357.0, 2900.0, 3100.0, 4000.0, 3300.0)),
     )
-    assert noisy == [
-        "autocommit × 1 client: 3,270 → 2,357 commits/s: no change beyond the noise (±62%)"
-    ]
+    assert len(noisy) == 1 and "undecided: the rounds spread too widely to tell" in noisy[0]
     assert gains(None, report("after", 1.0)) == []
     # A run whose clients set the pace says so: its change is not all the server's.
     after = report("after", 150.0)
     bound = CpuUse(1.0, 0.5, 0.95, 2, "target", True, "the host's CPUs were 95% busy")
     after = dataclasses.replace(after, results=(dataclasses.replace(after.results[0], cpu=bound),))
-    assert gains(report("before", 100.0), after) == [
-        "autocommit × 1 client: 100 → 150 commits/s: faster: +50% (noise ±5%) (client-bound)"
+    assert gains(report("before", 100.0, five_before), after) == [
+        "autocommit × 1 client: 100 → 150 commits/s: undecided: 3 rounds a side are too few "
+        "to tell; measure longer (client-bound)"
     ]
     # An "after" that completed no transaction: too short to measure, never 0 or -100 %.
     empty = dataclasses.replace(

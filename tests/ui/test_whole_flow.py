@@ -34,6 +34,7 @@ from tests.integration.test_apply import (  # noqa: F401 - autouse cleanup of jo
     _remove_new_jobs_and_snapshots,
 )
 from tests.integration.test_lifecycle import restart_command
+from tests.verdicts import STARTS
 
 
 def _trx(db: DebianHost | LocalDebian) -> str:
@@ -298,10 +299,7 @@ def test_whole_flow_measures_before_and_after_as_part_of_applying(
     assert table.rowCount() == 6
     verdicts = [table.item(row, VERDICT).text() for row in range(6)]
     assert all(verdicts), verdicts
-    assert all(
-        v.startswith(("faster", "slower", "no change beyond the noise", "too short"))
-        for v in verdicts
-    ), verdicts
+    assert all(v.startswith(STARTS) for v in verdicts), verdicts
     assert all(table.item(row, 1).text() and table.item(row, 2).text() for row in range(6))
     assert "innodb_flush_log_at_trx_commit 1 → 2" in verify.settings_note.text()
     qtbot.waitUntil(verify.isComplete, timeout=60_000)  # its write-rate sample ends

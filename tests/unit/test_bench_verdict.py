@@ -12,18 +12,15 @@ from app.bench.figures import merge_rounds
 from app.bench.report import comparison_text
 from app.bench.runner import BenchOptions
 from app.domain.bench import (
-    FAMILY_ALPHA,
-    MIN_ROUNDS,
-    NO_CHANGE_PERCENT,
     BenchReport,
     Counters,
     CpuUse,
     Latency,
     WorkloadResult,
     change_text,
-    compare_rounds,
     verdict,
 )
+from app.domain.compare import FAMILY_ALPHA, MIN_ROUNDS, NO_CHANGE_PERCENT, compare_rounds
 from app.domain.ranks import critical_rank, p_value, u_counts
 
 
@@ -160,8 +157,13 @@ def test_the_words_never_call_an_undecided_change_no_change() -> None:
     before = run(3270, (3000.0, 3270.0, 4200.0))
     after = run(2357, (2357.0, 2900.0, 3100.0))
     text = change_text(before, after)
-    assert text.startswith("undecided: the rounds spread too widely to tell")
-    assert text.endswith("measure longer") and "no change" not in text
+    assert text == "undecided: 3 rounds a side are too few to tell; measure longer"
+    wide = change_text(
+        run(3270, (3000.0, 3270.0, 4200.0, 3100.0, 3500.0)),
+        run(2357, (2357.0, 2900.0, 3100.0, 4000.0, 3300.0)),
+    )
+    assert wide.startswith("undecided: the rounds spread too widely to tell (-")
+    assert wide.endswith("measure longer") and "no change" not in wide
     seven = tuple(float(100 + i) for i in range(7))
     tripled = tuple(3 * x for x in seven)
     assert change_text(run(103, seven), run(309, tripled)).startswith("faster: +200% (")
