@@ -17,6 +17,7 @@ _MODULES: tuple[str, ...] = (
     "practice",
     "plan",
     "bench",
+    "watch",
     "options",
     "preview",
     "apply",
