@@ -120,6 +120,9 @@ class Watch:
         commit_counter: the key of :data:`COMMIT_COUNTERS` counting commits.
         disk_device: the disk under the datadir ("" none known; ``disk_note`` says why).
         disk_note: how the disk was found, or why there is none.
+        disk_own: the disk is the datadir's own (False: the machine's only disk, taken for a
+            datadir on an overlay, where everything else writes too; its figures are not
+            judged).
         timers_note: where the latencies come from, or why there are none.
         settings: the server's settings the watch ran under (to say what changed).
         samples: the readings, one more than the rounds.
@@ -137,6 +140,7 @@ class Watch:
     timers_note: str
     settings: dict[str, str]
     samples: tuple[Sample, ...]
+    disk_own: bool = True
     format: str = FORMAT
 
     @property
@@ -212,6 +216,22 @@ COSTS = (
 )
 
 FIGURES = TRAFFIC + COSTS
+
+#: The figures read from the disk's counters.
+DISK_KEYS = frozenset(
+    (
+        "disk_flushes_per_commit",
+        "disk_writes_per_commit",
+        "disk_write_ms",
+        "disk_busy_ms_per_commit",
+    )
+)
+
+#: Why the disk's figures of a disk shared with the whole machine are not judged.
+SHARED_DISK = (
+    "the disk is shared with everything on the machine (the datadir has no disk of its own): "
+    "others' writes would read as the server's"
+)
 BY_KEY = {f.key: f for f in FIGURES}
 
 
@@ -419,12 +439,18 @@ def compare_watches(before: Watch, after: Watch) -> WatchComparison:
     """
     tb, ta = traffic(before), traffic(after)
     why_not = traffic_alike(tb, ta)
+    shared = not (before.disk_own and after.disk_own)
     pairs = {f.key: (series(before, f.key), series(after, f.key)) for f in COSTS}
-    judged = [k for k, (b, a) in pairs.items() if len(b) >= MIN_ROUNDS and len(a) >= MIN_ROUNDS]
+    judged = [
+        k
+        for k, (b, a) in pairs.items()
+        if len(b) >= MIN_ROUNDS and len(a) >= MIN_ROUNDS and not (shared and k in DISK_KEYS)
+    ]
     verdicts = []
     for fig in COSTS:
         b, a = pairs[fig.key]
-        verdicts.append(_judge(fig, b, a, why_not, len(judged)))
+        unjudged = SHARED_DISK if shared and fig.key in DISK_KEYS else why_not
+        verdicts.append(_judge(fig, b, a, unjudged, len(judged)))
     changed = {
         name: (before.settings.get(name, ""), after.settings.get(name, ""))
         for name in sorted(set(before.settings) | set(after.settings))

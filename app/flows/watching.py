@@ -115,6 +115,7 @@ def watch(
         commit_counter=counter,
         disk_device=disk.device,
         disk_note=disk.note,
+        disk_own=disk.own,
         timers_note=timers_words,
         settings=settings,
         samples=tuple(samples),
@@ -161,6 +162,10 @@ def comparison_text(before: Watch, after: Watch, found: WatchComparison) -> str:
         lines.append("Settings changed: none of those recorded.")
     if found.why_not:
         lines.append(f"No verdicts: {found.why_not}.")
+    notes = sorted(
+        {f.note for f in found.figures if f.verdict == "not_compared" and f.note != found.why_not}
+    )
+    lines.extend(f"Not judged: {note}." for note in notes)
     lines.append("")
     for fig in found.figures:
         if fig.verdict == "not_measured":

@@ -104,10 +104,15 @@ def timers_note(session: Session, flavour: str) -> tuple[bool, str]:
 
 @dataclass(frozen=True)
 class DiskChoice:
-    """The disk a watch reads: its name in /proc/diskstats ("" none) and how it was found."""
+    """The disk a watch reads: its name in /proc/diskstats ("" none) and how it was found.
+
+    ``own`` is False when the datadir's filesystem has no disk of its own and the machine's
+    only disk was taken: everything else on the machine writes there too.
+    """
 
     device: str
     note: str
+    own: bool = True
 
 
 def disk_script(path: str) -> list[str]:
@@ -147,7 +152,9 @@ def choose_disk(output: str, datadir: str) -> DiskChoice:
     if len(disks) == 1:
         return DiskChoice(
             disks[0],
-            f"{disks[0]}: {datadir} is on {kind}, and {disks[0]} is the machine's only disk",
+            f"{disks[0]}: {datadir} is on {kind}, and {disks[0]} is the machine's only disk "
+            "(shared with everything on the machine: its figures are shown, not judged)",
+            own=False,
         )
     return DiskChoice(
         "",

@@ -56,7 +56,7 @@ class SteadyWrites:
             "CREATE DATABASE IF NOT EXISTS steady; CREATE TABLE IF NOT EXISTS steady.t "
             "(id BIGINT AUTO_INCREMENT PRIMARY KEY, v BIGINT) ENGINE=InnoDB"
         )
-        pipeline = f"python3 -u -c '{_LOOP}' {self.rate} {self.per_tx} | mysql -NB"
+        pipeline = f"python3 -u -c '{_LOOP}' {self.rate} {self.per_tx} | mysql --force -NB"
         self._proc = subprocess.Popen(
             self.host.command("sh", "-c", pipeline),
             stdin=subprocess.DEVNULL,
