@@ -49,6 +49,7 @@ class SteadyWrites:
         self.rate = rate
         self.per_tx = per_tx
         self._proc: subprocess.Popen[bytes] | None = None
+        self.errors = ""  # the client's stderr, once stopped
 
     def start(self) -> SteadyWrites:
         """Create the table and start the client."""
@@ -81,10 +82,11 @@ class SteadyWrites:
             except ProcessLookupError:
                 pass
             try:
-                self._proc.wait(timeout=10)
+                _, err = self._proc.communicate(timeout=10)
             except subprocess.TimeoutExpired:
                 os.killpg(self._proc.pid, signal.SIGKILL)
-                self._proc.wait(timeout=10)
+                _, err = self._proc.communicate(timeout=10)
+            self.errors = err.decode(errors="replace")
             self._proc = None
         self.host.sql("DROP DATABASE IF EXISTS steady")
 

@@ -1,0 +1,76 @@
+"""`innotune watch` on the packaged servers while a steady client of the host's own writes.
+
+A real change set live (innodb_flush_log_at_trx_commit 1 → 2) must read as fewer fsyncs per
+commit; the same server watched twice must read as neither better nor worse. The commits the
+watch counts must be the client's (a known rate): that checks each line's commit counter.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.hosts.debian_hosts import DebianHost
+from tests.hosts.workload import SteadyWrites
+from tests.integration.test_lifecycle import innotune, ok
+
+RATE = 100.0  # commits per second of the host's own client
+SECONDS = "7"  # each watch: 7 rounds of 1 s
+
+
+def _watch(host: DebianHost, tmp_path: Path, change: str | None) -> dict[str, Any]:
+    cli, target = innotune(host, tmp_path)
+    before = tmp_path / "before.json"
+    host.sql("SET GLOBAL innodb_flush_log_at_trx_commit = 1")
+    try:
+        with SteadyWrites(host, RATE) as client:
+            ok(cli("watch", *target, "--seconds", SECONDS, "--out", str(before)))
+            if change:
+                host.sql(change)
+            out = ok(
+                cli("watch", *target, "--seconds", SECONDS, "--compare", str(before), "--json")
+            )
+            assert client.running(), "the client stopped during the watches"
+    finally:
+        host.sql("SET GLOBAL innodb_flush_log_at_trx_commit = 1")
+    found: dict[str, Any] = json.loads(out)
+    for side in ("before", "after"):
+        # The commits counted are the client's: each line's counter is the right one.
+        assert found["traffic"][side]["commits_per_s"] == pytest.approx(RATE, rel=0.1), found
+        assert found["traffic"][side]["rows_per_commit"] == pytest.approx(1.0, rel=0.1), found
+    assert found["traffic_alike"], found["why_not"]
+    return found
+
+
+@pytest.mark.parametrize("server_host", ["trixie", "sid"], indirect=True)
+def test_trx_commit_2_reads_as_fewer_fsyncs_per_commit(
+    server_host: DebianHost, tmp_path: Path
+) -> None:
+    found = _watch(server_host, tmp_path, "SET GLOBAL innodb_flush_log_at_trx_commit = 2")
+    fsyncs = found["figures"]["fsyncs_per_commit"]
+    assert fsyncs["verdict"] == "better", fsyncs
+    assert fsyncs["after"] < fsyncs["before"]
+    assert "commits/s" in fsyncs["traffic_before"] and "commits/s" in fsyncs["traffic_after"]
+    assert found["settings_changed"]["innodb_flush_log_at_trx_commit"] == {
+        "before": "1",
+        "after": "2",
+    }
+    latency = found["figures"]["commit_latency_ms"]
+    if server_host.flavour == "mysql":  # performance_schema is on by default there
+        assert latency["verdict"] != "worse" and latency["after"] < latency["before"], latency
+    else:
+        assert latency["verdict"] == "not_measured"
+
+
+@pytest.mark.parametrize("server_host", ["trixie"], indirect=True)
+def test_an_unchanged_server_reads_neither_better_nor_worse(
+    server_host: DebianHost, tmp_path: Path
+) -> None:
+    found = _watch(server_host, tmp_path, None)
+    assert found["settings_changed"] == {}
+    for key, fig in found["figures"].items():
+        assert fig["verdict"] not in ("better", "worse"), (key, fig)
+    assert found["figures"]["fsyncs_per_commit"]["verdict"] in ("no_change", "undecided")
