@@ -12,6 +12,7 @@ from app.domain.errors import InnoTuneError
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan, SliderPositions
 from app.domain.target import Target
+from app.domain.watch import Watch
 from app.flows.freshness import ServerChange, is_old, of_target
 from app.flows.preview import Preview
 from app.ui.hostworker import HostWorker
@@ -38,6 +39,9 @@ class WizardState:
     preview: Preview | None = None
     bench_before: BenchReport | None = None  # kept with the snapshot, to compare after
     bench_after: BenchReport | None = None
+    # Watches of the server's own workload (no load added): "before" the apply, "after" it.
+    watch_before: Watch | None = None
+    watch_after: Watch | None = None
     # The snapshot of the last apply, and where its local copy lives: benchmark results
     # are kept beside it so a rollback can be measured against them later.
     snapshot_id: str | None = None

@@ -61,6 +61,7 @@ def page(qtbot: QtBot, server: PrivateServer) -> Iterator[VerifyPage]:
     page.seconds.setValue(2)
     page.threads.setValue(2)
     page.use_sysbench.setChecked(False)
+    page.watch_panel.seconds.setValue(5)  # the watch a busy server gets instead
     page.show()
     yield page
     page.stop()
@@ -183,8 +184,11 @@ def test_asks_before_running_on_a_busy_server(
         assert box is not None and "Others are writing" in box.text()
         box.done(QMessageBox.StandardButton.No)
         qtbot.waitUntil(lambda: "Not run" in page.status.text(), timeout=5_000)
+        # No benchmark: its own workload is watched instead, with no load added.
+        assert "watched instead" in page.status.text()
         wait_idle(qtbot, page)
         assert page.state.bench_before is None
+        assert page.state.watch_before is not None and page.state.watch_before.rounds == 5
         assert "busy" in page.rate_label.text()
     finally:
         load.cancel.set()

@@ -47,6 +47,7 @@ from app.domain.target import Target
 from app.flows.measure import rate_text
 from app.ui.hostworker import Progress, Task, TaskHandle
 from app.ui.logview import error_html, error_parts, link_to_log, log_error
+from app.ui.pages.verify_watch import WatchPanel
 from app.ui.state import WizardState
 from app.ui.widgets.benchchart import BenchChart, run_key
 
@@ -251,6 +252,9 @@ class VerifyPage(QWizardPage):
         self.settings_note.setObjectName("settings_note")
         self.settings_note.setWordWrap(True)
         self.settings_note.setVisible(False)
+        # On a busy server, its own workload watched instead: the default there.
+        self.watch_panel = WatchPanel(state, self)
+        self.watch_panel.ran.connect(self._on_task_ended)
 
         options = QGridLayout()
         duration_label = QLabel("&Duration:")
@@ -276,10 +280,12 @@ class VerifyPage(QWizardPage):
         layout.addWidget(self.table)
         layout.addWidget(self.settings_note)
         layout.addWidget(self.client_note)
+        layout.addWidget(self.watch_panel)
 
     # -- page life -------------------------------------------------------------------------
     def initializePage(self) -> None:  # noqa: N802 - Qt's name
         self.show_results()
+        self.watch_panel.show_results()
         before, after = self.state.bench_before, self.state.bench_after
         if before is not None and after is not None and not self.running():
             in_force = after.snapshot_in_force
@@ -316,7 +322,7 @@ class VerifyPage(QWizardPage):
             self.stop()
 
     def running(self) -> bool:
-        return self.task is not None and self.task.is_running()
+        return (self.task is not None and self.task.is_running()) or self.watch_panel.running()
 
     def stop(self, wait_ms: int = 30000) -> None:
         """Cancel the page's tasks and wait for them (the schema is dropped on the way out)."""
@@ -341,6 +347,9 @@ class VerifyPage(QWizardPage):
         self.rate_label.setText(html.escape(rate_text(rate)))
         label, self._pending = self._pending, None
         if label is None:
+            if rate.busy and not self.watch_panel.running():
+                # Busy: watching its own workload is the proof that adds no load.
+                self.watch_panel.start("The server is busy, so its own workload is watched.")
             return
         if rate.busy:
             self._ask(label, rate)
@@ -369,7 +378,11 @@ class VerifyPage(QWizardPage):
         if result == QMessageBox.StandardButton.Yes:
             self._queue_bench(label)
         else:
-            self.status.setText("Not run: the server is busy. Try again at a quieter time.")
+            self.status.setText(
+                "Not run: the server is busy. Its own workload is watched instead, with no "
+                "load added (below)."
+            )
+            self.watch_panel.start()
 
     # -- the benchmark ---------------------------------------------------------------------
     def _on_run_before_clicked(self) -> None:
