@@ -26,7 +26,6 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QMessageBox
 
-from app.domain.bench import BenchReport
 from app.domain.instance import ServerInstance
 from app.domain.words import count
 from app.flows import apply as jobs
@@ -39,7 +38,12 @@ from app.ui.hostworker import Task, TaskHandle
 from app.ui.logview import DETAILS_LINK, error_parts, log_error
 from app.ui.pages import apply_tasks as tasks
 from app.ui.pages import apply_texts as texts
-from app.ui.pages.apply_state import keep_bench, keep_bench_with_snapshot, note_changes_in_force
+from app.ui.pages.apply_state import (
+    keep_before,
+    keep_bench,
+    keep_bench_with_snapshot,
+    note_changes_in_force,
+)
 from app.ui.pages.apply_view import CANCEL_AFTER_TEXT, CANCEL_BEFORE_TEXT, CANCEL_TEXT, ApplyView
 from app.ui.pages.snapshot_list import choose_restore, chosen_id, restore_question, show_listing
 from app.ui.state import WizardState
@@ -166,6 +170,7 @@ class ApplyPage(ApplyView):
         self._measure_decided_for = facts
         found = quietness(facts.server if facts is not None else None)
         self.measure_box.setChecked(found.quiet)
+        self.watch_box.setChecked(found.why.startswith("busy"))
         self.measure_note.setText(texts.measure_note(found, MeasureOptions().seconds))
 
     def effective_preview(self) -> Preview | None:
@@ -239,6 +244,7 @@ class ApplyPage(ApplyView):
             preview is not None and not preview.restart_needed and not self._busy()
         )
         self.measure_box.setEnabled(preview is not None and not self._busy())
+        self.watch_box.setEnabled(preview is not None and not self._busy())
         waiting = self.status is not None and self.status.state == "awaiting-confirm"
         self.keep_button.setEnabled(waiting and not self._busy())
         self.rollback_button.setEnabled(
@@ -328,9 +334,9 @@ class ApplyPage(ApplyView):
             self._relogin(),
         )
         if not self.measure_box.isChecked() or self.state.target is None:
-            self.bench_bar.setVisible(False)
-            started = "Taking the snapshot, then applying on the server…"
-            self._run("apply", tasks.run_apply, inputs, started)
+            name, run, task_inputs, started = tasks.plain_apply(inputs, self.state, self.watch_box)
+            self.bench_bar.setVisible(name == "watched apply")
+            self._run(name, run, task_inputs, started)
             return
         measured = tasks.MeasuredInputs(
             inputs,
@@ -483,8 +489,7 @@ class ApplyPage(ApplyView):
         if isinstance(item, float):  # a benchmark's progress, within its side
             self.bench_bar.setValue(round(item * 1000))
             return
-        if isinstance(item, BenchReport):  # "before" measured: a new pair begins
-            self.state.bench_before, self.state.bench_after = item, None
+        if keep_before(self.state, item):  # "before" measured or watched: a new pair begins
             return
         if isinstance(item, jobs.JobStatus) and self._applying:
             # The apply ended inside a measured apply: from here Cancel stops "after" only.

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from app.domain.bench import BenchReport
 from app.domain.errors import InnoTuneError
+from app.domain.watch import Watch
 from app.flows import apply as jobs
 from app.flows import snapshots
 from app.flows.apply import not_taken
@@ -67,3 +69,14 @@ def note_changes_in_force(state: WizardState, result: jobs.JobStatus) -> None:
         state.changes_in_force = result.snapshot_id
         if state.preview is not None:
             state.not_taken = not_taken(state.preview, result)
+
+
+def keep_before(state: WizardState, item: object) -> bool:
+    """Keep a "before" a measured or watched apply posted (a new pair begins); False: not one."""
+    if isinstance(item, BenchReport):
+        state.bench_before, state.bench_after = item, None
+        return True
+    if isinstance(item, Watch):  # the server's own workload before: Verify compares
+        state.watch_before, state.watch_after = item, None
+        return True
+    return False

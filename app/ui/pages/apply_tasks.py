@@ -166,6 +166,60 @@ def run_apply(conn: DoctorResult, inputs: ApplyInputs, progress: Progress) -> Jo
     return _reconnect_after(conn, inputs.relogin, progress, done)
 
 
+@dataclass(frozen=True)
+class WatchedInputs:
+    """An apply with a watch of the server's own workload first (a busy server's "before")."""
+
+    apply: ApplyInputs
+    target: Target
+    secrets: Secrets
+    seconds: float
+
+
+def run_watched_apply(conn: DoctorResult, inputs: WatchedInputs, progress: Progress) -> JobStatus:
+    """Watch the server's own workload (posted as soon as it is there), then apply.
+
+    Raises:
+        InnoTuneError: cancelled during the watch (nothing was changed).
+    """
+    from app.flows.watching import watch
+
+    found = watch(
+        conn,
+        inputs.target,
+        inputs.secrets,
+        inputs.seconds,
+        cancel=progress.cancelled,
+        progress=progress.post,
+    )
+    progress.post(found)
+    if progress.cancelled.is_set():
+        raise InnoTuneError("Cancelled during the watch: nothing was changed.")
+    progress.say("Taking the snapshot, then applying on the server")
+    return run_apply(conn, inputs.apply, progress)
+
+
+def plain_apply(
+    inputs: ApplyInputs, state: Any, watch_box: Any
+) -> tuple[str, Callable[..., Any], Any, str]:
+    """The apply task without a benchmark: its name, function, inputs and first words.
+
+    With ``watch_box`` ticked, the server's own workload is watched first, as long as the
+    Verify page's watch, so that a watch after the apply has a "before" to compare with.
+    """
+    target, secrets = state.target, state.secrets
+    if watch_box.isChecked() and target is not None:
+        from app.flows.watching import WATCH_SECONDS
+
+        watched = WatchedInputs(inputs, target, secrets, WATCH_SECONDS)
+        started = (
+            f"Watching the server's own workload for {WATCH_SECONDS:.0f} s first (no load "
+            "added); nothing is changed yet…"
+        )
+        return "watched apply", run_watched_apply, watched, started
+    return "apply", run_apply, inputs, "Taking the snapshot, then applying on the server…"
+
+
 def run_measured_apply(
     conn: DoctorResult, inputs: MeasuredInputs, progress: Progress
 ) -> MeasuredApply:

@@ -91,6 +91,17 @@ class ApplyView(QWizardPage):
         self.measure_note.setObjectName("apply_measure_note")
         self.measure_note.setWordWrap(True)
         layout.addWidget(self.measure_note)
+        # A busy server's proof without load: its own workload watched before, and after on
+        # Verify. Ticked by default only on a busy server.
+        self.watch_box = QCheckBox("&Watch the server's own workload before applying")
+        self.watch_box.setObjectName("apply_watch")
+        self.watch_box.setAccessibleName("watch the workload before applying")
+        self.watch_box.setToolTip(
+            "Reads the server's counters and its disk's while its own clients work (no load "
+            "added), before the change; Verify watches as long again after it and compares "
+            "each cost per commit. Used when “Measure before and after” is not ticked."
+        )
+        layout.addWidget(self.watch_box)
         self.consent = QCheckBox("I have read the preview; apply these changes to the &server")
         self.consent.setObjectName("apply_consent")
         layout.addWidget(self.consent)

@@ -347,9 +347,13 @@ class VerifyPage(QWizardPage):
         self.rate_label.setText(html.escape(rate_text(rate)))
         label, self._pending = self._pending, None
         if label is None:
-            if rate.busy and not self.watch_panel.running():
+            state = self.state
+            compare = state.watch_before and state.changes_in_force and not state.watch_after
+            if (rate.busy or compare) and not self.watch_panel.running():
                 # Busy: watching its own workload is the proof that adds no load.
-                self.watch_panel.start("The server is busy, so its own workload is watched.")
+                busy = "The server is busy, so its own workload is watched."
+                again = "Its workload was watched before the changes; now it is watched again."
+                self.watch_panel.start(busy if rate.busy else again)
             return
         if rate.busy:
             self._ask(label, rate)
