@@ -37,6 +37,7 @@ def test_the_box_is_ticked_on_a_quiet_server_and_asks_on_a_busy_one(
     qtbot.addWidget(page)
     page._decide_measure()
     assert page.measure_box.isChecked()
+    assert not page.watch_box.isChecked()  # quiet: the benchmark is the proof
     note = page.measure_note.text()
     assert note.startswith("Ticked: the server is quiet") and "0 commits/s (at most 100)" in note
     # The person's choice stands while the facts are the same.
@@ -51,6 +52,7 @@ def test_the_box_is_ticked_on_a_quiet_server_and_asks_on_a_busy_one(
     page.measure_box.setChecked(True)
     page._decide_measure()
     assert not page.measure_box.isChecked()
+    assert page.watch_box.isChecked()  # busy: its own workload is watched instead
     assert page.measure_note.text().startswith(
         "Not ticked: the server is busy: 850 commits/s (above 100)"
     ), page.measure_note.text()
@@ -58,6 +60,7 @@ def test_the_box_is_ticked_on_a_quiet_server_and_asks_on_a_busy_one(
     state.facts = dataclasses.replace(state.facts, server=dataclasses.replace(server, rates=None))
     page._decide_measure()
     assert not page.measure_box.isChecked() and "took no sample" in page.measure_note.text()
+    assert not page.watch_box.isChecked()
 
 
 def test_a_rolled_back_apply_is_measured_before_and_not_after(

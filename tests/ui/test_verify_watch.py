@@ -11,13 +11,19 @@ import getpass
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from pytestqt.qtbot import QtBot
 
+from app.domain.target import ConnectOptions, Target
+from app.flows import watching
 from app.mysql.session import PyMySQLSession
 from app.practice.server import PrivateServer
 from app.ui.pages.verify import VerifyPage
+from tests.hosts.util import need_root
+from tests.integration.test_apply import _remove_new_jobs_and_snapshots  # noqa: F401 - autouse
+from tests.ui.test_apply_page import open_apply_page
 from tests.ui.test_verify_page import connected_state
 
 RATE = 150.0
@@ -103,3 +109,64 @@ def test_busy_server_is_watched_and_a_change_reads_better(
     status = page.watch_panel.status.text()
     assert "Before:" in status and "After:" in status and "commits/s" in status
     assert "performance_schema is off" in status  # the private MariaDB's default
+
+
+def test_watch_before_the_apply_and_after_it_on_verify(
+    qtbot: QtBot,
+    private_server: PrivateServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The wizard's way on a busy server: Apply watches first, applies (trx_commit 1 → 2,
+    live), and Verify watches as long again by itself and judges."""
+    need_root()
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(watching, "WATCH_SECONDS", 7.0)  # 7 rounds a side decide
+    client = SteadyClient(private_server)
+    client.start()
+    try:
+        page = open_apply_page(qtbot, private_server)
+        socket = str(private_server.socket_path)
+        page.state.target = Target("local", options=ConnectOptions(instance=socket))
+        page.watch_box.setChecked(True)
+        page.consent.setChecked(True)
+        page.apply_button.click()
+        qtbot.waitUntil(
+            lambda: (
+                page.state.watch_before is not None
+                or page.task is None
+                or not page.task.is_running()
+            ),
+            timeout=30_000,
+        )
+        assert page.state.watch_before is not None, (
+            page.state_label.text(),
+            page.journal.toPlainText(),
+        )
+        # Watched on the unchanged server: nothing was applied before it ended.
+        assert page.state.watch_before.settings["innodb_flush_log_at_trx_commit"] == "1"
+        qtbot.waitUntil(lambda: page.status is not None and page.status.final, timeout=60_000)
+        assert page.status is not None and page.status.state == "applied"
+        # The wizard's state as Verify finds it, connected (the Apply page's test state is
+        # built from its facts): the watch before and the changes in force carried over.
+        state = connected_state(private_server)
+        state.watch_before = page.state.watch_before
+        state.changes_in_force = page.state.changes_in_force
+        verify = VerifyPage(state)
+        qtbot.addWidget(verify)
+        verify.sample_seconds = 0.5
+        verify.show()
+        verify.initializePage()
+        qtbot.waitUntil(lambda: state.watch_after is not None, timeout=40_000)
+        qtbot.waitUntil(lambda: not verify.running(), timeout=10_000)
+        verify.stop()
+        assert state.connection is not None
+        state.connection.close()
+    finally:
+        client.stop.set()
+        client.join(30)
+    assert state.watch_after.seconds == state.watch_before.seconds == 7.0
+    assert state.watch_after.settings["innodb_flush_log_at_trx_commit"] == "2"
+    assert verify.watch_panel.verdict("fsyncs_per_commit").startswith("better"), (
+        verify.watch_panel.status.text()
+    )
