@@ -55,7 +55,7 @@ STATUS_NAMES = (
 
 #: How each server line's commits are counted: the status counters summed. Chosen by
 #: :func:`commit_counter`, checked against a known number of commits on every server line
-#: in tests/integration/test_watch_live.py.
+#: in tests/integration/test_watch_live.py (MariaDB 10.5 and 11.8, MySQL 9.7).
 COMMIT_COUNTERS: dict[str, tuple[tuple[str, ...], int]] = {
     # MariaDB with the binary log: one per transaction written to it.
     "Binlog_commits": (("Binlog_commits",), 1),

@@ -45,7 +45,7 @@ def _watch(host: DebianHost, tmp_path: Path, change: str | None) -> dict[str, An
     return found
 
 
-@pytest.mark.parametrize("server_host", ["trixie", "sid"], indirect=True)
+@pytest.mark.parametrize("server_host", ["trixie", "sid", "bullseye"], indirect=True)
 def test_trx_commit_2_reads_as_fewer_fsyncs_per_commit(
     server_host: DebianHost, tmp_path: Path
 ) -> None:

@@ -93,7 +93,7 @@ class ApplyView(QWizardPage):
         layout.addWidget(self.measure_note)
         # A busy server's proof without load: its own workload watched before, and after on
         # Verify. Ticked by default only on a busy server.
-        self.watch_box = QCheckBox("&Watch the server's own workload before applying")
+        self.watch_box = QCheckBox("Watch the server's own w&orkload before applying")
         self.watch_box.setObjectName("apply_watch")
         self.watch_box.setAccessibleName("watch the workload before applying")
         self.watch_box.setToolTip(

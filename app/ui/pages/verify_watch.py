@@ -111,7 +111,7 @@ class WatchPanel(QGroupBox):
         header.setStretchLastSection(True)
         self.table.setMaximumHeight(220)
         row = QHBoxLayout()
-        duration = QLabel("Watch f&or:")
+        duration = QLabel("Watc&h for:")
         duration.setBuddy(self.seconds)
         row.addWidget(duration)
         row.addWidget(self.seconds)
