@@ -159,7 +159,10 @@ class Watch:
         Raises:
             ValueError: not a watch.
         """
-        watch = from_json(cls, text)
+        try:
+            watch = from_json(cls, text)
+        except TypeError as exc:  # a field missing: another kind of file
+            raise ValueError(f"not an InnoTune watch ({exc})") from exc
         if watch.format != FORMAT:
             raise ValueError(f"not an InnoTune watch (format {watch.format!r})")
         return watch

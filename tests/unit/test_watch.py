@@ -192,3 +192,18 @@ def test_diskstats_fields() -> None:
     old = "8 0 sda 1 2 3 4 10 20 30 40 0 50 60\n"  # a kernel before 4.18: no flushes
     assert "flushes" not in parse_diskstats(old, "sda")
     assert parse_diskstats(line, "sdb") == {}
+
+
+def test_the_command_is_registered_and_refuses_what_it_cannot_read(tmp_path: Path) -> None:
+    from app.cli import build_parser
+    from app.commands.watch import saved_watch
+    from app.domain.errors import InnoTuneError
+
+    parser, handlers = build_parser()
+    args = parser.parse_args(["watch", "local", "--seconds", "12", "--compare", "a.json"])
+    assert args.command == "watch" and args.seconds == 12.0 and "watch" in handlers
+    bench = tmp_path / "bench.json"
+    bench.write_text('{"format": "innotune-bench/1"}')
+    with pytest.raises(InnoTuneError, match="not a watch"):
+        saved_watch(bench)
+    assert saved_watch(FIXTURES / "sid-trx1.json").flavour == "mysql"
