@@ -94,9 +94,15 @@ def timers_note(session: Session, flavour: str) -> tuple[bool, str]:
             f"performance_schema is off on this server{restart}: no commit or statement "
             "latency, the counters only"
         )
-    rows = session.query(
-        "SELECT ENABLED, TIMED FROM performance_schema.setup_instruments WHERE NAME = 'transaction'"
-    )
+    from app.domain.errors import InnoTuneError
+
+    try:
+        rows = session.query(
+            "SELECT ENABLED, TIMED FROM performance_schema.setup_instruments "
+            "WHERE NAME = 'transaction'"
+        )
+    except InnoTuneError as exc:  # e.g. an account without access to performance_schema
+        return False, f"performance_schema could not be read ({exc.problem}): the counters only"
     transactions = bool(rows) and rows[0][0] == "YES" and rows[0][1] == "YES"
     what = "read-write transactions and write statements" if transactions else "write statements"
     return True, f"latencies from performance_schema ({what})"
