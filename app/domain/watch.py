@@ -214,6 +214,7 @@ COSTS = (
     Figure("disk_writes_per_commit", "disk writes per commit", "writes", digits=3),
     Figure("disk_write_ms", "disk write latency", "ms per write", digits=3),
     Figure("disk_busy_ms_per_commit", "disk busy time per commit", "ms", digits=3),
+    Figure("disk_utilisation_pct", "disk utilisation", "% of the time busy", digits=1),
     Figure("commit_latency_ms", "commit latency", "ms", digits=3),
     Figure("statement_latency_ms", "write statement latency", "ms", digits=3),
 )
@@ -227,6 +228,7 @@ DISK_KEYS = frozenset(
         "disk_writes_per_commit",
         "disk_write_ms",
         "disk_busy_ms_per_commit",
+        "disk_utilisation_pct",
     )
 )
 
@@ -300,6 +302,8 @@ def round_figures(a: Sample, b: Sample, counter: str) -> dict[str, float | None]
     out["disk_writes_per_commit"] = per_commit(writes)
     out["disk_write_ms"] = write_ms / writes if writes and write_ms is not None else None
     out["disk_busy_ms_per_commit"] = per_commit(busy)
+    # Utilisation follows the traffic too: judged only beside alike traffic, as every figure.
+    out["disk_utilisation_pct"] = busy / seconds / 10 if busy is not None and seconds > 0 else None
     out["commit_latency_ms"] = _mean_ms(a.timers, b.timers, "commit")
     out["statement_latency_ms"] = _mean_ms(a.timers, b.timers, "statement")
     return out

@@ -207,3 +207,15 @@ def test_the_command_is_registered_and_refuses_what_it_cannot_read(tmp_path: Pat
     with pytest.raises(InnoTuneError, match="not a watch"):
         saved_watch(bench)
     assert saved_watch(FIXTURES / "sid-trx1.json").flavour == "mysql"
+
+
+def test_disk_figures_of_a_round() -> None:
+    disk_a = {"writes": 100, "write_ms": 50, "io_ms": 1000, "flushes": 10}
+    disk_b = {"writes": 300, "write_ms": 250, "io_ms": 1500, "flushes": 60}
+    a = Sample(0.0, {"Binlog_commits": 0}, disk_a)
+    b = Sample(2.0, {"Binlog_commits": 50}, disk_b)
+    figures = round_figures(a, b, "Binlog_commits")
+    assert figures["disk_utilisation_pct"] == pytest.approx(25.0)  # 500 ms busy of 2 s
+    assert figures["disk_write_ms"] == pytest.approx(1.0)  # 200 ms over 200 writes
+    assert figures["disk_flushes_per_commit"] == pytest.approx(1.0)
+    assert figures["disk_busy_ms_per_commit"] == pytest.approx(10.0)
