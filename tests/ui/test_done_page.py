@@ -133,3 +133,28 @@ def test_done_counts_only_what_the_host_took(qtbot: QtBot) -> None:
     assert "read-only" in text
     for c in kernel:  # each change with the warning of its own file
         assert state.not_taken[c.id].startswith(f"/proc/sys/{c.key.replace('.', '/')} ")
+
+
+def test_done_sums_up_the_watches_before_and_after(qtbot: QtBot) -> None:
+    """Watches recorded on sid (tests/fixtures/watch/SOURCE.md): trx_commit 1 → 2 between."""
+    from app.domain.watch import Watch
+
+    watches = Path(__file__).parents[1] / "fixtures/watch"
+    facts = HostFacts.from_json(FACTS.read_text())
+    state = WizardState(target=parse_target("root@sid"), facts=facts)
+    state.watch_before = Watch.from_json((watches / "sid-trx1.json").read_text())
+    page = DonePage(state)
+    qtbot.addWidget(page)
+    page.initializePage()
+    assert "Watched on your server" not in page.text.text()  # no pair yet
+    state.watch_after = Watch.from_json((watches / "sid-trx2.json").read_text())
+    page.initializePage()
+    text = page.text.text()
+    assert "Watched on your server (its own workload)" in text
+    assert re.search(r"InnoDB fsyncs per commit: [\d.]+ fsyncs → [\d.]+ fsyncs, better", text)
+    assert "Traffic before: " in text and "commits/s" in text
+    # A pair whose traffic differs says so instead of verdicts.
+    state.watch_after = Watch.from_json((watches / "trixie-rate200.json").read_text())
+    state.watch_before = Watch.from_json((watches / "trixie-rate100.json").read_text())
+    page.initializePage()
+    assert "No verdicts: the traffic changed too much" in page.text.text()

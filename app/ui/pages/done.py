@@ -82,8 +82,37 @@ def summary_html(state: WizardState, log_path: str) -> str:
             + "<br>".join(html.escape(m) for m in measured)
             + f"<br>{html.escape(note)}</p>"
         )
+    watched = watched_lines(state)
+    if watched:
+        parts.append(
+            "<p><b>Watched on your server (its own workload):</b><br>"
+            + "<br>".join(html.escape(w) for w in watched)
+            + "</p>"
+        )
     parts.append(f"<p>InnoTune's log (secrets masked): <code>{html.escape(log_path)}</code></p>")
     return "".join(parts)
+
+
+def watched_lines(state: WizardState) -> list[str]:
+    """The watches before and after, each judged figure with its verdict ([]: no pair)."""
+    from app.domain.watch import BY_KEY, value_text, verdict_text
+    from app.flows.watching import compare
+
+    before, after = state.watch_before, state.watch_after
+    if before is None or after is None:
+        return []
+    found = compare(before, after)
+    lines = [f"Traffic before: {found.before.text()}; after: {found.after.text()}."]
+    if found.why_not:
+        return [*lines, f"No verdicts: {found.why_not}."]
+    for fig in found.figures:
+        if fig.verdict in ("not_measured", "not_compared"):
+            continue
+        lines.append(
+            f"{BY_KEY[fig.key].title}: {value_text(fig.key, fig.before)} → "
+            f"{value_text(fig.key, fig.after)}, {verdict_text(fig)}"
+        )
+    return lines
 
 
 class DonePage(QWizardPage):
