@@ -209,6 +209,7 @@ def run_lifecycle(
             assert "has no configuration directory kept on the host" in out, out
             assert "lost when the container is recreated" in out, out
             assert "nothing was changed" in out, out
+            assert "== Option files ==" not in out, "a refused apply lists no actions"
             assert engine.cli(*look, check=False) == inside, "nothing written inside"
             assert trx(plain) == "1", out
             return "refused plainly; nothing written"

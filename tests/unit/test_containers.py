@@ -265,3 +265,28 @@ def test_a_stopped_container_asked_for_is_named_with_how_to_start_it() -> None:
 
     inst = ServerInstance(4242, "/usr/sbin/mariadbd", (), container=container)
     assert choose_instance([inst], container.name, stopped) is inst
+
+
+def test_the_plan_says_up_front_when_a_container_cannot_be_changed_in_place() -> None:
+    from app.knobs import default_catalogue
+    from app.planner import default_positions, make_plan
+    from tests.unit.planner_profiles import PROFILES
+
+    facts = PROFILES["mariadb1011-md-raid1-ssd"].facts
+    assert facts.server is not None
+    (container,) = parse_containers(_section("docker", DOCKER))
+    data_only = dataclasses.replace(
+        container, mounts=tuple(m for m in container.mounts if "conf" not in m.destination)
+    )
+
+    def plan_in(inside: object) -> tuple[str, ...]:
+        instance = dataclasses.replace(facts.server.instance, container=inside)  # type: ignore[union-attr]
+        server = dataclasses.replace(facts.server, instance=instance)
+        contained = dataclasses.replace(facts, server=server)
+        return make_plan(contained, default_positions(contained), default_catalogue()).warnings
+
+    said = [w for w in plan_in(data_only) if "cannot change it in place" in w]
+    assert said and f"The container {container.name} keeps no configuration" in said[0]
+    assert "compose override" in said[0]  # compose started it
+    assert not [w for w in plan_in(container) if "in place" in w], "its conf.d is mounted"
+    assert not [w for w in plan_in(None) if "in place" in w]
