@@ -255,7 +255,7 @@ def test_memory_never_more_than_fits_on_the_2gb_vm() -> None:
     assert int(change.proposed) <= budget.fits
     assert budget.headroom(int(change.proposed)) >= 0
     assert "OOM" in change.risk
-    assert "capped" in describe("memory", 90, facts)
+    assert "the 90% asked does not fit" in describe("memory", 90, facts)
 
 
 def test_an_oversized_pool_is_warned_about_and_shrunk() -> None:

@@ -131,7 +131,7 @@ def test_keep_is_possible_and_says_what_it_keeps() -> None:
     assert kept.change("innodb_buffer_pool_size") is None
     assert "keeps the buffer pool at 128 MiB" in why["innodb_buffer_pool_size"]
     assert f"InnoTune recommends {start.memory_share}% of RAM" in why["innodb_buffer_pool_size"]
-    assert note("memory", kept, facts) == "1% of RAM: 128 MiB (kept as it is)"
+    assert note("memory", kept, facts) == "0.4% of RAM: 128 MiB (kept as it is)"
 
 
 def test_the_crash_loss_words_cover_three_positions() -> None:
