@@ -22,11 +22,12 @@ from pathlib import Path
 import pytest
 
 from app.domain.container import Container
-from app.domain.facts import ProcessMemory
+from app.domain.facts import MachineFacts, ProcessMemory
 from app.domain.hostfacts import HostFacts
 from app.domain.instance import ServerInstance
 from app.domain.plan import Plan
 from app.inspect.host_machine import parse_database_processes, parse_processes
+from app.inspect.report import machine_lines
 from app.planner import default_positions, make_plan
 from app.planner.budget import memory_budget, pool_of
 from app.planner.memorysum import POOL_OVERHEAD
@@ -452,3 +453,5 @@ def test_inspection_keeps_the_database_servers_memory() -> None:
     assert [p.name for p in parse_processes(lines)] == ["java", "systemd"]
     servers = parse_database_processes([*lines, "9 400 mysqld"])
     assert [(p.pid, p.rss_bytes) for p in servers] == [(2, 900000 * 1024), (9, 400 * 1024)]
+    shown = machine_lines(MachineFacts(database_processes=servers))
+    assert "Database server processes (resident memory): mariadbd pid 2 878.9 MiB" in shown[-1]
