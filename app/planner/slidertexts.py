@@ -73,7 +73,7 @@ def note(key: str, plan: Plan, facts: HostFacts) -> str:
     budget = memory_budget(facts, parse_int(plan_final(plan, facts, "key_buffer_size")))
     if budget is not None and ram * share // 100 > budget.fits:
         return f"{shown} (the {share}% asked does not fit)"
-    return f"{shown} (the {share}% asked, rounded down to what the server allocates)"
+    return f"{shown} (the {share}% asked, rounded down)"
 
 
 def plan_final(plan: Plan, facts: HostFacts, name: str) -> str | None:

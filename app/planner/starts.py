@@ -139,7 +139,7 @@ def recommended_share(facts: HostFacts) -> Start | None:
     if now is not None and pool is not None and now > share and pool <= budget.fits:
         return Start(
             now,
-            f"The buffer pool is {size_text(pool)} (about {now}% of RAM), more than the "
+            f"The buffer pool is {size_text(pool)} ({share_text(pool, ram)} of RAM), more than the "
             f"{share}% InnoTune would give it, and it fits, so it stays: InnoTune does not "
             f"shrink a pool that fits. {why}",
         )
