@@ -299,12 +299,17 @@ def matrix() -> list[tuple[str, HostFacts]]:
 SHARES = (1, 2, 5, 10, 25, 40, 50, 55, 60, 69, 75, 80, 90)
 
 
-def _check(facts: HostFacts, shares: tuple[int, ...] | range) -> list[str]:
+def _check(
+    facts: HostFacts, shares: tuple[int, ...] | range, myisam: tuple[bool, ...] = (True,)
+) -> list[str]:
+    """Every share (and MyISAM position: it sizes the key buffer, a part of the sum)."""
     start = default_positions(facts)
     bad = start_problems(facts)
     for share in shares:
-        plan = make_plan(facts, dataclasses.replace(start, memory_share=share), CAT)
-        bad += [f"{share}%: {p}" for p in problems(plan, facts)]
+        for keys in myisam:
+            pos = dataclasses.replace(start, memory_share=share, myisam=keys)
+            plan = make_plan(facts, pos, CAT)
+            bad += [f"{share}% myisam={keys}: {p}" for p in problems(plan, facts)]
     return bad
 
 
@@ -327,7 +332,7 @@ def test_every_matrix_host_profile_adds_up() -> None:
     assert len(cases) == len(LINES) * len(hosts())
     sums = frees = 0
     for name, facts in cases:
-        failures += [f"{name}: {p}" for p in _check(facts, SHARES)]
+        failures += [f"{name}: {p}" for p in _check(facts, SHARES, (True, False))]
         plan = make_plan(facts, default_positions(facts), CAT)
         words = " ".join(texts(plan, facts))
         sums += bool(FITS.search(words) or FITS.search(memory_budget(facts).words()))  # type: ignore[union-attr]
