@@ -296,7 +296,7 @@ def matrix() -> list[tuple[str, HostFacts]]:
     return [(f"{x.version}/{h.name}", facts_for(h, x)) for x in LINES for h in hosts()]
 
 
-SHARES = (1, 2, 5, 10, 25, 40, 50, 55, 60, 69, 75, 80, 90)
+SHARES = (1, 5, 25, 50, 69, 90)  # with both MyISAM positions; the recorded hosts get all 90
 
 
 def _check(
