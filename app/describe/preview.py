@@ -342,10 +342,11 @@ def build_preview(plan: Plan, host: Host) -> Preview:
 
 
 def _refused(actions: list[Action]) -> set[str]:
+    # A udev rule that cannot be written refuses only the keeping, not the live value.
     return {
         i
         for a in actions
-        if a.unsupported and not a.files and not a.commands and not a.values
+        if a.unsupported and not a.files and not a.commands and not a.values and a.applier != "udev"
         for i in a.change_ids
     }
 

@@ -63,7 +63,11 @@ def _one(change: Change, host: Host) -> Action:
     path = sysfs_path(change)
     if not _VALUE.match(change.proposed):
         raise ApplyError(f"{change.id}: InnoTune does not write the value {change.proposed!r}.")
-    persistent = "udev rule (see the persistence files)"
+    persistent = (
+        "udev rule (see the persistence files)"
+        if change.kept
+        else "not kept: it lasts until the next reboot (no udev on this host)"
+    )
     if not host.live:
         value = ValueChange(
             "sysfs",

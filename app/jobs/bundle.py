@@ -66,6 +66,7 @@ def build_bundle(
             mode=write.mode,
             owner=write.owner,
             purpose=write.purpose,
+            covers=_covers(action),
         )
         for action in actions
         for write in action.files
@@ -74,12 +75,28 @@ def build_bundle(
     # GLOBAL (spelled on the target) and writes the sysfs and sysctl ones itself (in /sys
     # and /proc/sys, as the preview says); the commands (udevadm ...) run after them.
     values = [
-        ValueItem(kind=v.kind, key=v.key, value=v.new, path=v.path, device=v.device)
+        ValueItem(
+            kind=v.kind,
+            key=v.key,
+            value=v.new,
+            path=v.path,
+            device=v.device,
+            change=change_of(a, v.key, v.device),
+        )
         for a in actions
         for v in a.values
         if v.kind in ("dynamic", "sysfs", "sysctl")
     ]
-    commands = [CommandItem(list(c.argv), c.why) for a in actions for c in a.commands]
+    commands = [
+        CommandItem(list(c.argv), c.why, covers=_covers(a)) for a in actions for c in a.commands
+    ]
+    # The plan's changes the job carries (those the describers found the host cannot take
+    # are not among them): the job counts what it applied out of these.
+    carried = list(
+        dict.fromkeys(
+            i for a in actions if not a.unsupported or a.files or a.values for i in a.change_ids
+        )
+    )
     pool = expected.get("innodb_buffer_pool_size")
     has_option_files = any(f.purpose == "option_file" for f in files)
     needed = any(a.restart_needed for a in actions)
@@ -101,4 +118,18 @@ def build_bundle(
         expected=dict(expected),
         confirm_within=confirm_within,
         watchdog_grace=watchdog_grace,
+        changes=carried,
     )
+
+
+def change_of(action: Action, key: str, device: str | None) -> str:
+    """The plan's change id a value of ``action`` is for (``key`` or ``key@device``)."""
+    wanted = f"{key}@{device}" if device else key
+    return next((i for i in action.change_ids if i == wanted), wanted)
+
+
+def _covers(action: Action) -> list[str]:
+    """What a persistence file or follow-up command keeps: the action's live OS changes."""
+    if action.applier not in ("sysctl", "udev"):
+        return []
+    return list(action.change_ids)
