@@ -275,7 +275,9 @@ class Preview:
             out.append("Live (no restart): " + ", ".join(self.live_now))
         out.append("")
         out.append("== Warnings ==")
-        out += [f"  ! {w}" for w in self.all_warnings] or ["(none)"]
+        # Never "none" when something is left out: the list below says what.
+        empty = "(none besides what this host cannot take, below)" if self.unsupported else "(none)"
+        out += [f"  ! {w}" for w in self.all_warnings] or [empty]
         if self.unsupported:
             out.append("")
             out.append("== Not supported or not previewed ==")

@@ -48,10 +48,13 @@ def build_bundle(
     confirm_within: float | None = None,
     watchdog_grace: float = DEFAULT_WATCHDOG_GRACE,
     restart_anyway: bool = False,
+    skipped: Sequence[Action] = (),
 ) -> Bundle:
     """What the job on the target does, built from the same Actions the preview showed.
 
     With ``restart_anyway`` the job restarts the server even when no change needs it.
+    ``skipped`` are the Actions with nothing to do: those the host cannot take are named in
+    the bundle, so the job reports them not applied.
     Whenever it restarts, the dynamic variables that the option files also carry
     (``persisted_keys``) are not set live first: the restart applies them, once.
     """
@@ -90,13 +93,17 @@ def build_bundle(
     commands = [
         CommandItem(list(c.argv), c.why, covers=_covers(a)) for a in actions for c in a.commands
     ]
-    # The plan's changes the job carries (those the describers found the host cannot take
-    # are not among them): the job counts what it applied out of these.
-    carried = list(
-        dict.fromkeys(
-            i for a in actions if not a.unsupported or a.files or a.values for i in a.change_ids
-        )
-    )
+    # The plan's changes the job carries, those the describers found the host cannot take
+    # among them: the job counts what it applied out of these.
+    every = [*actions, *skipped]
+    refused: dict[str, str] = {}
+    for a in every:
+        if a.applier != "udev" and a.unsupported and not (a.files or a.values or a.commands):
+            # One reason per change where the describer gave one each (sysctl's keys).
+            whys = a.unsupported if len(a.unsupported) == len(a.change_ids) else None
+            for n, i in enumerate(a.change_ids):
+                refused.setdefault(i, whys[n] if whys else a.unsupported[0])
+    carried = list(dict.fromkeys(i for a in every for i in a.change_ids))
     pool = expected.get("innodb_buffer_pool_size")
     has_option_files = any(f.purpose == "option_file" for f in files)
     needed = any(a.restart_needed for a in actions)
@@ -119,6 +126,7 @@ def build_bundle(
         confirm_within=confirm_within,
         watchdog_grace=watchdog_grace,
         changes=carried,
+        refused=refused,
     )
 
 

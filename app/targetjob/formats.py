@@ -158,6 +158,8 @@ class Bundle:
     undo: list[str] | None = None
     only: bool = False
     changes: list[str] = field(default_factory=list)  # the plan's change ids it carries
+    # Changes the preview already found this host cannot take (id -> why): not applied.
+    refused: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> bytes:
         """The bundle as ``bundle.json`` holds it."""
@@ -202,6 +204,7 @@ class Bundle:
         fields["validate"] = Validate(**_known(Validate, check)) if check else None
         fields["persisted_keys"] = list(doc.get("persisted_keys") or [])
         fields["changes"] = [str(c) for c in doc.get("changes") or []]
+        fields["refused"] = {str(k): str(v) for k, v in (doc.get("refused") or {}).items()}
         fields["expected"] = dict(doc.get("expected") or {})
         fields["how"] = dict(doc.get("how") or {})
         fields["watchdog_grace"] = float(doc.get("watchdog_grace") or 10.0)

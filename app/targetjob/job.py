@@ -295,6 +295,7 @@ class Job(Restore):
             False when the host takes none of the plan's changes (nothing was written).
         """
         bundle = self.bundle
+        self.not_applied.update(bundle.refused)  # the preview's "not supported on this host"
         refused = refused_values(bundle.values)
         for change_id, why in refused.items():
             self.not_applied.setdefault(change_id, why)
