@@ -67,13 +67,13 @@ class Capabilities:
 
     @property
     def udev_seen(self) -> str:
-        """What was missing, in words ("no udev daemon runs (no /run/udev/control)...")."""
+        """What was missing, in words ("/run/udev/control is missing, so no udev daemon runs")."""
         missing = []
         if self.udev_running is False:
-            missing.append("no udev daemon runs (no /run/udev/control)")
+            missing.append("/run/udev/control is missing, so no udev daemon runs")
         if self.udev_rules_dir is False:
             missing.append("/etc/udev/rules.d does not exist")
-        return " and ".join(missing)
+        return ", and ".join(missing)
 
 
 @dataclass(frozen=True)

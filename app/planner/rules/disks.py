@@ -25,7 +25,7 @@ def _sysfs(ctx: Ctx, key: str, disk: str, current: str | None, proposed: str, re
         # only until the next reboot, rather than kept in a file nothing reads.
         seen = ctx.machine.capabilities.udev_seen
         persist = f"not kept: it lasts until the next reboot ({seen})"
-        reason += f" Set live only: {seen}, so no udev rule would keep it after a reboot."
+        reason += f" Set live only, since no udev rule would keep it after a reboot: {seen}."
     added = ctx.propose(
         Change(
             id=f"{key}@{disk}",
@@ -52,13 +52,13 @@ def _sysfs(ctx: Ctx, key: str, disk: str, current: str | None, proposed: str, re
             ctx.leave(
                 "udev rule",
                 knob.slider,
-                f"Not written for {disk}: {seen}, so nothing would read it. Its queue settings "
-                "are set live only and last until the next reboot.",
+                f"Not written for {disk}, since nothing would read it: {seen}. Its queue "
+                "settings are set live only and last until the next reboot.",
                 disk,
             )
         ctx.warn(
-            f"{disk}'s queue settings are set live only and last until the next reboot: "
-            f"{seen}, so no udev rule would keep them."
+            f"{disk}'s queue settings are set live only and last until the next reboot, since "
+            f"no udev rule would keep them: {seen}."
         )
 
 
