@@ -301,11 +301,20 @@ class Job(Restore):
             self.not_applied.setdefault(change_id, why)
             self.warnings.append(why)
             self.step("check", "warn", why)
-        if not refused:
-            return True
         bundle.values = [v for v in bundle.values if value_id(v) not in refused]
         kept = []
+        unkept: set[str] = set()
         for item in bundle.files:
+            folder = os.path.dirname(item.path)
+            if item.covers and not os.path.isdir(folder):
+                # A minimal image without /etc/udev/rules.d: nothing there would read the file.
+                self.warnings.append(
+                    "%s set live only, not kept across reboots: %s does not exist on this "
+                    "host, so %s is not written" % (", ".join(item.covers), folder, item.path)
+                )
+                self.step("check", "warn", self.warnings[-1])
+                unkept.update(item.covers)
+                continue
             hit = keeps_refused(item, refused)
             if not hit:
                 kept.append(item)
@@ -323,7 +332,11 @@ class Job(Restore):
                     % (", ".join(live_only), item.path, ", ".join(hit))
                 )
         bundle.files = kept
-        bundle.commands = [c for c in bundle.commands if not keeps_refused(c, refused)]
+        bundle.commands = [
+            c
+            for c in bundle.commands
+            if not keeps_refused(c, refused) and not unkept.intersection(c.covers)
+        ]
         if bundle.changes and all(c in self.not_applied for c in bundle.changes):
             self.errors.append(
                 "this host takes none of the changes, so nothing was changed: "

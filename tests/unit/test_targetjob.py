@@ -274,7 +274,7 @@ class JobTest(unittest.TestCase):
         self.assertEqual((state.state, snap_state["state"]), ("applied", "applied"))
         self.assertEqual(os.listdir(records.LOCK_DIR), [])  # its free lock is removed
 
-    def _refusing(self, with_taken: bool) -> tuple:
+    def _refusing(self, with_taken: bool, rules_dir: str = "") -> tuple:
         """A job with a queue file the host lacks (vdc), and with_taken one it has (vdb)."""
         taken = os.path.join(self.root, "read_ahead_kb")
         with open(taken, "w") as fh:
@@ -282,7 +282,8 @@ class JobTest(unittest.TestCase):
         ids = {"vdb": "queue/read_ahead_kb@vdb", "vdc": "queue/read_ahead_kb@vdc"}
         missing = os.path.join(self.root, "no-such-device", "read_ahead_kb")
         paths = {"vdb": taken, "vdc": missing}
-        rules = {d: os.path.join(self.root, "99-innotune-" + d + ".rules") for d in ids}
+        folder = rules_dir or self.root
+        rules = {d: os.path.join(folder, "99-innotune-" + d + ".rules") for d in ids}
         disks = ["vdb", "vdc"] if with_taken else ["vdc"]
         snapshot_dir = _snapshot(self.root, "s1", {})
         job_dir = os.path.join(self.root, "jobs", "s1")
@@ -324,6 +325,19 @@ class JobTest(unittest.TestCase):
         self.assertEqual(ran, ["true vdb"])
         said = [s.detail for s in steps if s.step == "apply" and s.status == "ok"]
         self.assertEqual(said, ["applied 1 of 2 changes; not applied: queue/read_ahead_kb@vdc"])
+
+    def test_without_the_rules_directory_a_value_is_set_live_and_said_not_kept(self) -> None:
+        missing = os.path.join(self.root, "no-rules.d")
+        final, steps, state, _rules, taken = self._refusing(with_taken=True, rules_dir=missing)
+        self.assertEqual(final, "applied")  # not a failure: the value is in force
+        self.assertEqual(files.read_or_none(taken), b"256\n")
+        self.assertFalse(os.path.exists(missing))
+        self.assertEqual([s.detail for s in steps if s.step == "commands"], [])
+        self.assertIn(
+            f"queue/read_ahead_kb@vdb set live only, not kept across reboots: {missing} does not "
+            "exist on this host",
+            " ".join(state.warnings),
+        )
 
     def test_a_job_whose_every_value_is_refused_changes_nothing(self) -> None:
         final, _steps, state, rules, _taken = self._refusing(with_taken=False)
