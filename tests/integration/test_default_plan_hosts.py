@@ -1,11 +1,11 @@
 """The default plan, as a new user applies it, on the booted test hosts (issue 36).
 
-sid (MySQL 9.7) and trixie (MariaDB 11.8) run under systemd in a container whose /proc/sys
-and /sys are read-only and where no udev runs, as in LXC or Proxmox. `innotune plan` with no
-slider options gives the starting plan; `innotune apply --plan … --restart --yes` applies it
-with the real job. Every change the job reports applied must be in force afterwards, read
-back from the server, /proc/sys and /sys inside the host; the host must refuse none of them
-(the plan left out what it cannot take, and says why).
+sid (MySQL 9.7), trixie (MariaDB 11.8) and bullseye (MariaDB 10.5) run under systemd in a
+container whose /proc/sys and /sys are read-only and where no udev runs, as in LXC or Proxmox.
+`innotune plan` with no slider options gives the starting plan; `innotune apply --plan …
+--restart --yes` applies it with the real job. Every change the job reports applied must be in
+force afterwards, read back from the server, /proc/sys and /sys inside the host; the host must
+refuse none of them (the plan left out what it cannot take, and says why).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def in_force(host: DebianHost, change: Change) -> str | None:
     return None if same else f"{change.id} is {now}, not {change.proposed}"
 
 
-@pytest.mark.parametrize("name", ["sid", "trixie"])
+@pytest.mark.parametrize("name", ["sid", "trixie", "bullseye"])
 def test_the_default_plan_applies_and_every_change_is_in_force(
     debian_hosts: dict[str, DebianHost], name: str, tmp_path: Path
 ) -> None:
