@@ -141,3 +141,24 @@ def test_done_counts_only_what_the_host_took(qtbot: QtBot, said_by: str) -> None
     assert "read-only" in text
     for c in kernel:  # each change with the warning of its own file
         assert state.not_taken[c.id].startswith(f"/proc/sys/{c.key.replace('.', '/')} ")
+
+
+def test_the_apply_page_names_what_the_host_did_not_take() -> None:
+    """The job's outcome counts the changes in force and names the others once."""
+    from app.jobs.runner import JobStatus
+    from app.ui.pages.apply_texts import outcome_lines
+
+    why = (
+        "/proc/sys/vm/dirty_ratio is read-only (Read-only file system): not supported on this host"
+    )
+    status = JobStatus(
+        "j1",
+        "applied",
+        warnings=[why, "tuned is active"],
+        changes=["innodb_buffer_pool_size", "vm.dirty_ratio"],
+        not_applied={"vm.dirty_ratio": why},
+    )
+    lines = outcome_lines(status)
+    assert lines[0] == "Job j1: applied 1 of 2 changes; not applied: vm.dirty_ratio."
+    assert lines[1:] == [f"Not applied: vm.dirty_ratio: {why}", "Warning: tuned is active"]
+    assert outcome_lines(JobStatus("j2", "applied"))[0] == "Job j2: applied."
