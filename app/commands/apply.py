@@ -253,10 +253,13 @@ def run_apply(args: argparse.Namespace) -> int:
         assert facts.server is not None
         preview = preview_plan(plan, facts, conn, args.persisted)
         preview = with_restart(preview, facts, plan, options)
-        print(preview.text(), end="")
         if preview.errors:
-            say("innotune apply: an applier refused (see above); nothing was changed.")
+            # Refused: what and why, never a list of actions that will not run.
+            for error in preview.errors:
+                say(f"  ! {error}")
+            say("innotune apply: refused (see above); nothing was changed.")
             return 1
+        print(preview.text(), end="")
         stale = stale_files(plan, preview.actions)
         if stale:
             say(

@@ -102,6 +102,8 @@ class MachineFacts:
     dirty_bytes: int | None = None
     dirty_background_bytes: int | None = None
     big_processes: tuple[ProcessMemory, ...] = ()  # largest RSS first, mysqld/mariadbd left out
+    # mysqld/mariadbd processes (this server and any other on the host, in containers too)
+    database_processes: tuple[ProcessMemory, ...] = ()
     unknown: tuple[Unknown, ...] = ()
     capabilities: Capabilities = Capabilities()
 

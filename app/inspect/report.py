@@ -58,6 +58,11 @@ def machine_lines(m: MachineFacts) -> list[str]:
     if m.big_processes:
         top = ", ".join(f"{p.name} {size(p.rss_bytes)}" for p in m.big_processes[:5])
         lines.append(f"Other big processes: {top}")
+    if m.database_processes:
+        servers = ", ".join(
+            f"{p.name} pid {p.pid} {size(p.rss_bytes)}" for p in m.database_processes
+        )
+        lines.append(f"Database server processes (resident memory): {servers}")
     can = capability_line(m.capabilities)
     if can:
         lines.append(can)

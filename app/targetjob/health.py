@@ -40,6 +40,39 @@ def live_argv(pid: int) -> list[str] | None:
     return argv
 
 
+def under_root(root: str, path: str) -> str:
+    """``path`` as seen from ``root`` (a container's /proc/PID/root), its symlinks followed.
+
+    An absolute symlink inside the container (Debian's /var/run -> /run) names the
+    container's own root; the kernel would resolve it against the host's, so each one is
+    followed here, below ``root``.
+    """
+    parts = [p for p in path.split("/") if p]
+    done: list[str] = []
+    hops = 0
+    while parts:
+        part = parts.pop(0)
+        if part == "..":
+            if done:
+                done.pop()
+            continue
+        if part == ".":
+            continue
+        here = root + "/" + "/".join([*done, part])
+        try:
+            target = os.readlink(here)
+        except OSError:  # not a link (or absent): taken as it is
+            done.append(part)
+            continue
+        hops += 1
+        if hops > 40:
+            break
+        if target.startswith("/"):
+            done = []
+        parts = [p for p in target.split("/") if p] + parts
+    return root + "/" + "/".join(done)
+
+
 class Health(JobBase):
     """The job's view of the server: its process, socket, log; restart and watch."""
 
@@ -84,7 +117,7 @@ class Health(JobBase):
         path = self.how.get("socket")
         inside = self.how.get("container_socket")
         if not path and inside and pid is not None:
-            path = "/proc/%d/root%s" % (pid, inside)
+            path = under_root("/proc/%d/root" % pid, inside)
         if not path:
             return True
         try:
