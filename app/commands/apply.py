@@ -189,15 +189,20 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
 
 
 def _print_status(status: Any) -> None:
-    print(f"Job {status.job_id}: {status.state}" + (" (cancelled)" if status.cancelled else ""))
+    words = status.applied_words
+    print(f"Job {status.job_id}: {words}" + (" (cancelled)" if status.cancelled else ""))
     if status.snapshot_id:
         print(f"  snapshot  {status.snapshot_id}")
     if status.downtime_seconds is not None:
         print(f"  restart   {status.downtime_seconds:.1f} s until healthy")
     for error in status.errors:
         print(f"  error     {error}")
+    for change_id, why in sorted(status.not_applied.items()):
+        print(f"  not applied  {change_id}: {why}")
+    said = set(status.not_applied.values())
     for warning in status.warnings:
-        print(f"  warning   {warning}")
+        if warning not in said:
+            print(f"  warning   {warning}")
     if status.log_lines:
         print("  error log:")
         for line in status.log_lines:

@@ -277,7 +277,9 @@ class Preview:
             out.append("Live (no restart): " + ", ".join(self.live_now))
         out.append("")
         out.append("== Warnings ==")
-        out += [f"  ! {w}" for w in self.all_warnings] or ["(none)"]
+        # Never "none" when something is left out: the list below says what.
+        empty = "(none besides what this host cannot take, below)" if self.unsupported else "(none)"
+        out += [f"  ! {w}" for w in self.all_warnings] or [empty]
         if self.unsupported:
             out.append("")
             out.append("== Not supported or not previewed ==")
@@ -348,10 +350,11 @@ def build_preview(plan: Plan, host: Host) -> Preview:
 
 
 def _refused(actions: list[Action]) -> set[str]:
+    # A udev rule that cannot be written refuses only the keeping, not the live value.
     return {
         i
         for a in actions
-        if a.unsupported and not a.files and not a.commands and not a.values
+        if a.unsupported and not a.files and not a.commands and not a.values and a.applier != "udev"
         for i in a.change_ids
     }
 

@@ -21,7 +21,10 @@ SERVER_NAMES = ("mariadbd", "mysqld")
 #: restart is judged by its process alone (its error log is a file the job cannot see).
 SILENT_LOG_SECONDS = 30.0
 # Case matters: the --help output is full of option names like "log-error".
-ERROR_LINE = re.compile(r"\[ERROR\]|^ERROR\b|unknown (variable|option)|\bAborting\b|Fatal error")
+ERROR_LINE = re.compile(
+    r"\[ERROR\]|\[FATAL\]|^ERROR\b|unknown (variable|option)|\bAborting\b|Fatal error"
+    r"|\bAssertion failure\b|\bOut of memory\b"
+)
 
 
 def live_argv(pid: int) -> list[str] | None:
@@ -173,10 +176,13 @@ class Health(JobBase):
         return None
 
     def explain(self) -> None:
-        """Keep the error-log lines that explain a failure (the last 25 error lines)."""
+        """Keep the error-log lines that explain a failure (the last 25 error lines).
+
+        Only error lines: a server's normal start-up lines (notes, "ready for connections")
+        explain nothing and make a healthy server look broken.
+        """
         lines = self.new_log_lines() or []
-        bad = [ln for ln in lines if ERROR_LINE.search(ln)]
-        self.log_lines = (bad or lines)[-25:]
+        self.log_lines = [ln for ln in lines if ERROR_LINE.search(ln)][-25:]
         if self.log_lines:
             self.step("error-log", "info", "\n".join(self.log_lines))
 

@@ -432,7 +432,7 @@ class PreviewPage(QWizardPage):
         warnings = [f"! {w}" for w in preview.all_warnings]
         warnings += [f"- not supported: {u}" for u in preview.unsupported]
         self.warnings.setPlainText("\n".join(warnings) or "No warnings.")
-        warned = len(preview.all_warnings)
+        warned = len(preview.all_warnings) + len(preview.unsupported)
         self.tabs.setTabText(4, f"Warnings ({warned})" if warned else "Warnings")
         self.save_button.setEnabled(True)
         self.export_button.setEnabled(True)
