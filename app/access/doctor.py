@@ -16,6 +16,7 @@ from app.domain.errors import HostKeyUnknown, InnoTuneError, SudoError
 from app.domain.instance import ServerInstance
 from app.domain.target import Target
 from app.domain.words import count
+from app.inspect.containers import parse_stopped
 from app.inspect.instances import FIND_ARGV, choose_instance, parse_instances, present_sockets
 from app.mysql.session import Outcome, Session, query_many
 from app.remote.connect import SUDO_PROBE, probe_sudo
@@ -266,10 +267,19 @@ def run_doctor(
             found = transport.run(list(FIND_ARGV), sudo=use_sudo, timeout=30)
         instances = parse_instances(found.check().out)
         present = present_sockets(found.out)
+        stopped = parse_stopped(found.out)
     except InnoTuneError as exc:
         yield emit(_fail("server", exc))
         yield from _skip_rest(result, "server")
         return
+    spec = instance_spec or target.options.instance
+    if spec and any(c.name == spec.strip() for c in stopped):
+        try:  # a stopped container asked for by name: named as stopped, with how to start it
+            choose_instance(instances, spec, stopped)
+        except InnoTuneError as exc:
+            yield emit(_fail("server", exc))
+            yield from _skip_rest(result, "server")
+            return
     if not instances:
         yield emit(
             Step(
@@ -286,7 +296,7 @@ def run_doctor(
 
     # 5. which instance
     try:
-        instance = choose_instance(instances, instance_spec or target.options.instance)
+        instance = choose_instance(instances, spec, stopped)
     except InnoTuneError as exc:
         yield emit(_fail("instance", exc))
         yield from _skip_rest(result, "instance")

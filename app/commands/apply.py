@@ -189,15 +189,20 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
 
 
 def _print_status(status: Any) -> None:
-    print(f"Job {status.job_id}: {status.state}" + (" (cancelled)" if status.cancelled else ""))
+    words = status.applied_words
+    print(f"Job {status.job_id}: {words}" + (" (cancelled)" if status.cancelled else ""))
     if status.snapshot_id:
         print(f"  snapshot  {status.snapshot_id}")
     if status.downtime_seconds is not None:
         print(f"  restart   {status.downtime_seconds:.1f} s until healthy")
     for error in status.errors:
         print(f"  error     {error}")
+    for change_id, why in sorted(status.not_applied.items()):
+        print(f"  not applied  {change_id}: {why}")
+    said = set(status.not_applied.values())
     for warning in status.warnings:
-        print(f"  warning   {warning}")
+        if warning not in said:
+            print(f"  warning   {warning}")
     if status.log_lines:
         print("  error log:")
         for line in status.log_lines:
@@ -248,10 +253,13 @@ def run_apply(args: argparse.Namespace) -> int:
         assert facts.server is not None
         preview = preview_plan(plan, facts, conn, args.persisted)
         preview = with_restart(preview, facts, plan, options)
-        print(preview.text(), end="")
         if preview.errors:
-            say("innotune apply: an applier refused (see above); nothing was changed.")
+            # Refused: what and why, never a list of actions that will not run.
+            for error in preview.errors:
+                say(f"  ! {error}")
+            say("innotune apply: refused (see above); nothing was changed.")
             return 1
+        print(preview.text(), end="")
         stale = stale_files(plan, preview.actions)
         if stale:
             say(

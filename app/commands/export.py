@@ -27,9 +27,11 @@ Export the plan for other hosts to apply with their own tools:
                   setting changed. `ansible-playbook -i INVENTORY DIR/site.yml --check --diff`.
   --script FILE   one POSIX sh script for one host: `sh FILE check|apply|rollback`, with its
                   own snapshot, refusing a server version other than the plan's.
-  --compose DIR   for a server in a container: the drop-in and a compose override that
-                  mounts it from the host (a change inside a container is lost when it is
-                  recreated), with the same settings as options of the server's command.
+  --compose DIR   for a server in a container (a change inside one is lost when it is
+                  recreated): the drop-in with this host's values and, for a compose
+                  service, a compose override that mounts it from DIR; for a container
+                  started with docker run, a script that recreates it with the same options
+                  and the drop-in mounted (its data stays on its volume).
 
 The plan comes from TARGET (inspected), from --facts FILE (saved facts) or from --plan
 PLAN.json (saved by `innotune plan --out`); slider options apply to the first two.
@@ -64,7 +66,8 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
     out.add_argument(
         "--compose",
         metavar="DIR",
-        help="a server in a container: write the drop-in and a compose override into DIR",
+        help="a server in a container: write the drop-in and the durable way (a compose "
+        "override, or a docker run script) into DIR",
     )
     handlers["export"] = run
 
@@ -92,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     plan, facts = _plan(args)
     if args.compose:
-        from app.flows.export import export_compose
+        from app.flows.export import export_durable
 
         container = facts.server.instance.container if facts and facts.server else None
         if container is None:
@@ -102,10 +105,14 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-        for path in export_compose(plan, container, Path(args.compose)):
+        durable, written = export_durable(plan, container, Path(args.compose), facts)
+        for path in written:
             print(f"wrote {path}")
-        print(f"try: docker compose -f compose.yml -f {Path(args.compose) / 'compose.override.yml'}"
-              " up -d")  # fmt: skip
+        print(f"The durable way: {durable.how}. Run:")
+        for command in durable.commands:
+            print(f"  {command}")
+        for note in durable.notes:
+            print(note)
         return 0
     if args.ansible:
         written = export_playbook(plan, Path(args.ansible), facts)

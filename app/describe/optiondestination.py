@@ -46,10 +46,17 @@ def not_durable(container: Container, where: str) -> ApplyError:
         f"(a mounted host directory or volume; {where}): a file written inside the container "
         "is lost when the container is recreated, so InnoTune does not write one there.",
         "Export the durable way and apply it when you choose: innotune export TARGET "
-        f"--instance {container.name} --compose DIR writes a compose override that mounts "
-        "InnoTune's file from the host (and the same settings as options of the server's "
-        "command).",
+        f"--instance {container.name} --compose DIR writes InnoTune's file with "
+        f"{_durable_words(container)}.",
+        "Export the durable way and apply it when you choose: Export, then The durable way for "
+        f"this container, writes InnoTune's file with {_durable_words(container)}.",
     )
+
+
+def _durable_words(container: Container) -> str:
+    if container.compose_project:
+        return "a compose override that mounts it from the host"
+    return f"a script that recreates {container.name} with it mounted from the host"
 
 
 def choose_destination(

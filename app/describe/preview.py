@@ -107,6 +107,8 @@ class Preview:
     restart_requested: bool = False
     # The plan's own warnings (Trade-offs shows them too), beside what the describers found.
     plan_warnings: tuple[str, ...] = ()
+    # The refusals worded for the window (no command-line flags); errors are the CLI's.
+    window_errors: tuple[str, ...] = ()
 
     @property
     def will_restart(self) -> bool:
@@ -275,7 +277,9 @@ class Preview:
             out.append("Live (no restart): " + ", ".join(self.live_now))
         out.append("")
         out.append("== Warnings ==")
-        out += [f"  ! {w}" for w in self.all_warnings] or ["(none)"]
+        # Never "none" when something is left out: the list below says what.
+        empty = "(none besides what this host cannot take, below)" if self.unsupported else "(none)"
+        out += [f"  ! {w}" for w in self.all_warnings] or [empty]
         if self.unsupported:
             out.append("")
             out.append("== Not supported or not previewed ==")
@@ -290,17 +294,20 @@ class Preview:
         return "\n".join(out) + "\n"
 
 
-def describe_actions(plan: Plan, host: Host, errors: list[str]) -> list[Action]:
+def describe_actions(
+    plan: Plan, host: Host, errors: list[str], window_errors: list[str] | None = None
+) -> list[Action]:
     """Every describer's Actions for the plan, in the order the job runs them.
 
     A describer that refuses (:class:`ApplyError`) adds its reason to ``errors``.
     """
-    return describe_all(plan.changes, host, errors)
+    return describe_all(plan.changes, host, errors, window_errors)
 
 
 def build_preview(plan: Plan, host: Host) -> Preview:
     """Gather what every applier describes for the plan."""
     errors: list[str] = []
+    window_errors: list[str] = []
     notes: list[str] = []
     if not host.live:
         notes.append(
@@ -314,7 +321,7 @@ def build_preview(plan: Plan, host: Host) -> Preview:
             "and disk settings are this host's (the container shares its kernel and disks), so "
             "they change for every container and program on it."
         )
-    actions = describe_actions(plan, host, errors)
+    actions = describe_actions(plan, host, errors, window_errors)
     restart_needed = any(a.restart_needed for a in actions)
     restart = next((a.restart for a in actions if a.restart is not None), None)
     server = host.facts.server
@@ -335,6 +342,7 @@ def build_preview(plan: Plan, host: Host) -> Preview:
         downtime=downtime,
         live=live,
         errors=tuple(errors),
+        window_errors=tuple(window_errors),
         notes=tuple(notes),
         advice_count=sum(1 for c in plan.changes if c.target == "advice"),
         plan_warnings=plan.warnings,
@@ -342,10 +350,11 @@ def build_preview(plan: Plan, host: Host) -> Preview:
 
 
 def _refused(actions: list[Action]) -> set[str]:
+    # A udev rule that cannot be written refuses only the keeping, not the live value.
     return {
         i
         for a in actions
-        if a.unsupported and not a.files and not a.commands and not a.values
+        if a.unsupported and not a.files and not a.commands and not a.values and a.applier != "udev"
         for i in a.change_ids
     }
 

@@ -69,11 +69,16 @@ def describer(kind: str) -> Describer:
     return DESCRIBERS[kind]
 
 
-def describe_all(changes: Sequence[Change], host: Host, errors: list[str]) -> list[Action]:
+def describe_all(
+    changes: Sequence[Change],
+    host: Host,
+    errors: list[str],
+    window_errors: list[str] | None = None,
+) -> list[Action]:
     """Every describer's Actions for ``changes`` (advice left out), in the job's order.
 
-    A describer that refuses (:class:`ApplyError`) adds its reason to ``errors`` and
-    nothing of what it refused is described.
+    A describer that refuses (:class:`ApplyError`) adds its reason to ``errors`` (and, worded
+    for the window, to ``window_errors``) and nothing of what it refused is described.
     """
     changes = [c for c in changes if c.target != "advice"]
     by_kind: dict[str, list[Action]] = {}
@@ -94,5 +99,7 @@ def describe_all(changes: Sequence[Change], host: Host, errors: list[str]) -> li
             except ApplyError as exc:
                 label = group[0].id if entry.each else entry.what
                 errors.append(f"{label}: {exc}")
+                if window_errors is not None:
+                    window_errors.append(f"{label}: {exc.problem} {exc.window_fix}".strip())
         by_kind[entry.kind] = found
     return [a for acts in by_kind.values() for a in acts if a.change_ids or a.unsupported]

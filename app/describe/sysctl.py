@@ -25,6 +25,7 @@ from app.describe.actions import (
     read_file_or_none,
 )
 from app.domain.plan import Change
+from app.targetjob.values import sysctl_path
 
 DIRS = (
     "/etc/sysctl.d",
@@ -146,6 +147,19 @@ def describe(changes: Sequence[Change], host: Host) -> list[Action]:
 def _describe(changes: Sequence[Change], host: Host) -> Action:
     ids = tuple(c.id for c in changes)
     values = {_norm(c.key): c.proposed for c in changes}
+    caps = host.facts.os.machine.capabilities
+    if caps.kernel_settings is False:
+        # Inspection saw /proc/sys read-only: nothing is set, and no file keeps it.
+        seen = caps.kernel_settings_seen or "root may not write it"
+        return Action(
+            "sysctl",
+            ids,
+            "kernel settings: not supported on this host",
+            unsupported=tuple(
+                f"{sysctl_path(key)} is read-only ({seen}): not supported on this host."
+                for key in values
+            ),
+        )
     if not host.live:
         path = f"/etc/sysctl.d/99-{STEM}.conf"
         shown = tuple(

@@ -63,7 +63,21 @@ def _one(change: Change, host: Host) -> Action:
     path = sysfs_path(change)
     if not _VALUE.match(change.proposed):
         raise ApplyError(f"{change.id}: InnoTune does not write the value {change.proposed!r}.")
-    persistent = "udev rule (see the persistence files)"
+    base = Action("sysfs", (change.id,), f"{path}: not supported on this host")
+    device = next(
+        (d for p in host.facts.os.write_paths for d in p.devices if d.name == change.device), None
+    )
+    if device is not None and device.queue_writable is False:
+        ro = host.facts.os.machine.capabilities.sysfs_read_only
+        seen = "/sys is mounted read-only" if ro else "root may not write it"
+        return dataclasses.replace(
+            base, unsupported=(f"{path} is read-only ({seen}): not supported on this host.",)
+        )
+    persistent = (
+        "udev rule (see the persistence files)"
+        if change.kept
+        else "not kept: it lasts until the next reboot (no udev on this host)"
+    )
     if not host.live:
         value = ValueChange(
             "sysfs",
@@ -82,7 +96,6 @@ def _one(change: Change, host: Host) -> Action:
             values=(value,),
         )
     content, mode = _probe(host, path)
-    base = Action("sysfs", (change.id,), f"{path}: not supported on this host")
     if content is None:
         return dataclasses.replace(
             base, unsupported=(f"{path} does not exist: not supported on this host.",)

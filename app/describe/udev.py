@@ -133,6 +133,21 @@ def reload_commands(device_name: str) -> tuple[Command, ...]:
     )
 
 
+def _rules_dir_missing(host: Host) -> str | None:
+    """Why no rule can be written when the host has no rules directory (None: it has one)."""
+    if host.live:
+        assert host.transport is not None
+        there = host.transport.run(["test", "-d", RULES_DIR], sudo=host.sudo).ok
+    else:
+        there = host.facts.os.machine.capabilities.udev_rules_dir is not False
+    if there:
+        return None
+    return (
+        f"{RULES_DIR} does not exist on this host (no udev), so no rule keeps the queue "
+        "settings: they are set live and last until the next reboot."
+    )
+
+
 def describe(changes: Sequence[Change], host: Host) -> list[Action]:
     """The rule file per device for the sysfs changes (and the reload) the job writes.
 
@@ -146,14 +161,20 @@ def describe(changes: Sequence[Change], host: Host) -> list[Action]:
     """
     by_device: dict[str, list[Change]] = {}
     for change in changes:
-        if change.target == "sysfs" and change.device:
+        # A change planned as live only (no udev on the host) gets no rule.
+        if change.target == "sysfs" and change.device and change.kept:
             by_device.setdefault(change.device, []).append(change)
     actions = []
+    missing = _rules_dir_missing(host) if by_device else None
     for name, items in by_device.items():
         ids = tuple(c.id for c in items)
         device = find_device(host.facts, name)
         if device is None:
             device = BlockDevice(name=name, kind="disk")
+        if missing:
+            # Writing into a directory that does not exist would fail the whole apply.
+            actions.append(Action("udev", ids, f"no udev rule for {name}", warnings=(missing,)))
+            continue
         try:
             match_clause(device)
         except ApplyError as exc:

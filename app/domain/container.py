@@ -42,6 +42,11 @@ class Mount:
         return None
 
 
+#: A server program that takes options on its command line (a command starting with one of
+#: these passes options to the server; a shell or script in front of it may not).
+SERVER_PROGRAMS = ("mariadbd", "mysqld", "mariadbd-safe", "mysqld_safe")
+
+
 @dataclass(frozen=True)
 class Container:
     """A container running a database server, and where its options come from."""
@@ -56,6 +61,12 @@ class Container:
     mounts: tuple[Mount, ...] = ()
     env_names: tuple[str, ...] = ()  # the MARIADB_*/MYSQL_* variables set (names only)
     command: tuple[str, ...] = ()  # entrypoint and arguments as the engine starts them
+    entrypoint: tuple[str, ...] = ()  # the container's entrypoint (Config.Entrypoint)
+    cmd: tuple[str, ...] = ()  # its command, the entrypoint's arguments (Config.Cmd)
+    network: str = ""  # the engine's network mode, when not its default
+    restart_policy: str = ""  # the engine's restart policy (always, unless-stopped…), if any
+    compose_commands: tuple[str, ...] = ()  # compose commands this host has for the engine
+    compose_labels: tuple[tuple[str, str], ...] = ()  # compose's labels (its project's place)
     server_uid: int | None = None  # the server's uid (the container's own numbering)
     memory_limit_bytes: int | None = None  # the engine's --memory; None: no limit
     notes: tuple[str, ...] = field(default=())
@@ -105,3 +116,32 @@ class Container:
         """One line: engine, name, image, compose service."""
         compose = f", compose {self.compose_label}" if self.compose_label else ""
         return f"{self.engine} container {self.name} ({self.image}{compose})"
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Compose's labels on the container, by name."""
+        return dict(self.compose_labels)
+
+    @property
+    def server_in_command(self) -> bool:
+        """Whether the container's command starts the server, so options added reach it.
+
+        The official images' entrypoints end with ``exec "$@"``; a shell or a script as the
+        command may drop them.
+        """
+        first = self.cmd[0].rsplit("/", 1)[-1] if self.cmd else ""
+        return first in SERVER_PROGRAMS
+
+
+@dataclass(frozen=True)
+class StoppedContainer:
+    """A container the engine has but is not running (exited or only created)."""
+
+    engine: str
+    name: str
+    status: str  # as the engine says it, e.g. "Exited (0) 3 minutes ago"
+
+    @property
+    def start_argv(self) -> list[str]:
+        """How it is started again."""
+        return [self.engine, "start", self.name]

@@ -41,6 +41,42 @@ class ProcessMemory:
 
 
 @dataclass(frozen=True)
+class Capabilities:
+    """What the host lets a root process change, as inspection saw it.
+
+    ``None`` is "not known" (facts saved before InnoTune looked, or a check that could not
+    be made); the planner then proposes as before and the job finds out.
+    """
+
+    kernel_settings: bool | None = None  # /proc/sys/vm writable by root
+    kernel_settings_seen: str = ""  # what was seen, e.g. "/proc/sys is mounted read-only"
+    sysfs_read_only: bool | None = None  # /sys is mounted read-only
+    udev_running: bool | None = None  # a udev daemon listens (/run/udev/control exists)
+    udev_rules_dir: bool | None = None  # /etc/udev/rules.d exists
+    udevadm: bool | None = None  # the udevadm command is installed
+    as_root: bool | None = None  # the checks ran as root (a write test then is exact)
+
+    @property
+    def udev(self) -> bool | None:
+        """True when a udev rule would be read; False when nothing would read one."""
+        if self.udev_running is False or self.udev_rules_dir is False:
+            return False
+        if self.udev_running and self.udev_rules_dir:
+            return True
+        return None
+
+    @property
+    def udev_seen(self) -> str:
+        """What was missing, in words ("/run/udev/control is missing, so no udev daemon runs")."""
+        missing = []
+        if self.udev_running is False:
+            missing.append("/run/udev/control is missing, so no udev daemon runs")
+        if self.udev_rules_dir is False:
+            missing.append("/etc/udev/rules.d does not exist")
+        return ", and ".join(missing)
+
+
+@dataclass(frozen=True)
 class MachineFacts:
     """The machine: CPU, memory, kernel, virtualisation and the VM tunables."""
 
@@ -66,7 +102,10 @@ class MachineFacts:
     dirty_bytes: int | None = None
     dirty_background_bytes: int | None = None
     big_processes: tuple[ProcessMemory, ...] = ()  # largest RSS first, mysqld/mariadbd left out
+    # mysqld/mariadbd processes (this server and any other on the host, in containers too)
+    database_processes: tuple[ProcessMemory, ...] = ()
     unknown: tuple[Unknown, ...] = ()
+    capabilities: Capabilities = Capabilities()
 
 
 @dataclass(frozen=True)
@@ -102,6 +141,8 @@ class BlockDevice:
     stable_id: str | None = None
     stable_id_source: str | None = None  # which /sys file gave stable_id
     scsi_driver: str | None = None
+    # Whether root may write its queue files here (False: /sys read-only, a container's).
+    queue_writable: bool | None = None
 
     @property
     def is_physical(self) -> bool:

@@ -91,6 +91,9 @@ class Change:
     path: str | None = None  # sysfs / procfs file, or the file the advice is about
     persist: str | None = None  # how an OS change survives a reboot
     advice_lines: tuple[str, ...] = ()
+    # False: set live only, because nothing on this host would keep it across a reboot (a
+    # queue setting where no udev runs); no persistence file is written for it.
+    kept: bool = True
 
 
 @dataclass(frozen=True)

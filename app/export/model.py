@@ -279,11 +279,15 @@ def udev_line(export: Export, kind: str) -> str:
     return f"{RULE_HEAD}MATCH, {assignments(export.queue_for(kind))}"
 
 
-def dropin_text(export: Export) -> str:
-    """The drop-in as InnoTune's option-file renderer writes it; per-host values as PLACEHOLDER."""
+def dropin_text(export: Export, per_host: bool = True) -> str:
+    """The drop-in as InnoTune's option-file renderer writes it.
+
+    With ``per_host``, a value each host computes (the buffer pool) is :data:`PLACEHOLDER`
+    (a template fills it in); without, the planned host's own value.
+    """
     option_file = parse(b"", DROPIN_NAME)
     for setting in export.settings:
-        value = PLACEHOLDER if setting.per_host else setting.value
+        value = PLACEHOLDER if per_host and setting.per_host else setting.value
         option_file = set_server_option(option_file, GROUP, setting.key, value)
     return render(option_file).decode()
 

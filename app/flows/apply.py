@@ -87,11 +87,16 @@ def not_taken(preview: Preview, status: JobStatus) -> dict[str, str]:
     An applier may find at describe time that a host cannot take a change (a queue file
     missing), and the job may find a kernel or disk file read-only when it writes it (a
     container's /proc/sys): both are warnings, not failures, so the job is "applied" and a
-    summary must not count those changes as applied.
+    summary must not count those changes as applied. The job names those it did not apply
+    (``status.not_applied``); older jobs said so only in their warnings.
     """
-    taken_not: dict[str, str] = {}
+    # What the job itself says it did not apply (its own count), then what older jobs only
+    # said in their warnings.
+    taken_not: dict[str, str] = dict(status.not_applied)
     for action in preview.actions:
-        for why in action.unsupported:
+        # A udev rule that cannot be written leaves the live value in force: it is only
+        # not kept across reboots (the preview warned).
+        for why in action.unsupported if action.applier != "udev" else ():
             for change_id in action.change_ids:
                 taken_not.setdefault(change_id, why)
         for value in action.values:

@@ -14,7 +14,7 @@ from app.domain.container import Container
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
 from app.export import playbook_files, shell_script
-from app.export.compose import compose_files
+from app.export.compose import Durable, durable_way
 
 
 def export_playbook(plan: Plan, directory: Path, facts: HostFacts | None = None) -> list[Path]:
@@ -28,15 +28,18 @@ def export_playbook(plan: Plan, directory: Path, facts: HostFacts | None = None)
     return written
 
 
-def export_compose(plan: Plan, container: Container, directory: Path) -> list[Path]:
-    """The drop-in and compose override for a server in a container; the paths written."""
+def export_durable(
+    plan: Plan, container: Container, directory: Path, facts: HostFacts | None = None
+) -> tuple[Durable, list[Path]]:
+    """The durable way for a server in a container (compose override or docker run line)."""
+    durable = durable_way(plan, container, directory, facts)
     directory.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, text in sorted(compose_files(plan, container).items()):
+    for name, text in sorted(durable.files.items()):
         path = directory / name
         path.write_text(text)
         written.append(path)
-    return written
+    return durable, written
 
 
 def export_script(plan: Plan, path: Path, facts: HostFacts | None = None) -> None:

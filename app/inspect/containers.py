@@ -10,6 +10,7 @@ server process to its container by that id.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from app.domain.container import (
@@ -19,7 +20,10 @@ from app.domain.container import (
     ENV_PREFIXES,
     Container,
     Mount,
+    StoppedContainer,
 )
+
+COMPOSE_LABELS = ("com.docker.compose.", "io.podman.compose.")
 
 # Appended to the instance finder's script; $inner is set when a server runs in another pid
 # namespace, $inner_podman when its cgroup is podman's (libpod-<id>): podman is asked only
@@ -38,8 +42,23 @@ if [ -n "$inner" ]; then
         "$e" inspect $ids 2>/dev/null
         echo
         echo "@@engine-end"
+        if [ "$e" = docker ]; then
+            docker compose version >/dev/null 2>&1 && echo "@@compose docker docker compose"
+            command -v docker-compose >/dev/null 2>&1 && echo "@@compose docker docker-compose"
+        else
+            command -v podman-compose >/dev/null 2>&1 && echo "@@compose podman podman-compose"
+        fi
     done
 fi
+# Stopped containers, only by name: a server asked for by a stopped container's name is
+# named as stopped (docker only asks its daemon; podman only once its store exists).
+for e in docker podman; do
+    command -v "$e" >/dev/null 2>&1 || continue
+    [ "$e" = docker ] && [ -z "$DOCKER_HOST" ] && [ ! -S /var/run/docker.sock ] && continue
+    [ "$e" = podman ] && [ ! -d /var/lib/containers/storage ] && continue
+    "$e" ps -a --filter status=exited --filter status=created \
+        --format "@@stopped $e {{.Names}} {{.Status}}" 2>/dev/null
+done
 """
 
 
@@ -79,6 +98,9 @@ def container_from(engine: str, data: dict[str, Any]) -> Container:
     labels = config.get("Labels") or {}
     env = [str(e).split("=", 1)[0] for e in config.get("Env") or []]
     command = [str(data.get("Path") or ""), *(str(a) for a in data.get("Args") or [])]
+    host_config = data.get("HostConfig") or {}
+    network = str(host_config.get("NetworkMode") or "")
+    restart = str((host_config.get("RestartPolicy") or {}).get("Name") or "")
     return Container(
         engine=engine,
         id=str(data.get("Id") or ""),
@@ -90,8 +112,22 @@ def container_from(engine: str, data: dict[str, Any]) -> Container:
         mounts=_mounts(data),
         env_names=tuple(sorted(n for n in env if n.startswith(ENV_PREFIXES))),
         command=tuple(c for c in command if c),
+        entrypoint=_strings(config.get("Entrypoint")),
+        cmd=_strings(config.get("Cmd")),
+        network="" if network in ("default", "bridge") else network,
+        restart_policy="" if restart in ("no", "") else restart,
+        compose_labels=tuple(
+            sorted((k, str(v)) for k, v in labels.items() if k.startswith(COMPOSE_LABELS))
+        ),
         memory_limit_bytes=_memory_limit(data),
     )
+
+
+def _strings(value: object) -> tuple[str, ...]:
+    """An inspect list of strings (a string alone: one word; null: none)."""
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(v) for v in value) if isinstance(value, list) else ()
 
 
 def _memory_limit(data: dict[str, Any]) -> int | None:
@@ -105,8 +141,12 @@ def parse_containers(text: str) -> list[Container]:
     found: list[Container] = []
     engine: str | None = None
     lines: list[str] = []
+    compose: dict[str, list[str]] = {}
     for line in text.splitlines():
-        if line.startswith("@@engine "):
+        if line.startswith("@@compose ") and engine is None:
+            _, which, program = line.split(" ", 2)
+            compose.setdefault(which, []).append(program.strip())
+        elif line.startswith("@@engine "):
             engine, lines = line.split(" ", 1)[1].strip(), []
         elif line == "@@engine-end" and engine is not None:
             try:
@@ -118,6 +158,16 @@ def parse_containers(text: str) -> list[Container]:
             engine = None
         elif engine is not None:
             lines.append(line)
+    return [replace(c, compose_commands=tuple(compose.get(c.engine, ()))) for c in found]
+
+
+def parse_stopped(text: str) -> list[StoppedContainer]:
+    """The stopped containers in the find script's ``@@stopped`` lines (pure)."""
+    found = []
+    for line in text.splitlines():
+        parts = line.split(" ", 3)
+        if len(parts) >= 3 and parts[0] == "@@stopped" and parts[1] in ENGINES:
+            found.append(StoppedContainer(parts[1], parts[2], parts[3] if len(parts) > 3 else ""))
     return found
 
 

@@ -125,6 +125,20 @@ attrs $B/*/dev $B/*/size $B/*/partition $B/*/ro $B/*/removable \
     /sys/block/*/*/partition
 for s in $B/*/slaves/*; do [ -e "$s" ] || [ -L "$s" ] && printf 'slave:%s\n' "$s"; done
 
+# What root may change here: a write test is exact only as root (a read-only mount or a
+# user namespace refuses even root), so the uid goes with it; test -w is a builtin.
+sec capabilities
+printf 'uid=%s\n' "$(id -u 2>/dev/null)"
+for f in /proc/sys/vm/swappiness /proc/sys/vm/dirty_ratio /proc/sys/vm/dirty_background_ratio \
+    $B/*/queue/scheduler $B/*/queue/read_ahead_kb $B/*/queue/nr_requests; do
+    [ -e "$f" ] || continue
+    if [ -w "$f" ]; then printf 'w %s\n' "$f"; else printf 'ro %s\n' "$f"; fi
+done
+have stat && stat -c 'owner %u %n' /proc/sys/vm/dirty_ratio 2>/dev/null
+if [ -e /run/udev/control ]; then echo 'udev-control=yes'; else echo 'udev-control=no'; fi
+if [ -d /etc/udev/rules.d ]; then echo 'udev-rules-dir=yes'; else echo 'udev-rules-dir=no'; fi
+if have udevadm; then echo 'udevadm=yes'; else echo 'udevadm=no'; fi
+
 i=0
 for d in "$@"; do
     sec "path $i"

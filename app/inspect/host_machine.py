@@ -60,6 +60,23 @@ def parse_meminfo(lines: Sequence[str]) -> dict[str, int]:
     return out
 
 
+#: The database servers themselves (their start-up wrappers are not servers).
+SERVER_PROCESSES = frozenset({"mysqld", "mariadbd"})
+
+
+def parse_database_processes(lines: Sequence[str]) -> tuple[ProcessMemory, ...]:
+    """``pid rss_kib name`` lines → every mysqld/mariadbd process, largest first."""
+    procs = []
+    for line in lines:
+        parts = line.split(None, 2)
+        if len(parts) < 3 or not parts[0].isdigit() or not parts[1].isdigit():
+            continue
+        if parts[2].strip() in SERVER_PROCESSES:
+            procs.append(ProcessMemory(int(parts[0]), parts[2].strip(), int(parts[1]) * 1024))
+    procs.sort(key=lambda p: (-p.rss_bytes, p.pid))
+    return tuple(procs)
+
+
 def parse_processes(lines: Sequence[str], limit: int = 10) -> tuple[ProcessMemory, ...]:
     """``pid rss_kib name`` lines → the biggest other processes, database servers left out."""
     procs = []
@@ -262,5 +279,6 @@ def parse_machine(sections: Sections) -> MachineFacts:
         dirty_bytes=vm_values["dirty_bytes"],
         dirty_background_bytes=vm_values["dirty_background_bytes"],
         big_processes=big,
+        database_processes=parse_database_processes(procs_lines or []),
         unknown=tuple(unknown),
     )

@@ -20,6 +20,7 @@ from app.inspect.host_block_devices import (
     parse_block_raw,
     scsi_drivers,
 )
+from app.inspect.host_capabilities import parse_capabilities, with_capabilities
 from app.inspect.host_machine import parse_machine
 from app.inspect.host_mounts import Mount, mount_for, parse_df, parse_mountinfo, parse_proc_mounts
 from app.inspect.host_output import key_values, parse_attr_lines, split_sections
@@ -159,9 +160,11 @@ def parse_host_output(
     unknown: list[Unknown] = []
     if sections.get("end") is None:
         unknown.append(Unknown("host script", "the output ended before its last section"))
-    return OsFacts(
+    facts = OsFacts(
         machine=machine,
         write_paths=tuple(paths),
         commands_run=commands_run,
         unknown=tuple(unknown),
     )
+    caps, queues = parse_capabilities(sections, mounts)
+    return with_capabilities(facts, caps, queues)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from app.domain.container import Container
+from app.domain.container import Container, StoppedContainer
 from app.domain.errors import InnoTuneError
 from app.domain.instance import ServerInstance
 from app.inspect.containers import CONTAINERS_SCRIPT, owner, parse_containers
@@ -257,11 +257,25 @@ class InstanceChoiceError(InnoTuneError):
     """No instance, several without a choice, or a choice that matches none."""
 
 
-def choose_instance(instances: list[ServerInstance], spec: str | None) -> ServerInstance:
+def choose_instance(
+    instances: list[ServerInstance],
+    spec: str | None,
+    stopped: Sequence[StoppedContainer] = (),
+) -> ServerInstance:
     """Pick the instance named by ``spec`` (a socket path, a port, a pid or a container's name).
 
-    Without ``spec``, the only one.
+    Without ``spec``, the only one. ``stopped``: the host's stopped containers, so that one
+    asked for by name is named as stopped, with how to start it.
     """
+    halted = next((c for c in stopped if spec is not None and c.name == spec.strip()), None)
+    if halted is not None and not any(
+        i.container is not None and i.container.name == halted.name for i in instances
+    ):
+        start = shlex.join(halted.start_argv)
+        raise InstanceChoiceError(
+            f"The {halted.engine} container {halted.name} is stopped ({halted.status}).",
+            f"Start it with: {start}, then try again.",
+        )
     if not instances:
         raise InstanceChoiceError(
             "No MySQL or MariaDB server is running on this host.",

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from app.domain.container import Container
-from app.domain.facts import VIRTUAL_TRANSPORTS, BlockDevice, MachineFacts, WritePath
+from app.domain.facts import (
+    VIRTUAL_TRANSPORTS,
+    BlockDevice,
+    Capabilities,
+    MachineFacts,
+    WritePath,
+)
 from app.domain.hostfacts import HostFacts
 from app.domain.serverfacts import ErrorLog, ServerFacts
 from app.domain.service import ServiceInfo
@@ -52,7 +58,28 @@ def machine_lines(m: MachineFacts) -> list[str]:
     if m.big_processes:
         top = ", ".join(f"{p.name} {size(p.rss_bytes)}" for p in m.big_processes[:5])
         lines.append(f"Other big processes: {top}")
+    if m.database_processes:
+        servers = ", ".join(
+            f"{p.name} pid {p.pid} {size(p.rss_bytes)}" for p in m.database_processes
+        )
+        lines.append(f"Database server processes (resident memory): {servers}")
+    can = capability_line(m.capabilities)
+    if can:
+        lines.append(can)
     return lines
+
+
+def capability_line(c: Capabilities) -> str | None:
+    """What the host lets InnoTune change, when inspection could tell."""
+    parts = []
+    if c.kernel_settings is not None:
+        seen = f" ({c.kernel_settings_seen})" if c.kernel_settings_seen else ""
+        parts.append(f"kernel settings {'yes' if c.kernel_settings else 'no' + seen}")
+    if c.sysfs_read_only:
+        parts.append("disk queues no (/sys is mounted read-only)")
+    if c.udev is not None:
+        parts.append(f"udev rules {'yes' if c.udev else 'no (' + c.udev_seen + ')'}")
+    return "Can change: " + "; ".join(parts) if parts else None
 
 
 def device_text(d: BlockDevice) -> str:

@@ -48,10 +48,13 @@ def build_bundle(
     confirm_within: float | None = None,
     watchdog_grace: float = DEFAULT_WATCHDOG_GRACE,
     restart_anyway: bool = False,
+    skipped: Sequence[Action] = (),
 ) -> Bundle:
     """What the job on the target does, built from the same Actions the preview showed.
 
     With ``restart_anyway`` the job restarts the server even when no change needs it.
+    ``skipped`` are the Actions with nothing to do: those the host cannot take are named in
+    the bundle, so the job reports them not applied.
     Whenever it restarts, the dynamic variables that the option files also carry
     (``persisted_keys``) are not set live first: the restart applies them, once.
     """
@@ -66,6 +69,7 @@ def build_bundle(
             mode=write.mode,
             owner=write.owner,
             purpose=write.purpose,
+            covers=_covers(action),
         )
         for action in actions
         for write in action.files
@@ -74,12 +78,32 @@ def build_bundle(
     # GLOBAL (spelled on the target) and writes the sysfs and sysctl ones itself (in /sys
     # and /proc/sys, as the preview says); the commands (udevadm ...) run after them.
     values = [
-        ValueItem(kind=v.kind, key=v.key, value=v.new, path=v.path, device=v.device)
+        ValueItem(
+            kind=v.kind,
+            key=v.key,
+            value=v.new,
+            path=v.path,
+            device=v.device,
+            change=change_of(a, v.key, v.device),
+        )
         for a in actions
         for v in a.values
         if v.kind in ("dynamic", "sysfs", "sysctl")
     ]
-    commands = [CommandItem(list(c.argv), c.why) for a in actions for c in a.commands]
+    commands = [
+        CommandItem(list(c.argv), c.why, covers=_covers(a)) for a in actions for c in a.commands
+    ]
+    # The plan's changes the job carries, those the describers found the host cannot take
+    # among them: the job counts what it applied out of these.
+    every = [*actions, *skipped]
+    refused: dict[str, str] = {}
+    for a in every:
+        if a.applier != "udev" and a.unsupported and not (a.files or a.values or a.commands):
+            # One reason per change where the describer gave one each (sysctl's keys).
+            whys = a.unsupported if len(a.unsupported) == len(a.change_ids) else None
+            for n, i in enumerate(a.change_ids):
+                refused.setdefault(i, whys[n] if whys else a.unsupported[0])
+    carried = list(dict.fromkeys(i for a in every for i in a.change_ids))
     pool = expected.get("innodb_buffer_pool_size")
     has_option_files = any(f.purpose == "option_file" for f in files)
     needed = any(a.restart_needed for a in actions)
@@ -101,4 +125,19 @@ def build_bundle(
         expected=dict(expected),
         confirm_within=confirm_within,
         watchdog_grace=watchdog_grace,
+        changes=carried,
+        refused=refused,
     )
+
+
+def change_of(action: Action, key: str, device: str | None) -> str:
+    """The plan's change id a value of ``action`` is for (``key`` or ``key@device``)."""
+    wanted = f"{key}@{device}" if device else key
+    return next((i for i in action.change_ids if i == wanted), wanted)
+
+
+def _covers(action: Action) -> list[str]:
+    """What a persistence file or follow-up command keeps: the action's live OS changes."""
+    if action.applier not in ("sysctl", "udev"):
+        return []
+    return list(action.change_ids)

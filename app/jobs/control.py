@@ -21,6 +21,7 @@ from app.targetjob.formats import (
     Bundle,
     JobState,
     JournalLine,
+    applied_words,
 )
 
 JOBS_ROOT = formats.JOBS_ROOT
@@ -110,6 +111,16 @@ class JobStatus:
     downtime_seconds: float | None = None
     confirm_deadline: float | None = None
     cancelled: bool = False
+    # The plan's changes the job carried, and those the host refused (id -> why).
+    changes: list[str] = field(default_factory=list)
+    not_applied: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def applied_words(self) -> str:
+        """The state, with how many changes are in force when the host refused some."""
+        if self.state != "applied":
+            return self.state
+        return applied_words(self.changes, self.not_applied)
 
     @property
     def final(self) -> bool:
@@ -221,6 +232,8 @@ def _status_from(
         downtime_seconds=state.downtime_seconds,
         confirm_deadline=state.confirm_deadline,
         cancelled=state.cancelled,
+        changes=list(state.changes),
+        not_applied=dict(state.not_applied),
     )
 
 

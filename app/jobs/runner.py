@@ -189,6 +189,7 @@ def prepare(
             be stored.
         ApplyCancelled: ``cancel`` was set; nothing on the host was changed.
     """
+    skipped = [a for a in actions if a.empty]  # a change this host cannot take, among them
     actions = [a for a in actions if not a.empty]
     if not actions:
         raise ApplyError("Nothing to apply: every change is already in place or unsupported.")
@@ -254,6 +255,7 @@ def prepare(
         confirm_within=confirm_within,
         watchdog_grace=watchdog_grace,
         restart_anyway=restart_anyway,
+        skipped=skipped,
     )
     from app.jobs import history
 

@@ -13,6 +13,8 @@ from app.domain.plan import Plan
 from app.domain.server import Flavour, ServerVersion
 from app.domain.serverfacts import ServerFacts
 from app.planner.context import server_variable
+from app.planner.memorysum import POOL_OVERHEAD as POOL_OVERHEAD
+from app.planner.memorysum import MemorySum, Part
 from app.planner.values import GIB, MIB, parse_int, size_text
 
 #: Per-connection buffers a busy connection may allocate in full (worst case).
@@ -25,9 +27,6 @@ PER_CONNECTION = (
     "net_buffer_length",
 )
 
-
-#: InnoDB keeps its own bookkeeping beside the pool (about 5% of it).
-POOL_OVERHEAD = 1.05
 
 #: The server's own memory beside its buffers: threads, caches, dictionary.
 SERVER_BASE_BYTES = 128 * MIB
@@ -44,7 +43,11 @@ def _var_int(server: ServerFacts, name: str, default: int = 0) -> int:
 
 @dataclass(frozen=True)
 class MemoryBudget:
-    """How much RAM the buffer pool may take once everything else has its room."""
+    """How much RAM the buffer pool may take once everything else has its room.
+
+    Every figure said about it comes from ``sum`` (:mod:`app.planner.memorysum`), so the
+    words add up.
+    """
 
     ram: int
     os_reserve: int
@@ -56,74 +59,40 @@ class MemoryBudget:
     other_parts: tuple[tuple[str, int], ...] = ()  # other_buffers, part by part
     # The memory limit of the container the server runs in, when it binds the pool.
     container_limit: int | None = None
+    # Other database servers on the host, at what they may take (their pools, else RSS).
+    other_servers: int = 0
+    sum: MemorySum = MemorySum(0, ())
 
     @property
     def connections(self) -> int:
         """All connections' buffers at once."""
         return self.per_connection * self.max_connections
 
+    @property
+    def others(self) -> int:
+        """Everything beside this server that holds memory: processes and database servers."""
+        return self.other_processes + self.other_servers
+
     def headroom(self, pool: int) -> int:
-        """RAM left with this pool and every connection's buffers in use (can be negative)."""
-        return (
-            self.ram
-            - self.os_reserve
-            - self.other_processes
-            - self.connections
-            - self.other_buffers
-            - int(pool * POOL_OVERHEAD)
-        )
+        """Memory left with this pool and every connection's buffers in use (can be negative)."""
+        return self.sum.free(pool)
 
     def thin(self, pool: int) -> bool:
         """True when what stays free with this pool is too little to absorb a surprise."""
-        return self.headroom(pool) < max(THIN_HEADROOM, (self.container_limit or self.ram) // 20)
+        return self.headroom(pool) < self.thin_below
+
+    @property
+    def thin_below(self) -> int:
+        """Below this, what stays free is called thin."""
+        return max(THIN_HEADROOM, (self.container_limit or self.ram) // 20)
 
     def free_words(self, pool: int) -> str:
-        """What stays free with this pool, said plainly (thin headroom named as such)."""
-        free = self.headroom(pool)
-        if free < 0:
-            return (
-                f"with every connection busy the server needs {size_text(-free)} more than "
-                "the RAM, so Linux may swap or its OOM killer may end the server"
-            )
-        if free < MIB:
-            return (
-                "with every connection busy nothing stays free beyond the "
-                f"{size_text(self.os_reserve)} kept for the OS: thin, so a memory-hungry "
-                "process or a burst of connections can make Linux swap or its OOM killer end "
-                "the server"
-            )
-        if self.thin(pool):
-            return (
-                f"with every connection busy only {size_text(free)} stay free beyond the "
-                f"{size_text(self.os_reserve)} kept for the OS: thin, so a memory-hungry "
-                "process or a burst of connections can make Linux swap or its OOM killer end "
-                "the server"
-            )
-        return (
-            f"with every connection busy {size_text(free)} stay free beyond the "
-            f"{size_text(self.os_reserve)} kept for the OS, so the OOM killer should not need "
-            "to end the server"
-        )
+        """What stays free with this pool, said plainly, with the figures that give it."""
+        return self.sum.free_words(pool, self.thin_below)
 
     def words(self) -> str:
-        """The budget in one clause, for reasons."""
-        parts = ", ".join(f"{name} {size_text(n)}" for name, n in self.other_parts if n)
-        detail = f": {parts}" if parts else ""
-        if self.container_limit is not None:
-            return (
-                f"the server's container may use {size_text(self.container_limit)}, and "
-                f"{self.max_connections} connections x {size_text(self.per_connection)} of "
-                f"buffers ({size_text(self.connections)}) and the server's other memory "
-                f"({size_text(self.other_buffers)}{detail}) need room in it, so at most "
-                f"{size_text(self.fits)} fits"
-            )
-        return (
-            f"room is kept for the OS ({size_text(self.os_reserve)}), the other processes "
-            f"seen ({size_text(self.other_processes)}), {self.max_connections} connections x "
-            f"{size_text(self.per_connection)} of buffers ({size_text(self.connections)}) and "
-            f"the server's other memory ({size_text(self.other_buffers)}{detail}), so at most "
-            f"{size_text(self.fits)} fits"
-        )
+        """The budget in one clause, for reasons; its figures add up."""
+        return self.sum.fits_words()
 
 
 #: Below this (or 5% of RAM) what stays free is called thin.
@@ -139,6 +108,62 @@ OS_RESERVE_MAX = 8 * GIB
 def os_reserve(ram: int) -> int:
     """What the OS and its page cache keep: 10% of RAM, at least 512 MiB, at most 8 GiB."""
     return int(min(max(ram // OS_RESERVE_DIVISOR, OS_RESERVE_MIN), OS_RESERVE_MAX))
+
+
+def _argv_pool(argv: tuple[str, ...]) -> int | None:
+    """The buffer pool a server was started with on its command line, if it was."""
+    for arg in argv:
+        name, _, value = arg.partition("=")
+        if name.replace("_", "-") == "--innodb-buffer-pool-size" and value:
+            return parse_int(value)
+    return None
+
+
+def other_servers(facts: HostFacts) -> tuple[int, str]:
+    """The other database servers on the host, at what they may take, and the words for it.
+
+    Each other mysqld/mariadbd (a process or a container the inspection saw) counts at its
+    own buffer pool where its command line names it (or its resident memory now if that is
+    more), else at its resident memory now; within its container's memory limit. A server
+    whose memory was not read is named and not counted.
+    """
+    server = facts.server
+    me = server.instance.pid if server is not None else None
+    rss = {p.pid: p.rss_bytes for p in facts.os.machine.database_processes}
+    total, said, unread = 0, [], []
+    seen = set()
+    for inst in facts.instances:
+        if inst.pid == me or inst.pid in seen:
+            continue
+        seen.add(inst.pid)
+        name = inst.binary.rsplit("/", 1)[-1] or "server"
+        who = (
+            f"{name} in container {inst.container.name}"
+            if inst.container is not None
+            else f"{name} pid {inst.pid}"
+        )
+        pool, resident = _argv_pool(inst.argv), rss.get(inst.pid)
+        limit = inst.container.memory_limit_bytes if inst.container is not None else None
+        if pool is not None and pool >= (resident or 0):
+            take, how = pool, f"its {size_text(pool)} buffer pool"
+        elif resident is not None:
+            take, how = resident, f"{size_text(resident)} resident now"
+        else:
+            unread.append(who)
+            continue
+        if limit and take > limit:
+            take, how = limit, f"its container's {size_text(limit)} limit"
+        total += take
+        said.append(f"{who}, {how}")
+    for p in facts.os.machine.database_processes:
+        if p.pid != me and p.pid not in seen:
+            seen.add(p.pid)
+            total += p.rss_bytes
+            said.append(f"{p.name} pid {p.pid}, {size_text(p.rss_bytes)} resident now")
+    said += [
+        f"{who} not counted, its memory was not read (inspect again to count it)" for who in unread
+    ]
+    return total, f": {'; '.join(said)}" if said else ""
 
 
 def memory_budget(facts: HostFacts, key_buffer: int | None = None) -> MemoryBudget | None:
@@ -157,6 +182,7 @@ def memory_budget(facts: HostFacts, key_buffer: int | None = None) -> MemoryBudg
     max_conn = _var_int(server, "max_connections", 151)
     keys = _var_int(server, "key_buffer_size") if key_buffer is None else key_buffer
     others = sum(p.rss_bytes for p in facts.os.machine.big_processes)
+    servers, servers_words = other_servers(facts)
     parts = [
         ("key buffer", keys),
         ("log buffer", _var_int(server, "innodb_log_buffer_size")),
@@ -164,19 +190,26 @@ def memory_budget(facts: HostFacts, key_buffer: int | None = None) -> MemoryBudg
         ("the server itself", SERVER_BASE_BYTES),
     ]
     other_buffers = sum(n for _, n in parts)
+    detail = ", ".join(f"{name} {size_text(n)}" for name, n in parts if n)
+    connections = Part(
+        f"{max_conn} connections x {size_text(per_conn)} of buffers", per_conn * max_conn
+    )
+    server_part = Part("the server's other memory", other_buffers, f": {detail}" if detail else "")
     reserve = os_reserve(ram)
-    room = ram - reserve - others - per_conn * max_conn - other_buffers
-    fits = max(0, int(room / POOL_OVERHEAD))
+    host_parts = [Part("the OS", reserve), Part("the other processes seen", others)]
+    if servers or servers_words:
+        host_parts.append(Part("the other database servers", servers, servers_words))
+    host = MemorySum(ram, (*host_parts, connections, server_part))
+    chosen = host
     # A server in a container lives within the engine's memory limit: past it the kernel
     # ends the server whatever the host has free. The job refuses a pool above 90% of it.
     container = server.instance.container
     limit = container.memory_limit_bytes if container is not None else None
     binding = None
     if limit:
-        inside = min(limit - per_conn * max_conn - other_buffers, limit * 9 // 10)
-        limit_fits = max(0, int(inside / POOL_OVERHEAD))
-        if limit_fits < fits:
-            fits, binding = limit_fits, limit
+        inside = MemorySum(limit, (connections, server_part), container=True, cap=limit * 9 // 10)
+        if inside.fits < host.fits:
+            chosen, binding = inside, limit
     return MemoryBudget(
         ram=ram,
         os_reserve=reserve,
@@ -184,9 +217,11 @@ def memory_budget(facts: HostFacts, key_buffer: int | None = None) -> MemoryBudg
         per_connection=per_conn,
         max_connections=max_conn,
         other_buffers=other_buffers,
-        fits=fits,
+        fits=chosen.fits,
         other_parts=tuple(parts),
         container_limit=binding,
+        other_servers=servers,
+        sum=chosen,
     )
 
 

@@ -20,6 +20,7 @@ from app.knobs.sliders import Slider, sliders
 from app.planner.binlog import binlog_lock
 from app.planner.budget import PER_CONNECTION, pool_of
 from app.planner.context import classify, datadir_path, server_variable
+from app.planner.memorysum import share_text
 from app.planner.starts import starting_points
 from app.planner.values import parse_int, size_text
 
@@ -151,7 +152,10 @@ def same_host(old: HostFacts, new: HostFacts) -> bool:
 def _pool_words(plan: Plan, facts: HostFacts) -> str:
     pool = pool_of(plan, facts)
     share = plan.positions.memory_share
-    return f"{size_text(pool)} ({share}% of RAM)" if pool is not None else f"{share}% of RAM"
+    ram = facts.os.machine.mem_total_bytes
+    if pool is None or not ram:
+        return f"{share}% of RAM"
+    return f"{size_text(pool)} ({share_text(pool, ram)} of RAM)"
 
 
 def _words(declared: Slider, value: object) -> str:

@@ -230,6 +230,37 @@ class Ctx:
         """The host's name for reasons."""
         return self.machine.hostname or self.facts.target
 
+    @property
+    def container_words(self) -> str:
+        """``"the host is a container (lxc)"``, or "" when it is none or unknown."""
+        kind = self.machine.container
+        if not kind or kind == "none":
+            return ""
+        return f"the host is a container ({kind})"
+
+    def kernel_refused(self) -> str | None:
+        """Why the kernel settings cannot be changed from this host (None: they can or unknown)."""
+        caps = self.machine.capabilities
+        if caps.kernel_settings is not False:
+            return None
+        seen = "; ".join(x for x in (caps.kernel_settings_seen, self.container_words) if x)
+        where = (
+            "the machine that hosts it" if self.container_words else "a system that may change them"
+        )
+        return f"This host's kernel settings are read-only ({seen}): set them on {where}"
+
+    def queue_refused(self, device: BlockDevice) -> str | None:
+        """Why ``device``'s queue files cannot be changed from this host (None: they can)."""
+        if device.queue_writable is not False:
+            return None
+        caps = self.machine.capabilities
+        seen = "/sys is mounted read-only" if caps.sysfs_read_only else "root may not write them"
+        seen = "; ".join(x for x in (seen, self.container_words) if x)
+        owner = "the machine that hosts it" if self.container_words else "the system that owns it"
+        return (
+            f"{device.name}'s queue files are read-only here ({seen}): its queue belongs to {owner}"
+        )
+
     # -- the plan under way -------------------------------------------------------------
 
     def leave(self, knob: str, slider: str, why: str, device: str | None = None) -> None:

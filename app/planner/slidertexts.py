@@ -11,8 +11,9 @@ from __future__ import annotations
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Plan
 from app.knobs.sliders import slider
-from app.planner.budget import pool_of
+from app.planner.budget import memory_budget, pool_of
 from app.planner.context import server_variable
+from app.planner.memorysum import share_text
 from app.planner.values import parse_int, size_text
 
 
@@ -52,13 +53,32 @@ def note(key: str, plan: Plan, facts: HostFacts) -> str:
     """The words beside a control that has no position labels: the memory share and its pool.
 
     The size is the plan's own (what the changes table proposes, or the pool it keeps),
-    spelled by the one formatter (size_text).
+    spelled by the one formatter (size_text), and the share shown is that pool's own share
+    of RAM (:func:`app.planner.memorysum.share_text`); where it differs from the share the
+    slider asks, the note says why.
     """
     if key != "memory":
         return ""
     share = plan.positions.memory_share
     pool = pool_of(plan, facts)
-    if pool is None:
+    ram = facts.os.machine.mem_total_bytes
+    if pool is None or not ram:
         return f"{share}% of RAM"
-    kept = plan.change("innodb_buffer_pool_size") is None
-    return f"{share}% of RAM: {size_text(pool)}" + (" (kept as it is)" if kept else "")
+    own = share_text(pool, ram)
+    shown = f"{own} of RAM: {size_text(pool)}"
+    if plan.change("innodb_buffer_pool_size") is None:
+        return f"{shown} (kept as it is)"
+    if own == f"{share}%":
+        return shown
+    budget = memory_budget(facts, parse_int(plan_final(plan, facts, "key_buffer_size")))
+    if budget is not None and ram * share // 100 > budget.fits:
+        return f"{shown} (the {share}% asked does not fit)"
+    return f"{shown} (the {share}% asked, rounded down)"
+
+
+def plan_final(plan: Plan, facts: HostFacts, name: str) -> str | None:
+    """A server variable's value once the plan is applied: proposed, else current."""
+    change = plan.change(name)
+    if change is not None:
+        return change.proposed
+    return server_variable(facts.server, name) if facts.server else None

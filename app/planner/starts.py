@@ -14,8 +14,9 @@ from app.domain.hostfacts import HostFacts
 from app.domain.plan import SliderPositions
 from app.domain.serverfacts import ServerFacts
 from app.knobs.sliders import slider, sliders
-from app.planner.budget import POOL_OVERHEAD, THIN_HEADROOM, current_share, memory_budget
+from app.planner.budget import current_share, memory_budget
 from app.planner.context import server_variable
+from app.planner.memorysum import POOL_OVERHEAD, share_text
 from app.planner.redolog import redo_minutes_of, representative
 from app.planner.values import GIB, duration_text, parse_bool, parse_int, size_text
 
@@ -87,12 +88,13 @@ def recommended_share(facts: HostFacts) -> Start | None:
     if budget is None:
         return None
     ram = budget.ram
-    others = budget.other_processes
+    others = budget.others
+    held = "other processes and database servers" if budget.other_servers else "other processes"
     shared = others * 100 > ram * SHARED_HOST_SHARE
     if shared:
         target = (ram - others) * SHARED_POOL_SHARE // 100
         kind = (
-            f"other processes hold {size_text(others)} ({others * 100 // ram}% of RAM), so this "
+            f"{held} hold {size_text(others)} ({share_text(others, ram)} of RAM), so this "
             f"is a shared host: the pool may take at most half of the {size_text(ram - others)} "
             "they leave"
         )
@@ -100,7 +102,7 @@ def recommended_share(facts: HostFacts) -> Start | None:
         big = ram > DEDICATED_LARGE_RAM
         target = ram * (DEDICATED_LARGE_SHARE if big else DEDICATED_SMALL_SHARE) // 100
         seen = (
-            f"other processes hold only {size_text(others)}"
+            f"{held} hold only {size_text(others)}"
             if others
             else "no other process was seen holding much memory"
         )
@@ -111,16 +113,25 @@ def recommended_share(facts: HostFacts) -> Start | None:
             + ("above 4 GiB of RAM" if big else "up to 4 GiB of RAM")
         )
     # What fits with a margin left free beyond the OS reserve (what ``thin`` asks for).
-    margin = max(THIN_HEADROOM, (budget.container_limit or ram) // 20)
-    roomy = max(0, int((budget.fits * POOL_OVERHEAD - margin) / POOL_OVERHEAD))
+    margin = budget.thin_below
+    spare = max(0, budget.sum.room - margin)
+    roomy = int(spare / POOL_OVERHEAD)
     room = min(target, roomy)
     # Rounded down, so the share's own size (RAM x share) never exceeds the room.
     share = min(90, max(1, room * 100 // ram))
-    fit = (
-        f"; {budget.words()}, and {size_text(margin)} more stays free for surprises, which caps it"
-        if roomy < target
-        else f"; it fits ({budget.words()})"
-    )
+    if roomy >= target:
+        fit = f"; it fits ({budget.words()})"
+    elif spare:
+        fit = (
+            f"; {budget.words()}; {size_text(margin)} of that stays free for surprises, which "
+            f"leaves {size_text(spare)} for the pool and its bookkeeping and caps the pool at "
+            f"{size_text(roomy)}"
+        )
+    else:
+        fit = (
+            f"; {budget.words()}; {size_text(margin)} should stay free for surprises, more than "
+            "that, so no pool fits with that margin"
+        )
     why = f"The host has {size_text(ram)} of RAM; {kind}{fit}."
     now = current_share(facts)
     server = facts.server
@@ -128,7 +139,7 @@ def recommended_share(facts: HostFacts) -> Start | None:
     if now is not None and pool is not None and now > share and pool <= budget.fits:
         return Start(
             now,
-            f"The buffer pool is {size_text(pool)} (about {now}% of RAM), more than the "
+            f"The buffer pool is {size_text(pool)} ({share_text(pool, ram)} of RAM), more than the "
             f"{share}% InnoTune would give it, and it fits, so it stays: InnoTune does not "
             f"shrink a pool that fits. {why}",
         )

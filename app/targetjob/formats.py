@@ -75,6 +75,8 @@ class FileItem:
     mode: str = ""  # octal, "" to keep the file's own
     owner: str = ""  # "user:group", "" to keep the file's own
     purpose: str = ""  # option_file, udev, sysctl
+    # The plan's changes it keeps (udev, sysctl): not written when the host refuses one.
+    covers: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -90,6 +92,7 @@ class ValueItem:
     value: str | None
     path: str | None = None
     device: str | None = None
+    change: str = ""  # the plan's change id ("" in older bundles: see value_id)
 
 
 @dataclass
@@ -111,6 +114,7 @@ class CommandItem:
 
     argv: list[str]
     why: str = ""
+    covers: list[str] = field(default_factory=list)  # not run when the host refuses one
 
 
 @dataclass
@@ -153,6 +157,9 @@ class Bundle:
     keep: int | None = None
     undo: list[str] | None = None
     only: bool = False
+    changes: list[str] = field(default_factory=list)  # the plan's change ids it carries
+    # Changes the preview already found this host cannot take (id -> why): not applied.
+    refused: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> bytes:
         """The bundle as ``bundle.json`` holds it."""
@@ -196,6 +203,8 @@ class Bundle:
         check = doc.get("validate")
         fields["validate"] = Validate(**_known(Validate, check)) if check else None
         fields["persisted_keys"] = list(doc.get("persisted_keys") or [])
+        fields["changes"] = [str(c) for c in doc.get("changes") or []]
+        fields["refused"] = {str(k): str(v) for k, v in (doc.get("refused") or {}).items()}
         fields["expected"] = dict(doc.get("expected") or {})
         fields["how"] = dict(doc.get("how") or {})
         fields["watchdog_grace"] = float(doc.get("watchdog_grace") or 10.0)
@@ -233,6 +242,10 @@ class JobState:
     updated: str = ""
     confirm_deadline: float | None = None
     rescued_by: str | None = None
+    # The plan's changes the job carried, and those the host refused (id -> why): an
+    # "applied" job counts only the others as in force.
+    changes: list[str] = field(default_factory=list)
+    not_applied: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> bytes:
         """The state as ``state.json`` holds it."""
@@ -248,9 +261,31 @@ class JobState:
         if not isinstance(doc, dict) or not doc.get("state"):
             return None
         fields = _known(cls, doc)
-        for name in ("errors", "warnings", "log_lines"):
+        for name in ("errors", "warnings", "log_lines", "changes"):
             fields[name] = [str(x) for x in doc.get(name) or []]
+        refused = doc.get("not_applied")
+        fields["not_applied"] = (
+            {str(k): str(v) for k, v in refused.items()} if isinstance(refused, dict) else {}
+        )
         return cls(**fields)
+
+
+def applied_words(changes: list[str], not_applied: dict[str, str]) -> str:
+    """An applied job in words: "applied", or how many changes are in force and which not."""
+    if not not_applied:
+        return "applied"
+    names = ", ".join(sorted(not_applied))
+    if changes:
+        taken = sum(1 for c in changes if c not in not_applied)
+        return "applied %d of %d changes; not applied: %s" % (taken, len(changes), names)
+    return "applied; not applied: " + names
+
+
+def value_id(item: ValueItem) -> str:
+    """The plan's change id of a value: ``key``, or ``key@device`` for a device's setting."""
+    if item.change:
+        return item.change
+    return "%s@%s" % (item.key, item.device) if item.device else item.key
 
 
 def now_iso() -> str:

@@ -21,7 +21,10 @@ SERVER_NAMES = ("mariadbd", "mysqld")
 #: restart is judged by its process alone (its error log is a file the job cannot see).
 SILENT_LOG_SECONDS = 30.0
 # Case matters: the --help output is full of option names like "log-error".
-ERROR_LINE = re.compile(r"\[ERROR\]|^ERROR\b|unknown (variable|option)|\bAborting\b|Fatal error")
+ERROR_LINE = re.compile(
+    r"\[ERROR\]|\[FATAL\]|^ERROR\b|unknown (variable|option)|\bAborting\b|Fatal error"
+    r"|\bAssertion failure\b|\bOut of memory\b"
+)
 
 
 def live_argv(pid: int) -> list[str] | None:
@@ -35,6 +38,39 @@ def live_argv(pid: int) -> list[str] | None:
     except OSError:
         return None
     return argv
+
+
+def under_root(root: str, path: str) -> str:
+    """``path`` as seen from ``root`` (a container's /proc/PID/root), its symlinks followed.
+
+    An absolute symlink inside the container (Debian's /var/run -> /run) names the
+    container's own root; the kernel would resolve it against the host's, so each one is
+    followed here, below ``root``.
+    """
+    parts = [p for p in path.split("/") if p]
+    done: list[str] = []
+    hops = 0
+    while parts:
+        part = parts.pop(0)
+        if part == "..":
+            if done:
+                done.pop()
+            continue
+        if part == ".":
+            continue
+        here = root + "/" + "/".join([*done, part])
+        try:
+            target = os.readlink(here)
+        except OSError:  # not a link (or absent): taken as it is
+            done.append(part)
+            continue
+        hops += 1
+        if hops > 40:
+            break
+        if target.startswith("/"):
+            done = []
+        parts = [p for p in target.split("/") if p] + parts
+    return root + "/" + "/".join(done)
 
 
 class Health(JobBase):
@@ -81,7 +117,7 @@ class Health(JobBase):
         path = self.how.get("socket")
         inside = self.how.get("container_socket")
         if not path and inside and pid is not None:
-            path = "/proc/%d/root%s" % (pid, inside)
+            path = under_root("/proc/%d/root" % pid, inside)
         if not path:
             return True
         try:
@@ -140,10 +176,13 @@ class Health(JobBase):
         return None
 
     def explain(self) -> None:
-        """Keep the error-log lines that explain a failure (the last 25 error lines)."""
+        """Keep the error-log lines that explain a failure (the last 25 error lines).
+
+        Only error lines: a server's normal start-up lines (notes, "ready for connections")
+        explain nothing and make a healthy server look broken.
+        """
         lines = self.new_log_lines() or []
-        bad = [ln for ln in lines if ERROR_LINE.search(ln)]
-        self.log_lines = (bad or lines)[-25:]
+        self.log_lines = [ln for ln in lines if ERROR_LINE.search(ln)][-25:]
         if self.log_lines:
             self.step("error-log", "info", "\n".join(self.log_lines))
 

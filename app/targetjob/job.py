@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import JobCancelled, JobFailed
 from .files import atomic_write, read_or_none, remove_leftovers, sha256
-from .formats import PersistItem, ValueItem, count
+from .formats import PersistItem, ValueItem, applied_words, count, value_id
 from .health import ERROR_LINE
 from .records import (
     instance_key,
@@ -29,6 +29,7 @@ from .records import (
     verified_manifest,
     write_snapshot_state,
 )
+from .refusals import keeps_refused, refused_values
 from .restore import Restore
 from .values import ordered_settings, persist_sql, same_value, set_global
 
@@ -208,6 +209,10 @@ class Job(Restore):
             self.errors.append(str(exc))
             self.step("check", "fail", str(exc))
             return "refused"
+        # A failure shows what the server logged since the job began, never its older lines.
+        self.mark_log()
+        if not self.leave_out_refused():
+            return "refused"
         restarting = bundle.restart_needed
         try:
             self.write_files()
@@ -245,7 +250,10 @@ class Job(Restore):
             self.set_values(
                 [dataclasses.asdict(v) for v in bundle.values if v.kind != "dynamic"], "live", False
             )
-            self.run_commands(bundle.commands, "commands")
+            self.put_back_refused()
+            self.run_commands(
+                [c for c in bundle.commands if not keeps_refused(c, self.not_applied)], "commands"
+            )
             if restarting:
                 self.check_cancel("before the restart")
                 if bundle.restart_requested:
@@ -276,8 +284,81 @@ class Job(Restore):
                     else f"not confirmed within {bundle.confirm_within} s"
                 )
                 return "rolled-back" if self.restore(False) else "failed-rollback"
-        self.step("apply", "ok", "applied")
+        self.step("apply", "ok", applied_words(self.bundle.changes, self.not_applied))
         return "applied"
+
+    # -- what the host refuses ----------------------------------------------------------------
+    def leave_out_refused(self) -> bool:
+        """Leave out the values the host refuses, and the files and commands keeping them.
+
+        Returns:
+            False when the host takes none of the plan's changes (nothing was written).
+        """
+        bundle = self.bundle
+        self.not_applied.update(bundle.refused)  # the preview's "not supported on this host"
+        refused = refused_values(bundle.values)
+        for change_id, why in refused.items():
+            self.not_applied.setdefault(change_id, why)
+            self.warnings.append(why)
+            self.step("check", "warn", why)
+        bundle.values = [v for v in bundle.values if value_id(v) not in refused]
+        kept = []
+        unkept: set[str] = set()
+        for item in bundle.files:
+            folder = os.path.dirname(item.path)
+            if item.covers and not os.path.isdir(folder):
+                # A minimal image without /etc/udev/rules.d: nothing there would read the file.
+                self.warnings.append(
+                    "%s set live only, not kept across reboots: %s does not exist on this "
+                    "host, so %s is not written" % (", ".join(item.covers), folder, item.path)
+                )
+                self.step("check", "warn", self.warnings[-1])
+                unkept.update(item.covers)
+                continue
+            hit = keeps_refused(item, refused)
+            if not hit:
+                kept.append(item)
+                continue
+            self.step(
+                "check",
+                "info",
+                "%s not written: it would keep %s, which this host refuses"
+                % (item.path, ", ".join(hit)),
+            )
+            live_only = [c for c in item.covers if c not in refused]
+            if live_only:
+                self.warnings.append(
+                    "%s set live only, until the next reboot: %s would also keep %s"
+                    % (", ".join(live_only), item.path, ", ".join(hit))
+                )
+        bundle.files = kept
+        bundle.commands = [
+            c
+            for c in bundle.commands
+            if not keeps_refused(c, refused) and not unkept.intersection(c.covers)
+        ]
+        if bundle.changes and all(c in self.not_applied for c in bundle.changes):
+            self.errors.append(
+                "this host takes none of the changes, so nothing was changed: "
+                + "; ".join(self.not_applied[c] for c in bundle.changes)
+            )
+            self.step("check", "fail", self.errors[-1])
+            return False
+        return True
+
+    def put_back_refused(self) -> None:
+        """Put back a persistence file already written for a value the host then refused."""
+        saved = {e.get("path"): e for e in self.manifest.get("files", [])}
+        for item in self.bundle.files:
+            hit = keeps_refused(item, self.not_applied)
+            if hit and item.path in saved:
+                self.step(
+                    "live",
+                    "info",
+                    "%s is not kept: it would keep %s, which this host refused"
+                    % (item.path, ", ".join(hit)),
+                )
+                self.put_back(saved[item.path], "live")
 
     def main(self) -> str:
         """Run the job; always ends with a final state file."""

@@ -43,6 +43,8 @@ class JobBase:
         # these; None for a standalone rollback, which sets back every saved value.
         self.live_set: set[str] | None = None
         self.kept = False  # a change made with a deadline was confirmed
+        # The plan's changes the host refused (change id -> why): reported, never "applied".
+        self.not_applied: dict[str, str] = {}
         self.undone: list[str] = []  # newer snapshots a restore undid too (superseded)
         self.journal = open(os.path.join(directory, "journal.jsonl"), "a", encoding="utf-8")  # noqa: SIM115
 
@@ -74,6 +76,8 @@ class JobBase:
             updated=now_iso(),
             confirm_deadline=confirm_deadline,
             rescued_by=rescued_by,
+            changes=list(self.bundle.changes),
+            not_applied=dict(self.not_applied),
         )
         atomic_write(os.path.join(self.dir, "state.json"), doc.to_json(), 0o600, "")
 

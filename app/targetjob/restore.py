@@ -14,7 +14,7 @@ from typing import Any
 
 from .errors import JobFailed
 from .files import atomic_write, fsync_dir, mode_owner, read_or_none, reads, sha256
-from .formats import CommandItem, count
+from .formats import CommandItem, ValueItem, count, value_id
 from .health import Health
 from .values import active_value, ordered_settings, set_global, sysctl_path
 
@@ -52,16 +52,15 @@ class Restore(Health):
                         with open(path, "w") as fh:
                             fh.write(new + "\n")
                     except FileNotFoundError:
-                        note = f"{path} does not exist: not supported on this host"
-                        self.warnings.append(note)
-                        self.step(phase, "warn", note)
+                        self.refused(value, f"{path} does not exist: not supported on this host")
+                        self.step(phase, "warn", self.warnings[-1])
                         continue
                     except OSError as exc:
                         if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM) and not restoring:
                             note = (
                                 f"{path} is read-only ({exc.strerror}): not supported on this host"
                             )
-                            self.warnings.append(note)
+                            self.refused(value, note)
                             self.step(phase, "warn", note)
                             continue
                         raise
@@ -81,6 +80,12 @@ class Restore(Health):
             self.step(phase, "ok", what)
         return failures
 
+    def refused(self, value: dict[str, Any], why: str) -> None:
+        """Record a value the host refused: not applied, and said so."""
+        fields = {k: v for k, v in value.items() if k in ValueItem.__dataclass_fields__}
+        self.not_applied.setdefault(value_id(ValueItem(**fields)), why)
+        self.warnings.append(why)
+
     def run_commands(self, commands: list[CommandItem], phase: str) -> None:
         """Run the follow-up commands (udevadm ...); a failure is a warning, not fatal."""
         for command in commands:
@@ -96,6 +101,32 @@ class Restore(Health):
                 self.step(phase, "warn", note)
             else:
                 self.step(phase, "ok", command.why)
+
+    def put_back(self, entry: dict[str, Any], phase: str) -> bool:
+        """Put one file of the snapshot back; False when it already was as saved.
+
+        Raises:
+            OSError, KeyError, ValueError: it could not be put back.
+        """
+        path = entry["path"]
+        now = read_or_none(path)
+        if entry["existed"]:
+            data = base64.b64decode(entry["content_b64"])
+            if now == data and mode_owner(path) == (entry["mode"], entry["owner"]):
+                self.step(phase, "ok", f"{path} already as in the snapshot")
+                return False
+            atomic_write(path, data, int(entry["mode"], 8), entry["owner"])
+            if sha256(read_or_none(path) or b"") != entry["sha256"]:
+                raise OSError(errno.EIO, "does not read back as the snapshot")
+            self.step(phase, "ok", "{} put back (sha256 {})".format(path, entry["sha256"][:12]))
+            return True
+        if now is None:
+            self.step(phase, "ok", f"{path} already absent")
+            return False
+        os.unlink(path)
+        fsync_dir(os.path.dirname(path))
+        self.step(phase, "ok", f"{path} removed (it did not exist before)")
+        return True
 
     def restore(self, standalone: bool) -> bool:
         """Put the snapshot back, newest first, past failures; True when all of it worked.
@@ -115,27 +146,8 @@ class Restore(Health):
         for entry in reversed(self.manifest.get("files", [])):
             path = entry["path"]
             try:
-                now = read_or_none(path)
-                if entry["existed"]:
-                    data = base64.b64decode(entry["content_b64"])
-                    if now == data and mode_owner(path) == (entry["mode"], entry["owner"]):
-                        self.step("restore", "ok", f"{path} already as in the snapshot")
-                        continue
-                    atomic_write(path, data, int(entry["mode"], 8), entry["owner"])
-                    if sha256(read_or_none(path) or b"") != entry["sha256"]:
-                        raise OSError(errno.EIO, "does not read back as the snapshot")
-                    self.step(
-                        "restore",
-                        "ok",
-                        "{} put back (sha256 {})".format(path, entry["sha256"][:12]),
-                    )
-                else:
-                    if now is None:
-                        self.step("restore", "ok", f"{path} already absent")
-                        continue
-                    os.unlink(path)
-                    fsync_dir(os.path.dirname(path))
-                    self.step("restore", "ok", f"{path} removed (it did not exist before)")
+                if not self.put_back(entry, "restore"):
+                    continue
                 option_changed = option_changed or entry.get("purpose") == "option_file"
                 udev_changed = udev_changed or entry.get("purpose") == "udev"
             except (OSError, KeyError, ValueError) as exc:

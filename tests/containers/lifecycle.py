@@ -209,6 +209,7 @@ def run_lifecycle(
             assert "has no configuration directory kept on the host" in out, out
             assert "lost when the container is recreated" in out, out
             assert "nothing was changed" in out, out
+            assert "== Option files ==" not in out, "a refused apply lists no actions"
             assert engine.cli(*look, check=False) == inside, "nothing written inside"
             assert trx(plain) == "1", out
             return "refused plainly; nothing written"
@@ -216,11 +217,16 @@ def run_lifecycle(
         def export() -> str:
             out = passed(cli("export", "local", "--instance", plain, "--sample", "1", *SLIDERS,
                              "--compose", str(workdir / "export")))  # fmt: skip
-            override = (workdir / "export" / "compose.override.yml").read_text()
-            assert f"  {plain}:" in override and "/etc/mysql/conf.d/99-innotune.cnf:ro" in override
+            # Started with plain `run`: the same run with the drop-in mounted, from where
+            # the files are, into the include directory the server reads last.
+            script = (workdir / "export" / "docker-run.sh").read_text()
+            run = next(ln for ln in script.splitlines() if f"{engine.name} run " in ln)
+            source = (workdir / "export" / "99-innotune.cnf").resolve()
+            assert f"-v {source}:/etc/mysql/" in run and "/99-innotune.cnf:ro" in run, run
+            assert f"--name {plain}" in run and "--network none" in run, run
             dropin = (workdir / "export" / "99-innotune.cnf").read_text()
             assert f"{TRX} = 2" in dropin, out
-            return "compose override and drop-in written"
+            return "docker run script and drop-in written"
 
         def bench() -> str:
             out = passed(cli("bench", "local", "--instance", conf, "--seconds",

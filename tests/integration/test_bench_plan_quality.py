@@ -3,7 +3,7 @@
 Small on purpose (2 tables of 2,000 rows, one 2 s round, the "os" position): it proves the
 benchmark boots the host, builds and caches its data set, applies InnoTune's plan through
 `innotune apply` and rolls it back, and measures every configuration. The figures
-themselves come from `make bench-plan-quality` (README, Benchmarks).
+themselves come from `make bench-plan-quality` (docs/benchmarks.md).
 """
 
 from __future__ import annotations

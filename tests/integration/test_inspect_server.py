@@ -15,6 +15,8 @@ from app.access.database import open_session
 from app.domain.hostfacts import HostFacts
 from app.inspect.inspection import inspect
 from app.inspect.instances import choose_instance, find_instances
+from app.planner.budget import memory_budget
+from app.planner.values import size_text
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
 from tests.hosts.debian_mariadb import DebianMariaDB
@@ -133,6 +135,14 @@ def test_two_instances_choose_by_instance(
     pool = [v for v in facts["server"]["variables"] if v["name"] == "innodb_buffer_pool_size"]
     assert pool[0]["value"] == str(72 * 1024 * 1024)
     assert facts["server"]["rates"] is None  # --sample 0
+    # The other server is seen with its resident memory, and the budget counts it (issue 36).
+    other = a.running_pid()
+    seen = HostFacts.from_json(out.stdout)
+    rss = {p.pid: p.rss_bytes for p in seen.os.machine.database_processes}
+    assert other in rss and rss[other] > 0
+    budget = memory_budget(seen)
+    assert budget is not None and budget.other_servers >= rss[other]
+    assert f"mariadbd pid {other}, {size_text(rss[other])} resident now" in budget.words()
     both = subprocess.run(
         [sys.executable, "-m", "app", "inspect", "local", "--sample", "0"],
         capture_output=True,

@@ -6,6 +6,7 @@ import dataclasses
 import re
 from pathlib import Path
 
+import pytest
 from pytestqt.qtbot import QtBot
 
 from app.domain.bench import BenchReport, CpuUse
@@ -90,15 +91,24 @@ def test_gains_compare_the_same_workloads() -> None:
     ]
 
 
-def test_done_counts_only_what_the_host_took(qtbot: QtBot) -> None:
-    """A kernel setting the job found read-only is not counted as applied (issue 28)."""
+@pytest.mark.parametrize("said_by", ["job", "warnings"])
+def test_done_counts_only_what_the_host_took(qtbot: QtBot, said_by: str) -> None:
+    """A kernel setting the job found read-only is not counted as applied (issue 28).
+
+    The facts are sid's as saved before InnoTune recorded what a host can take, so the plan
+    still sets kernel settings and the job finds /proc/sys read-only. The job names what it
+    did not apply; an older job said so only in its warnings.
+    """
     from app.describe.actions import Host
     from app.describe.preview import build_preview
+    from app.domain.facts import Capabilities
     from app.flows.apply import not_taken
     from app.jobs.runner import JobStatus
 
     sid = Path(__file__).parents[1] / "fixtures/hosts/sid-mysql-9.7/facts.json"
     facts = HostFacts.from_json(sid.read_text())
+    machine = dataclasses.replace(facts.os.machine, capabilities=Capabilities())
+    facts = dataclasses.replace(facts, os=dataclasses.replace(facts.os, machine=machine))
     state = WizardState(target=parse_target("root@sid"), facts=facts)
     state.plan = make_plan(facts, default_positions(facts), default_catalogue())
     kernel = [c for c in state.plan.changes if c.target == "sysctl"]
@@ -110,16 +120,14 @@ def test_done_counts_only_what_the_host_took(qtbot: QtBot) -> None:
         preview, actions=tuple(a for a in preview.actions if not a.unsupported)
     )
     # As the job words it when /proc/sys is read-only (a container's, the test hosts').
-    status = JobStatus(
-        "j1",
-        "applied",
-        warnings=[
-            f"/proc/sys/{c.key.replace('.', '/')} is read-only (Read-only file system): "
-            "not supported on this host"
-            for c in kernel
-        ],
-        snapshot_id="s1",
-    )
+    said = {
+        c.id: f"/proc/sys/{c.key.replace('.', '/')} is read-only (Read-only file system): "
+        "not supported on this host"
+        for c in kernel
+    }
+    status = JobStatus("j1", "applied", warnings=list(said.values()), snapshot_id="s1")
+    if said_by == "job":
+        status = JobStatus("j1", "applied", not_applied=said, snapshot_id="s1")
     state.not_taken = not_taken(preview, status)
     assert set(state.not_taken) == {c.id for c in kernel}
     state.snapshot_id = "s1"
@@ -158,3 +166,24 @@ def test_done_sums_up_the_watches_before_and_after(qtbot: QtBot) -> None:
     state.watch_before = Watch.from_json((watches / "trixie-rate100.json").read_text())
     page.initializePage()
     assert "No verdicts: the traffic changed too much" in page.text.text()
+
+
+def test_the_apply_page_names_what_the_host_did_not_take() -> None:
+    """The job's outcome counts the changes in force and names the others once."""
+    from app.jobs.runner import JobStatus
+    from app.ui.pages.apply_texts import outcome_lines
+
+    why = (
+        "/proc/sys/vm/dirty_ratio is read-only (Read-only file system): not supported on this host"
+    )
+    status = JobStatus(
+        "j1",
+        "applied",
+        warnings=[why, "tuned is active"],
+        changes=["innodb_buffer_pool_size", "vm.dirty_ratio"],
+        not_applied={"vm.dirty_ratio": why},
+    )
+    lines = outcome_lines(status)
+    assert lines[0] == "Job j1: applied 1 of 2 changes; not applied: vm.dirty_ratio."
+    assert lines[1:] == [f"Not applied: vm.dirty_ratio: {why}", "Warning: tuned is active"]
+    assert outcome_lines(JobStatus("j2", "applied"))[0] == "Job j2: applied."

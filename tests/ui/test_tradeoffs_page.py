@@ -11,6 +11,8 @@ from pytestqt.qtbot import QtBot
 
 from app.domain.hostfacts import HostFacts
 from app.planner import default_positions
+from app.planner.budget import pool_of
+from app.planner.memorysum import share_text
 from app.planner.values import size_text
 from app.ui.pages.tradeoffs import TradeoffsPage
 from app.ui.state import WizardState
@@ -82,8 +84,14 @@ def test_memory_label_risk_and_table_agree_at_every_share(page: TradeoffsPage) -
         assert plan is not None
         change = plan.change("innodb_buffer_pool_size")
         label = section.value_label.text()
-        size = label.split(": ", 1)[1].removesuffix(" (kept as it is)")
-        assert label.startswith(f"{share}% of RAM: ")
+        size = label.split(": ", 1)[1].split(" (", 1)[0]
+        # The share shown is the pool's own (issue 36); another than the slider's says why.
+        ram = page.state.facts.os.machine.mem_total_bytes  # type: ignore[union-attr]
+        pool = pool_of(plan, page.state.facts)  # type: ignore[arg-type]
+        assert ram and pool is not None and size == size_text(pool)
+        assert label.startswith(f"{share_text(pool, ram)} of RAM: "), (share, label)
+        if not label.startswith(f"{share}% of RAM: "):
+            assert "kept as it is" in label or f"the {share}% asked" in label, (share, label)
         assert f"to {size} (" in section.sentence.text() or f"at {size}" in (
             section.sentence.text()
         ), (share, label, section.sentence.text())
@@ -113,7 +121,7 @@ def test_memory_slider_sizes_the_pool_within_ram(page: TradeoffsPage) -> None:
     control.setValue(40)
     pool = int(_planned(page)["innodb_buffer_pool_size"])
     assert 0.3 * ram < pool <= 0.4 * ram
-    assert "40% of RAM" in page.sections["memory"].value_label.text()
+    assert f"{share_text(pool, ram)} of RAM" in page.sections["memory"].value_label.text()
     assert (
         "OOM" in page.sections["memory"].sentence.text()
         or "RAM" in page.sections["memory"].sentence.text()

@@ -117,6 +117,15 @@ def test_whole_flow_on_a_container(
         qtbot.waitUntil(lambda: wizard.state.preview is not None, timeout=120_000)
         diff = preview.diffs.toPlainText()
         assert f"{conf_dir}/99-innotune.cnf" in diff, diff
+        # Export offers the container's durable way; it writes the drop-in with this host's
+        # values and the compose override, and says what to run.
+        assert preview.container_action.isVisible()
+        preview.export_to("container", tmp_path / "durable")
+        qtbot.waitUntil(lambda: "Wrote " in preview.status.text(), timeout=60_000)
+        said = preview.status.text()
+        assert "compose override for the service db" in said and "-p shop" in said, said
+        assert "INNOTUNE" not in (tmp_path / "durable" / "99-innotune.cnf").read_text()
+        assert "--" not in said.split("run:", 1)[0], "no command-line flags before the commands"
 
         wizard.next()
         apply = wizard.currentPage()

@@ -114,7 +114,7 @@ def result(bound: bool, rate: float) -> WorkloadResult:
         cpu=CpuUse(
             0.9, 0.4, 0.95, 2, "link", bound, "the clients ran on this computer" if bound else ""
         ),
-        rounds=(rate, rate, rate),
+        rounds=tuple(rate * f for f in (0.98, 0.99, 1.0, 1.01, 1.02)),
     )
 
 
@@ -137,10 +137,12 @@ def test_reports_say_which_runs_were_client_bound() -> None:
 
 def test_every_face_words_a_client_bound_change_the_same() -> None:
     before, after = result(False, 100.0), result(False, 250.0)
-    assert change_text(before, after) == "faster: +150% (noise ±5%)"
+    # Five rounds a side, every one beaten: decided, with the change's interval.
+    assert change_text(before, after) == "faster: +150% (+140% to +160%)"
     assert change_percent(before, after) == 150.0
-    assert change_text(result(True, 100.0), after) == "faster: +150% (noise ±5%) (client-bound)"
-    assert change_text(before, result(True, 40.0)) == "slower: -60% (noise ±5%) (client-bound)"
+    bound_faster = "faster: +150% (+140% to +160%) (client-bound)"
+    assert change_text(result(True, 100.0), after) == bound_faster
+    assert change_text(before, result(True, 40.0)) == "slower: -60% (-62% to -58%) (client-bound)"
     assert change_text(None, after) == change_text(before, None) == ""
     assert change_percent(result(False, 0.0), after) is None  # no rate to compare with
     reports = [

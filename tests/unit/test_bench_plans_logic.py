@@ -97,7 +97,7 @@ def test_report_and_comparison_text() -> None:
     assert "innodb_flush_log_at_trx_commit=1, buffer pool 128 MiB, redo log 96 MiB" in text
     assert "autocommit        1      100.0" in text and "quiet" in text
     both = comparison_text(_report("before", 100.0), _report("after", 150.0))
-    # One round a side measures no noise: the +50% is not claimed as a gain.
-    assert "+50%" not in both and "noise not measured (one round a side)" in both
+    # One round a side decides nothing: the +50% is not claimed as a gain.
+    assert "+50%" not in both and "unmeasured: fewer than 3 rounds a side" in both
     busy = WriteRate(3.0, 900.0, 5000.0, 2e6, 4, True, "5,000 rows written per second")
     assert "busy: 5,000 rows written per second" in rate_text(busy)

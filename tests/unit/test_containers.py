@@ -121,10 +121,10 @@ def test_the_batch_client_remembers_use_and_sends_sql_on_stdin() -> None:
     assert stdin is not None and b"pw" in stdin and "pw" not in " ".join(argv)
 
 
-def test_the_compose_export_mounts_the_drop_in_for_the_service() -> None:
+def test_the_compose_export_mounts_the_drop_in_for_the_service(tmp_path: Path) -> None:
     import dataclasses
 
-    from app.export.compose import compose_files
+    from app.export.compose import durable_way
     from app.knobs import default_catalogue
     from app.planner import default_positions, make_plan
     from tests.unit.planner_profiles import PROFILES
@@ -133,14 +133,69 @@ def test_the_compose_export_mounts_the_drop_in_for_the_service() -> None:
     positions = dataclasses.replace(default_positions(facts), crash_loss="os")
     plan = make_plan(facts, positions, default_catalogue())
     (container,) = parse_containers(_section("docker", DOCKER))
-    files = compose_files(plan, container)
-    assert files["99-innotune.cnf"].startswith("[mysqld]\n")
-    assert "innodb_flush_log_at_trx_commit = 2" in files["99-innotune.cnf"]
-    override = files["compose.override.yml"]
+    durable = durable_way(plan, container, tmp_path / "out", facts)
+    dropin = durable.files["99-innotune.cnf"]
+    assert dropin.startswith("[mysqld]\n")
+    assert "innodb_flush_log_at_trx_commit = 2" in dropin
+    # The planned host's own pool, never a placeholder a server would refuse.
+    pool = next(c for c in plan.changes if c.key == "innodb_buffer_pool_size")
+    assert "INNOTUNE" not in dropin
+    assert f"innodb_buffer_pool_size = {pool.proposed}" in dropin
+    override = durable.files["compose.override.yml"]
     assert "services:\n  db:\n    volumes:\n" in override
-    assert "./99-innotune.cnf:/etc/mysql/conf.d/99-innotune.cnf:ro" in override
-    assert '"mariadbd", "--user=mysql", ' in override
+    # Mounted from where the files were written, whatever folder compose runs in.
+    source = tmp_path.resolve() / "out" / "99-innotune.cnf"
+    assert f'"{source}:/etc/mysql/conf.d/99-innotune.cnf:ro"' in override
+    assert '"mariadbd", "--user=mysql", ' in override  # the image's command, options added
     assert "--innodb-flush-log-at-trx-commit=2" in override
+    assert durable.commands[-1].startswith("docker-compose -p shop -f ")
+
+
+def test_a_container_without_compose_gets_its_docker_run_line(tmp_path: Path) -> None:
+    """SYNTHETIC fields on the recorded container: started by docker run with a port, a
+    named volume for the data, a restart policy and a shell script as its command."""
+    import dataclasses
+    import shlex
+
+    from app.domain.errors import InnoTuneError
+    from app.export.compose import durable_way
+    from app.knobs import default_catalogue
+    from app.planner import default_positions, make_plan
+    from tests.unit.planner_profiles import PROFILES
+
+    data = json.loads(DOCKER)[0]
+    data["Config"]["Labels"] = {}
+    data["Config"]["Env"] = ["MARIADB_ROOT_PASSWORD=secret", "PATH=/usr/bin"]
+    data["Config"]["Entrypoint"] = ["/usr/local/bin/entry"]
+    data["Config"]["Cmd"] = ["sh", "/start.sh"]
+    data["HostConfig"]["RestartPolicy"] = {"Name": "unless-stopped"}
+    data["NetworkSettings"]["Ports"] = {"3306/tcp": [{"HostIp": "", "HostPort": "13306"}]}
+    data["Mounts"] = [
+        {"Type": "volume", "Name": "dbdata", "Source": "/var/lib/docker/volumes/dbdata/_data",
+         "Destination": "/var/lib/mysql", "RW": True},
+    ]  # fmt: skip
+    (container,) = parse_containers(_section("docker", json.dumps([data])))
+    facts = PROFILES["mariadb1011-md-raid1-ssd"].facts
+    plan = make_plan(facts, default_positions(facts), default_catalogue())
+    durable = durable_way(plan, container, tmp_path, facts)
+    script = durable.files["docker-run.sh"]
+    run = next(ln for ln in script.splitlines() if ln.startswith("docker run "))
+    argv = shlex.split(run)
+    assert argv[:5] == ["docker", "run", "-d", "--name", container.name]
+    assert "--restart unless-stopped" in run and "-p 13306:3306/tcp" in run
+    assert "-v dbdata:/var/lib/mysql" in run
+    assert f"-v {tmp_path.resolve()}/99-innotune.cnf:/etc/mysql/conf.d/99-innotune.cnf:ro" in run
+    # Passwords by name only; the image's own entrypoint and command, in that order.
+    assert "-e MARIADB_ROOT_PASSWORD" in run and "secret" not in script
+    assert argv[argv.index("--entrypoint") + 1] == "/usr/local/bin/entry"
+    assert argv[-3:] == [container.image, "sh", "/start.sh"]
+    assert "docker rename" in script and "docker stop" in script
+    # Its command is a script: options there might never reach the server, so not offered.
+    assert not container.server_in_command
+    # Data in the container's own layer: recreating it would lose them, so no script.
+    layer = dataclasses.replace(container, mounts=())
+    with pytest.raises(InnoTuneError, match="recreating it would lose the data"):
+        durable_way(plan, layer, tmp_path, facts)
 
 
 @pytest.mark.parametrize("spec", ["shop-db-1", "4242"])
@@ -189,3 +244,49 @@ def test_root_wanting_a_password_is_named_with_what_to_do() -> None:
     assert "started with MYSQL_ROOT_PASSWORD" in exc.problem
     assert "--mysql-user root --ask-mysql-password" in exc.fix
     assert "Database password" in exc.window_fix
+
+
+def test_a_stopped_container_asked_for_is_named_with_how_to_start_it() -> None:
+    from app.inspect.containers import parse_stopped
+    from app.inspect.instances import InstanceChoiceError
+
+    text = "@@stopped docker shop-db-1 Exited (0) 3 minutes ago\n@@stopped podman x Created\n"
+    stopped = parse_stopped(text + "@@stopped lxc y Exited\n")
+    assert [(c.engine, c.name) for c in stopped] == [("docker", "shop-db-1"), ("podman", "x")]
+    with pytest.raises(InstanceChoiceError) as raised:
+        choose_instance([], "shop-db-1", stopped)
+    assert raised.value.problem == (
+        "The docker container shop-db-1 is stopped (Exited (0) 3 minutes ago)."
+    )
+    assert raised.value.fix == "Start it with: docker start shop-db-1, then try again."
+    # A running container of that name is chosen, whatever else once had the name.
+    (container,) = parse_containers(_section("docker", DOCKER))
+    from app.domain.instance import ServerInstance
+
+    inst = ServerInstance(4242, "/usr/sbin/mariadbd", (), container=container)
+    assert choose_instance([inst], container.name, stopped) is inst
+
+
+def test_the_plan_says_up_front_when_a_container_cannot_be_changed_in_place() -> None:
+    from app.knobs import default_catalogue
+    from app.planner import default_positions, make_plan
+    from tests.unit.planner_profiles import PROFILES
+
+    facts = PROFILES["mariadb1011-md-raid1-ssd"].facts
+    assert facts.server is not None
+    (container,) = parse_containers(_section("docker", DOCKER))
+    data_only = dataclasses.replace(
+        container, mounts=tuple(m for m in container.mounts if "conf" not in m.destination)
+    )
+
+    def plan_in(inside: object) -> tuple[str, ...]:
+        instance = dataclasses.replace(facts.server.instance, container=inside)  # type: ignore[union-attr]
+        server = dataclasses.replace(facts.server, instance=instance)
+        contained = dataclasses.replace(facts, server=server)
+        return make_plan(contained, default_positions(contained), default_catalogue()).warnings
+
+    said = [w for w in plan_in(data_only) if "cannot change it in place" in w]
+    assert said and f"The container {container.name} keeps no configuration" in said[0]
+    assert "compose override" in said[0]  # compose started it
+    assert not [w for w in plan_in(container) if "in place" in w], "its conf.d is mounted"
+    assert not [w for w in plan_in(None) if "in place" in w]

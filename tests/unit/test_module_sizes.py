@@ -1,6 +1,6 @@
 """No module in app/ grows past 600 lines (issue 29): a module that long holds several things.
 
-Split a module along its seams rather than raising the limit; the README's Layout section
+Split a module along its seams rather than raising the limit; docs/design.md's Layout section
 names the packages.
 """
 

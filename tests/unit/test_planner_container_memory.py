@@ -35,7 +35,7 @@ def test_the_pool_fits_the_containers_memory_limit() -> None:
     pool, reason = _pool(_in_a_container(4 * GIB))
     assert pool <= 4 * GIB * 0.9  # what the job accepts
     assert pool < host_pool
-    assert "container may use 4 GiB" in reason, reason
+    assert "of the 4 GiB the server's container may use" in reason, reason
 
 
 def test_a_limit_above_what_the_host_gives_changes_nothing() -> None:

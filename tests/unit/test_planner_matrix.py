@@ -360,17 +360,17 @@ def check(plan: Plan, facts: HostFacts, line: Line) -> list[str]:  # noqa: C901 
     if redo is not None:
         total = int(redo.proposed) * files
         minutes = plan.positions.redo_minutes or 0
-        if minutes > 15 and total < line.redo_default_total:
+        if total < line.redo_default_total:  # at every position, fast recovery too
             default = line.redo_default_total >> 20
             bad.append(f"{name} total {total >> 20} MiB below the default {default} MiB")
         rate = server.rates.redo_bytes_per_s if server.rates else None
         current = (_int(_var(server, name)) or 0) * files
         # Fast recovery (15 min or less) is asked to shorten recovery: it may shrink, and
-        # must never grow the log.
+        # never grows the log beyond the default.
         fast = 0 < minutes <= 15
         if (rate is None or rate < GIB / 3600) and total < current and not fast:
             bad.append(f"{name} shrunk on a sample that saw {rate} B/s of redo")
-        if fast and total >= current:
+        if fast and total >= max(current, line.redo_default_total + 1):
             bad.append(f"fast recovery grows {name}: {current >> 20} -> {total >> 20} MiB")
     if line.log_file_at_least_buffer:
         log_file = _int(_final(plan, server, "innodb_log_file_size"))
@@ -502,6 +502,23 @@ def test_the_checks_catch_what_they_are_for() -> None:
     )
     if plan.change("innodb_write_io_threads") is not None:
         assert any("SET GLOBAL cannot change it" in p for p in check(live_redo, facts, line))
+    # A fast-recovery log below the server's default (issue 36: 100 MiB -> 50 MiB) is caught.
+    fast = make_plan(facts, dataclasses.replace(POSITIONS[0], redo_minutes=15), CAT)
+    template = fast.changes[0]
+    half = dataclasses.replace(
+        template,
+        id="innodb_redo_log_capacity",
+        key="innodb_redo_log_capacity",
+        target="dynamic",
+        slider="redo",
+        current=str(line.redo_default_total),
+        proposed=str(line.redo_default_total // 2),
+    )
+    shrunk = dataclasses.replace(
+        fast, changes=(*(c for c in fast.changes if c.id != half.id), half)
+    )
+    assert not any("below the default" in p for p in check(fast, facts, line))
+    assert any("below the default 100 MiB" in p for p in check(shrunk, facts, line))
 
 
 def test_redo_size_is_monotonic_in_the_measured_rate() -> None:

@@ -85,6 +85,6 @@ def test_preview_spells_the_pool_as_trade_offs_does(line: Line) -> None:
     change = plan.change("innodb_buffer_pool_size")
     assert change is not None
     figure = size_text(int(change.proposed))
-    assert note("memory", plan, facts).endswith(f": {figure}")
+    assert f" of RAM: {figure}" in note("memory", plan, facts)
     text = build_preview(plan, Host(facts)).text()
     assert f"innodb_buffer_pool_size: 134217728 (128 MiB) → {change.proposed} ({figure})" in text

@@ -6,12 +6,15 @@ import dataclasses
 
 import pytest
 
+from app.domain.hostfacts import HostFacts
+from app.domain.plan import Change, Plan
 from app.knobs.sliders import slider
 from app.planner import default_positions, make_plan
 from app.planner.context import reports_rotational
-from app.planner.redolog import recovery_range, redo_total
+from app.planner.redolog import recovery_range, redo_rate, redo_total
 from app.planner.slidertexts import note
 from app.planner.values import size_text
+from tests.unit.planner_profiles import GIB, MIB
 from tests.unit.planner_truth import LINES, Line
 from tests.unit.test_planner_matrix import CAT, facts_for, hosts
 
@@ -19,48 +22,99 @@ FOUR = [x for x in LINES if x.version in ("10.5.27", "10.11.19", "11.8.2", "9.7.
 FAST = int(str(slider("redo").position("fast-recovery").value))
 
 
+def _redo_change(plan: Plan) -> Change | None:
+    return next(
+        (
+            c
+            for c in plan.changes
+            if c.key in ("innodb_redo_log_capacity", "innodb_log_file_size")
+            and c.proposed.isdigit()
+        ),
+        None,
+    )
+
+
+def _with_log(facts: HostFacts, line: Line, total: int, rate: float | None) -> HostFacts:
+    """The facts with a redo log of ``total`` bytes and ``rate`` bytes/s of redo measured."""
+    server = facts.server
+    assert server is not None
+    name = "innodb_redo_log_capacity" if line.version == "9.7.4" else "innodb_log_file_size"
+    variables = tuple(
+        dataclasses.replace(v, value=str(total)) if v.name == name else v for v in server.variables
+    )
+    rates = server.rates
+    if rates is not None:
+        rates = dataclasses.replace(rates, redo_bytes_per_s=rate)
+    return dataclasses.replace(
+        facts, server=dataclasses.replace(server, variables=variables, rates=rates)
+    )
+
+
 @pytest.mark.parametrize("line", FOUR, ids=[x.version for x in FOUR])
-def test_fast_recovery_never_grows_the_log_and_shortens_recovery(line: Line) -> None:
+def test_fast_recovery_keeps_at_least_the_default_and_shortens_recovery(line: Line) -> None:
+    """Issue 36: fast recovery holds at most ~15 min of writes, never below the default."""
+    default = line.redo_default_total
     for host in hosts():
-        facts = facts_for(host, line)
-        assert facts.server is not None
-        now = redo_total(facts.server)
-        assert now is not None
-        plan = make_plan(
-            facts, dataclasses.replace(default_positions(facts), redo_minutes=FAST), CAT
-        )
-        sentence = dict(plan.sentences)["redo"]
-        change = next(
-            (
-                c
-                for c in plan.changes
-                if c.key in ("innodb_redo_log_capacity", "innodb_log_file_size")
-                and c.proposed.isdigit()
-            ),
-            None,
-        )
-        where = f"{line.version}/{host.name}"
-        if change is None:
-            assert "already as small as this server allows" in sentence, (where, sentence)
-            continue
-        files = now // int(change.current or now) or 1
-        total = int(change.proposed) * files
-        assert total < now, where
-        spinning = reports_rotational(facts)
-        assert recovery_range(total, spinning)[1] < recovery_range(now, spinning)[1], where
-        assert sentence.startswith('At "Fast recovery (about 15 minutes of writes)" the redo')
-        assert f"from {size_text(now)} to {size_text(total)}" in sentence, sentence
-        assert "shortens crash recovery" in sentence
+        for total, rate in (
+            (default, None),
+            (default, 3 * MIB),
+            (8 * GIB, 3 * MIB),
+            (8 * GIB, None),
+        ):
+            facts = _with_log(facts_for(host, line), line, total, rate)
+            assert facts.server is not None
+            now = redo_total(facts.server)
+            assert now == total
+            rate = redo_rate(facts.server)  # None where the host had no sample
+            plan = make_plan(
+                facts, dataclasses.replace(default_positions(facts), redo_minutes=FAST), CAT
+            )
+            sentence = dict(plan.sentences)["redo"]
+            change = _redo_change(plan)
+            where = f"{line.version}/{host.name}/{size_text(total)}/{rate}"
+            if change is None:
+                assert "already recovers within what fast recovery asks" in sentence or (
+                    "that is the server's default, the smallest InnoTune plans" in sentence
+                ), (where, sentence)
+                assert now == default or rate is None or now <= rate * FAST * 60 + 32 * MIB, where
+                continue
+            planned = int(change.proposed)
+            assert default <= planned < now, where
+            spinning = reports_rotational(facts)
+            assert recovery_range(planned, spinning)[1] < recovery_range(now, spinning)[1]
+            assert f"from {size_text(now)} to {size_text(planned)}" in sentence, sentence
+            assert "shortens crash recovery but makes InnoDB write pages back sooner" in sentence
+            assert "18% fewer pages" in sentence
+            if rate is not None:  # 15 min of the measured writes, rounded up to 32 MiB
+                assert planned == max(default, -(-int(rate * FAST * 60) // (32 * MIB)) * 32 * MIB)
 
 
-def test_fast_recovery_on_the_sid_host_defaults() -> None:
-    """MySQL 9.7 at its 100 MiB default: the issue saw 100 -> 256 MiB and 8 s -> 20 s."""
-    line = next(x for x in FOUR if x.version == "9.7.4")
-    facts = facts_for(next(h for h in hosts() if h.name == "practice"), line)
+def test_fast_recovery_on_the_issues_hosts() -> None:
+    """Issue 36: 100 MiB stayed 100 MiB on MySQL 9.7, 96 MiB on MariaDB at 3 MiB/s stays."""
+    mysql = next(x for x in FOUR if x.version == "9.7.4")
+    facts = facts_for(next(h for h in hosts() if h.name == "practice"), mysql)
     plan = make_plan(facts, dataclasses.replace(default_positions(facts), redo_minutes=FAST), CAT)
-    change = plan.change("innodb_redo_log_capacity")
-    assert change is not None and int(change.proposed) == 50 * 2**20
-    assert "against roughly 1 s to 8 s at 100 MiB now" in dict(plan.sentences)["redo"]
+    assert plan.change("innodb_redo_log_capacity") is None
+    said = dict(plan.sentences)["redo"]
+    assert said.startswith(
+        'At "Fast recovery (about 15 minutes of writes)" the redo log stays at 100 MiB'
+    )
+    assert "the server's default" in said
+    mariadb = next(x for x in FOUR if x.version == "11.8.2")
+    facts = _with_log(facts_for(hosts()[0], mariadb), mariadb, 96 * MIB, 3 * MIB)
+    plan = make_plan(facts, dataclasses.replace(default_positions(facts), redo_minutes=FAST), CAT)
+    assert plan.change("innodb_log_file_size") is None
+    said = dict(plan.sentences)["redo"]
+    assert "stays at 96 MiB (about 32 s of the measured writes)" in said, said
+    assert "no more than 15 min of writes, so it already recovers" in said
+    # A log below the default grows to it, whatever the position.
+    small = _with_log(facts_for(hosts()[0], mysql), mysql, 48 * MIB, 3 * MIB)
+    for minutes in (FAST, 60, 120):
+        grown = make_plan(
+            small, dataclasses.replace(default_positions(small), redo_minutes=minutes), CAT
+        )
+        change = grown.change("innodb_redo_log_capacity")
+        assert change is not None and int(change.proposed) >= 100 * MIB, minutes
 
 
 def test_keep_is_possible_and_says_what_it_keeps() -> None:
@@ -77,7 +131,7 @@ def test_keep_is_possible_and_says_what_it_keeps() -> None:
     assert kept.change("innodb_buffer_pool_size") is None
     assert "keeps the buffer pool at 128 MiB" in why["innodb_buffer_pool_size"]
     assert f"InnoTune recommends {start.memory_share}% of RAM" in why["innodb_buffer_pool_size"]
-    assert note("memory", kept, facts) == "1% of RAM: 128 MiB (kept as it is)"
+    assert note("memory", kept, facts) == "0.4% of RAM: 128 MiB (kept as it is)"
 
 
 def test_the_crash_loss_words_cover_three_positions() -> None:

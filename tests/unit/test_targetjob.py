@@ -274,6 +274,106 @@ class JobTest(unittest.TestCase):
         self.assertEqual((state.state, snap_state["state"]), ("applied", "applied"))
         self.assertEqual(os.listdir(records.LOCK_DIR), [])  # its free lock is removed
 
+    def _refusing(self, with_taken: bool, rules_dir: str = "") -> tuple:
+        """A job with a queue file the host lacks (vdc), and with_taken one it has (vdb)."""
+        taken = os.path.join(self.root, "read_ahead_kb")
+        with open(taken, "w") as fh:
+            fh.write("128\n")
+        ids = {"vdb": "queue/read_ahead_kb@vdb", "vdc": "queue/read_ahead_kb@vdc"}
+        missing = os.path.join(self.root, "no-such-device", "read_ahead_kb")
+        paths = {"vdb": taken, "vdc": missing}
+        folder = rules_dir or self.root
+        rules = {d: os.path.join(folder, "99-innotune-" + d + ".rules") for d in ids}
+        disks = ["vdb", "vdc"] if with_taken else ["vdc"]
+        snapshot_dir = _snapshot(self.root, "s1", {})
+        job_dir = os.path.join(self.root, "jobs", "s1")
+        os.makedirs(job_dir)
+        bundle = formats.Bundle(
+            "s1",
+            "apply",
+            "s1",
+            snapshot_dir,
+            files=[
+                formats.FileItem(rules[d], None, "cnVsZQo=", "0644", "", "udev", [ids[d]])
+                for d in disks
+            ],
+            values=[
+                formats.ValueItem("sysfs", "queue/read_ahead_kb", "256", paths[d], d, ids[d])
+                for d in disks
+            ],
+            commands=[formats.CommandItem(["true", d], "reload", [ids[d]]) for d in disks],
+            changes=[ids[d] for d in disks],
+        )
+        with open(os.path.join(job_dir, "bundle.json"), "wb") as fh:
+            fh.write(bundle.to_json())
+        final = Job(job_dir).main()
+        with open(os.path.join(job_dir, "journal.jsonl")) as fh:
+            steps = [formats.JournalLine.from_json(line) for line in fh]
+        with open(os.path.join(job_dir, "state.json"), "rb") as fh:
+            state = formats.JobState.from_json(fh.read())
+        return final, steps, state, rules, taken
+
+    def test_a_value_the_host_refuses_is_not_applied_nor_kept(self) -> None:
+        final, steps, state, rules, taken = self._refusing(with_taken=True)
+        self.assertEqual(final, "applied")
+        self.assertEqual(sorted(state.not_applied), ["queue/read_ahead_kb@vdc"])
+        self.assertIn("does not exist", state.not_applied["queue/read_ahead_kb@vdc"])
+        self.assertEqual(files.read_or_none(taken), b"256\n")
+        self.assertEqual(files.read_or_none(rules["vdb"]), b"rule\n")
+        self.assertIsNone(files.read_or_none(rules["vdc"]))  # no rule kept for it
+        ran = [s.detail for s in steps if s.step == "commands" and s.status == "start"]
+        self.assertEqual(ran, ["true vdb"])
+        said = [s.detail for s in steps if s.step == "apply" and s.status == "ok"]
+        self.assertEqual(said, ["applied 1 of 2 changes; not applied: queue/read_ahead_kb@vdc"])
+
+    def test_without_the_rules_directory_a_value_is_set_live_and_said_not_kept(self) -> None:
+        missing = os.path.join(self.root, "no-rules.d")
+        final, steps, state, _rules, taken = self._refusing(with_taken=True, rules_dir=missing)
+        self.assertEqual(final, "applied")  # not a failure: the value is in force
+        self.assertEqual(files.read_or_none(taken), b"256\n")
+        self.assertFalse(os.path.exists(missing))
+        self.assertEqual([s.detail for s in steps if s.step == "commands"], [])
+        self.assertIn(
+            f"queue/read_ahead_kb@vdb set live only, not kept across reboots: {missing} does not "
+            "exist on this host",
+            " ".join(state.warnings),
+        )
+
+    def test_a_job_whose_every_value_is_refused_changes_nothing(self) -> None:
+        final, _steps, state, rules, _taken = self._refusing(with_taken=False)
+        self.assertEqual((final, state.state), ("refused", "refused"))
+        self.assertIn("takes none of the changes", state.errors[0])
+        self.assertIsNone(files.read_or_none(rules["vdc"]))
+
+    def test_a_failure_shows_only_the_servers_error_lines_since_the_job_began(self) -> None:
+        job_dir = os.path.join(self.root, "jobs", "s1")
+        os.makedirs(job_dir)
+        with open(os.path.join(job_dir, "bundle.json"), "wb") as fh:
+            fh.write(formats.Bundle("s1", "apply", "s1", self.root).to_json())
+        log = os.path.join(self.root, "error.log")
+        with open(log, "w") as fh:
+            fh.write("2026-11-29T05:00:00Z 0 [ERROR] [MY-010119] an old failure\n")
+        job = Job(job_dir)
+        self.addCleanup(job.journal.close)
+        job.how = {"log": {"kind": "file", "path": log}}
+        job.mark_log()
+        normal = [
+            "2026-11-29T05:01:00Z 0 [System] [MY-010116] /usr/sbin/mysqld (mysqld 9.7.4) "
+            "starting as process 2461",
+            "2026-11-29T05:01:01Z 1 [System] [MY-013577] InnoDB initialization has ended.",
+            "2026-11-29T05:01:02Z 0 [System] [MY-010931] /usr/sbin/mysqld: ready for "
+            "connections. Version: '9.7.4'",
+        ]
+        with open(log, "a") as fh:
+            fh.write("\n".join(normal) + "\n")
+        job.explain()
+        self.assertEqual(job.log_lines, [])  # a normal start-up explains nothing
+        bad = "2026-11-29T05:01:03Z 0 [ERROR] [MY-000067] unknown variable 'innodb_x=1'."
+        with open(log, "a") as fh:
+            fh.write(bad + "\n")
+        job.explain()
+        self.assertEqual(job.log_lines, [bad])
+
     def test_a_file_changed_since_the_plan_is_refused_untouched(self) -> None:
         final, steps, state, snap_state = self._run(b"something else\n", b"x")
         self.assertEqual(final, "refused")

@@ -8,6 +8,7 @@ only through ``Ctx.final``. One module per family of rules; RULES is the order t
 from __future__ import annotations
 
 from app.planner.rules import (
+    container,
     disks,
     durability,
     memory,
@@ -32,4 +33,5 @@ RULES = (
     operating_system.fit_os,
     reported.reported,
     obsolete.obsolete_lines,
+    container.not_in_place,
 )

@@ -10,7 +10,23 @@ from app.planner.values import parse_bool, parse_int, two_digits
 def _sysfs(ctx: Ctx, key: str, disk: str, current: str | None, proposed: str, reason: str) -> None:
     knob = ctx.knob(key)
     assert knob.linux is not None
-    ctx.propose(
+    device = ctx.path.find(disk) if ctx.path is not None else None
+    refused = ctx.queue_refused(device) if device is not None else None
+    if refused is not None:
+        ctx.leave(
+            key, knob.slider, f"{refused}. It would be {proposed} (now {current}): {reason}", disk
+        )
+        ctx.warn(f"{refused}; InnoTune leaves its queue settings alone (see Left alone, and why).")
+        return
+    persist = knob.linux.persist.replace("<disk>", disk).replace("<value>", proposed)
+    kept = ctx.machine.capabilities.udev is not False
+    if not kept:
+        # Without udev a rule is read by nothing: the value is set live, and said to last
+        # only until the next reboot, rather than kept in a file nothing reads.
+        seen = ctx.machine.capabilities.udev_seen
+        persist = f"not kept: it lasts until the next reboot ({seen})"
+        reason += f" Set live only, since no udev rule would keep it after a reboot: {seen}."
+    added = ctx.propose(
         Change(
             id=f"{key}@{disk}",
             slider=knob.slider,
@@ -26,9 +42,24 @@ def _sysfs(ctx: Ctx, key: str, disk: str, current: str | None, proposed: str, re
             confidence=knob.linux.confidence,
             device=disk,
             path=knob.linux.path.replace("{disk}", disk),
-            persist=knob.linux.persist.replace("<disk>", disk).replace("<value>", proposed),
+            persist=persist,
+            kept=kept,
         )
     )
+    if added and not kept:
+        seen = ctx.machine.capabilities.udev_seen
+        if not any(x.knob == "udev rule" and x.device == disk for x in ctx.left_alone):
+            ctx.leave(
+                "udev rule",
+                knob.slider,
+                f"Not written for {disk}, since nothing would read it: {seen}. Its queue "
+                "settings are set live only and last until the next reboot.",
+                disk,
+            )
+        ctx.warn(
+            f"{disk}'s queue settings are set live only and last until the next reboot, since "
+            f"no udev rule would keep them: {seen}."
+        )
 
 
 #: The manual ("Configuring InnoDB I/O Capacity"): values above 20000 are generally not

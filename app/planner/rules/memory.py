@@ -7,12 +7,12 @@ from app.planner.budget import (
     OS_RESERVE_DIVISOR,
     OS_RESERVE_MAX,
     OS_RESERVE_MIN,
-    POOL_OVERHEAD,
     MemoryBudget,
     current_share,
     memory_budget,
 )
 from app.planner.context import Ctx
+from app.planner.memorysum import POOL_OVERHEAD, share_text
 from app.planner.starts import recommended_share
 from app.planner.values import GIB, MIB, parse_int, round_down, size_text
 
@@ -117,8 +117,8 @@ def memory(ctx: Ctx) -> None:
             )
         ctx.leave(name, "memory", why)
         ctx.sentences["memory"] = (
-            f"The buffer pool stays at {size_text(current)} (about {share}% of RAM); "
-            f"{budget.free_words(current)}."
+            f"The buffer pool stays at {size_text(current)} "
+            f"({share_text(current, budget.ram)} of RAM); {budget.free_words(current)}."
         )
         return
     if want > current > proposed:
@@ -147,10 +147,15 @@ def memory(ctx: Ctx) -> None:
         "buffers); if other processes grow beyond that, Linux swaps or its OOM killer ends the "
         "server (a crash)."
     )
+    own = share_text(proposed, budget.ram)
+    asked = ""
+    if want > budget.fits:
+        asked = f"; the {share}% asked does not fit"
+    elif own != f"{share}%":
+        asked = f"; the {share}% asked, rounded down to what the server allocates"
     ctx.sentences["memory"] = (
-        f"The buffer pool goes from {size_text(current)} to {size_text(proposed)} ({share}% of "
-        f"RAM{', capped to what fits' if want > budget.fits else ''}, rounded down to what the "
-        f"server allocates); {budget.free_words(proposed)}."
+        f"The buffer pool goes from {size_text(current)} to {size_text(proposed)} ({own} of "
+        f"RAM{asked}); {budget.free_words(proposed)}."
     )
     restart = False
     size_max = ctx.num("innodb_buffer_pool_size_max")
@@ -193,7 +198,7 @@ def _pool_rule(ctx: Ctx, budget: MemoryBudget, share: int, minimum: int, target:
         reserve_divisor=OS_RESERVE_DIVISOR,
         reserve_min=OS_RESERVE_MIN,
         reserve_max=OS_RESERVE_MAX,
-        fixed_bytes=budget.other_processes + budget.connections + budget.other_buffers,
+        fixed_bytes=budget.others + budget.connections + budget.other_buffers,
         overhead=POOL_OVERHEAD,
         units=tuple(units),
         minimum=minimum,

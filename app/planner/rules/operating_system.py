@@ -11,6 +11,12 @@ from app.planner.values import GIB, size_text
 def _sysctl(ctx: Ctx, key: str, current: int, proposed: int, reason: str) -> None:
     knob = ctx.knob(key)
     assert knob.linux is not None
+    refused = ctx.kernel_refused()
+    if refused is not None:
+        # A change the host would refuse is no change: left alone, and said once up front.
+        ctx.leave(key, "fit_os", f"{refused}. It would be {proposed} (now {current}): {reason}")
+        ctx.warn(f"{refused}; InnoTune leaves them alone here (see Left alone, and why).")
+        return
     ctx.propose(
         Change(
             id=key,

@@ -7,6 +7,7 @@ from app.knobs.sliders import slider
 from app.planner.context import Ctx, reports_rotational
 from app.planner.redolog import (
     planning_rate,
+    recovery_range,
     recovery_span,
     recovery_words,
     redo_rate,
@@ -60,12 +61,79 @@ def _redo_words(minutes: int) -> str:
     return f"{minutes} min of writes"
 
 
+def _default_total(ctx: Ctx, per_file_default: int | None, files: int) -> int:
+    """The whole redo log the server has by default (the catalogue's default for its version).
+
+    MySQL before 8.0.30 multiplies innodb_log_file_size by innodb_log_files_in_group (2 by
+    default); MariaDB 10.5+ has one file; MySQL 8.0.30+ has innodb_redo_log_capacity.
+    """
+    if not per_file_default:
+        return 0
+    default_files = 1
+    if files > 1 or (ctx.version.family is Flavour.MYSQL and not uses_capacity(ctx.version)):
+        group = ctx.facts_for("innodb_log_files_in_group")
+        default_files = (parse_int(str(group.default)) if group and group.default else None) or 2
+    return per_file_default * default_files
+
+
+#: What a log below the default costs, from the field report the catalogue cites.
+SMALL_LOG_PRICE = (
+    "makes InnoDB write pages back sooner and more often to free log space (in "
+    "one field report a log twice as large wrote 18% fewer pages)"
+)
+
+
+def _fast_kept(  # noqa: PLR0913 - the figures of one sentence
+    ctx: Ctx,
+    name: str,
+    words: str,
+    current: int,
+    default: int,
+    within: int,
+    rate: float,
+    measured: bool,
+    minutes: int,
+    spinning: bool,
+) -> None:
+    """Fast recovery where the log already recovers within its target: it stays, and says why.
+
+    ``within`` is the log that ``minutes`` of writes fill; a log larger than that is the
+    server's default here (a smaller one is never planned).
+    """
+    held = f"about {duration_text(current / rate)} of " + (
+        "the measured writes" if measured else "writes at an assumed 1 GiB of redo per hour"
+    )
+    if current > within:
+        saved = recovery_range(current, spinning)[1] - recovery_range(current / 2, spinning)[1]
+        because = (
+            "that is the server's default, the smallest InnoTune plans: a smaller log "
+            f"{SMALL_LOG_PRICE}, and a log half as large would save at most about "
+            f"{duration_text(saved)} of recovery"
+        )
+    else:
+        because = (
+            f"that is no more than {minutes} min of writes, so it already recovers within what "
+            "fast recovery asks"
+            + (
+                ", and it is the server's default, the smallest InnoTune plans"
+                if current <= default
+                else ""
+            )
+        )
+    said = f"{size_text(current)} ({held}): {because}"
+    ctx.leave(name, "redo", f"It stays {said}.")
+    ctx.sentences["redo"] = (
+        f"At {words} the redo log stays at {said}; {recovery_words(current, spinning)}."
+    )
+
+
 def redo(ctx: Ctx) -> None:  # noqa: C901 - the cases of one size, each with its words
     """The redo log's size from the measured redo rate (and the log buffer's from its waits).
 
-    "Fast recovery" never grows the log: when its minutes of writes would need more than
-    the log holds now, it halves the log instead (down to what the server allows), so its
-    recovery estimate is lower than at the current size.
+    No position plans a log below the server's default size (the catalogue's default for
+    its version): a smaller log makes InnoDB flush pages in a hurry and saves little
+    recovery. "Fast recovery" keeps the log at most its minutes of writes, never below the
+    default: a log that already holds no more stays as it is, and says so.
     """
     _log_buffer(ctx)
     capacity = uses_capacity(ctx.version)
@@ -105,16 +173,33 @@ def redo(ctx: Ctx) -> None:  # noqa: C901 - the cases of one size, each with its
     if vf is None:  # pragma: no cover - every covered version has one of the two
         ctx.leave(name, "redo", f"{ctx.version} has no {name}.")
         return
-    halved = fast and current_total is not None and total >= current_total
-    if halved and current_total is not None:
-        # Fast recovery asks for a shorter recovery: a larger log would lengthen it.
-        total = current_total // 2
-        basis = (
-            f"{said}, so {minutes} min of writes would need {size_text(total * 2)} or more, "
-            "no less than the log holds now; fast recovery never grows the log, so it is "
-            "halved to"
-        )
-    elif not measured and not fast and current_total is not None and total < current_total:
+    default_total = _default_total(
+        ctx, parse_int(str(vf.default)) if vf.default is not None else None, files
+    )
+    if fast:
+        if current_total is not None and default_total <= current_total <= max(
+            total, default_total
+        ):
+            _fast_kept(
+                ctx,
+                name,
+                words,
+                current_total,
+                default_total,
+                total,
+                planned_rate,
+                measured,
+                minutes,
+                spinning,
+            )
+            return
+        if total < default_total:
+            basis = (
+                f"{said}, so {minutes} min of writes would be {size_text(total)}, below the "
+                f"server's default; no position plans less than the default, so it is"
+            )
+        total = max(total, default_total)
+    elif not measured and current_total is not None and total < current_total:
         ctx.leave(
             name,
             "redo",
@@ -128,10 +213,9 @@ def redo(ctx: Ctx) -> None:  # noqa: C901 - the cases of one size, each with its
         return
     per_file = round_up(total / files, MIB)
     lows = [int(vf.min)] if vf.min is not None else []
-    default = parse_int(str(vf.default)) if vf.default is not None else None
-    if default and not fast:
-        # Never below the version's default unless the person asks for fast recovery.
-        lows.append(default)
+    if default_total:
+        # Never below the version's default, whatever the position.
+        lows.append(round_up(default_total / files, MIB))
     log_buffer = parse_int(ctx.final("innodb_log_buffer_size"))
     if ctx.mariadb and log_buffer:
         lows.append(round_up(log_buffer, MIB))
@@ -152,18 +236,6 @@ def redo(ctx: Ctx) -> None:  # noqa: C901 - the cases of one size, each with its
                 f"half of the {size_text(path.free_bytes if path else None)} free in the datadir."
             )
     new_total = per_file * files
-    if fast and current_total is not None and new_total >= current_total:
-        ctx.leave(
-            name,
-            "redo",
-            f"It is {size_text(current_total)}, already the smallest this server allows "
-            "(or smaller than fast recovery needs), so it stays.",
-        )
-        ctx.sentences["redo"] = (
-            f"The redo log stays at {size_text(current_total)}, already as small as this "
-            f"server allows; {recovery_words(current_total, spinning)}."
-        )
-        return
     if current_total and abs(new_total - current_total) <= current_total // 10:
         ctx.leave(
             name,
@@ -192,7 +264,11 @@ def redo(ctx: Ctx) -> None:  # noqa: C901 - the cases of one size, each with its
         f"At {words} the redo log goes "
         + (f"from {size_text(current_total)} " if current_total else "")
         + f"to {size_text(new_total)}: a "
-        + ("larger log smooths page flushing" if grows else "smaller log shortens crash recovery")
+        + (
+            "larger log smooths page flushing"
+            if grows
+            else f"smaller log shortens crash recovery but {SMALL_LOG_PRICE}"
+        )
         + f"; crash recovery {recovery_span(new_total, spinning)}{now} (it depends on how far "
         "the last checkpoint lags, not on the size alone)."
     )

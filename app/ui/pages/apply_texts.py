@@ -111,7 +111,9 @@ def measured_lines(result: MeasuredApply) -> list[str]:
 
 def outcome_lines(result: jobs.JobStatus) -> list[str]:
     """How a job ended: its state, a cancel's outcome, its errors, warnings and last log lines."""
-    lines = [f"Job {result.job_id}: {result.state}."]
+    lines = [f"Job {result.job_id}: {result.applied_words}."]
+    said = set(result.not_applied.values())
+    lines += [f"Not applied: {c}: {why}" for c, why in sorted(result.not_applied.items())]
     if result.cancelled:
         lines.append(
             "Cancelled: nothing on the server was changed."
@@ -123,7 +125,7 @@ def outcome_lines(result: jobs.JobStatus) -> list[str]:
     if result.state == "awaiting-confirm":
         lines.append("Check the server now; press Keep before the deadline or it rolls back.")
     lines += [f"Error: {e}" for e in result.errors]
-    lines += [f"Warning: {w}" for w in result.warnings]
+    lines += [f"Warning: {w}" for w in result.warnings if w not in said]
     lines += [f"Log: {ln}" for ln in result.log_lines[-10:]]
     return lines
 

@@ -138,7 +138,7 @@ def make_preview(conn: DoctorResult, inputs: PreviewInputs, progress: Progress) 
 
 @dataclass(frozen=True)
 class ExportInputs:
-    """What to export, as what (``ansible`` or ``script``), and where."""
+    """What to export, as what (``ansible``, ``script`` or ``container``), and where."""
 
     plan: Plan
     kind: str
@@ -153,6 +153,15 @@ def write_export(_conn: DoctorResult, inputs: ExportInputs, progress: Progress) 
     plan, kind, path = inputs.plan, inputs.kind, inputs.path
 
     progress.say(f"Writing the export to {path}")
+    server = inputs.facts.server if inputs.facts is not None else None
+    if kind == "container" and server is not None and server.instance.container is not None:
+        from app.flows.export import export_durable
+
+        durable, written = export_durable(plan, server.instance.container, path, inputs.facts)
+        names = ", ".join(p.name for p in written)
+        steps = "; then ".join(durable.commands)
+        notes = "".join(f" {n}" for n in durable.notes)
+        return f"Wrote {names} into {path}: {durable.how}. To use it, run: {steps}.{notes}"
     if kind == "ansible":
         written = export_playbook(plan, path, inputs.facts)
         return (
@@ -271,6 +280,10 @@ class PreviewPage(QWizardPage):
             "buffer pool from its own RAM, or a shell script with its own rollback."
         )
         menu = QMenu(self.export_button)
+        self.container_action = menu.addAction(
+            "The durable way for this container (folder)…", self._on_export_container
+        )
+        self.container_action.setVisible(False)
         menu.addAction("Ansible playbook (folder)…", self._on_export_ansible)
         menu.addAction("Shell script (file)…", self._on_export_script)
         self.export_button.setMenu(menu)
@@ -363,7 +376,8 @@ class PreviewPage(QWizardPage):
         if preview.errors:
             for error in preview.errors:
                 log_error(log, f"preview of {preview.target} refused", error, REFUSED_FIX)
-            refused = "".join(f"<br>• {html.escape(e)}" for e in preview.errors)
+            shown = preview.window_errors or preview.errors
+            refused = "".join(f"<br>• {html.escape(e)}" for e in shown)
             lines.append(
                 "<b>Apply would refuse this plan; nothing can be applied yet:</b>"
                 f"{refused}<br>{html.escape(REFUSED_FIX)}{DETAILS_LINK}"
@@ -418,10 +432,14 @@ class PreviewPage(QWizardPage):
         warnings = [f"! {w}" for w in preview.all_warnings]
         warnings += [f"- not supported: {u}" for u in preview.unsupported]
         self.warnings.setPlainText("\n".join(warnings) or "No warnings.")
-        warned = len(preview.all_warnings)
+        warned = len(preview.all_warnings) + len(preview.unsupported)
         self.tabs.setTabText(4, f"Warnings ({warned})" if warned else "Warnings")
         self.save_button.setEnabled(True)
         self.export_button.setEnabled(True)
+        server = self.state.facts.server if self.state.facts is not None else None
+        self.container_action.setVisible(
+            server is not None and server.instance.container is not None
+        )
 
     # -- the restart ------------------------------------------------------------------------
     def effective_preview(self) -> Preview | None:
@@ -535,6 +553,13 @@ class PreviewPage(QWizardPage):
         else:
             problem, fix = error_parts(exc)
         self.status.setText(error_html(problem, fix, "The export failed."))
+
+    def _on_export_container(self) -> None:
+        name = QFileDialog.getExistingDirectory(
+            self, "Write the container's drop-in and the way to mount it into"
+        )
+        if name:
+            self.export_to("container", name)
 
     def _on_export_ansible(self) -> None:
         name = QFileDialog.getExistingDirectory(self, "Export an Ansible playbook into")

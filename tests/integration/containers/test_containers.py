@@ -8,6 +8,7 @@ the exported override.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -118,19 +119,74 @@ def test_compose_force_recreate(docker: Docker, tmp_path: Path, own_jobs: list[s
         docker.wait_ready(plain, spec)
         assert trx(db) == "2", "the mounted directory's drop-in was kept"
         assert trx(plain) == "1", "the change inside the container was lost"
-        # 3. The exported override makes the second one last.
+        # 3. The exported override makes the second one last. Written into a folder of its
+        #    own, with this host's buffer pool (a real size, never a placeholder).
+        export = tmp_path / "export"
         out = innotune(docker, data, "export", "local", "--instance", plain, "--sample", "1",
-                       *SLIDERS, "--compose", str(project))  # fmt: skip
+                       *SLIDERS[:-4], "--memory-share", "2", "--redo", "keep",
+                       "--compose", str(export))  # fmt: skip
         assert out.returncode == 0, out.stdout + out.stderr
-        # Compose labelled the container: the override names its service.
-        assert "  plain:\n" in (project / "compose.override.yml").read_text()
-        _compose(docker, project, "-f", "compose.yml", "-f", "compose.override.yml", "up", "-d",
-                 "--force-recreate")  # fmt: skip
+        dropin = (export / "99-innotune.cnf").read_text()
+        pool = re.search(r"^innodb_buffer_pool_size = (\d+)$", dropin, re.M)
+        assert pool is not None and "INNOTUNE" not in dropin, dropin
+        override = export / "compose.override.yml"
+        # Compose labelled the container: the override names its service, and the way to use
+        # it is this host's compose command, run where the project is.
+        assert "  plain:\n" in override.read_text()
+        assert f"cd {project}" in out.stdout and "docker-compose -p shop " in out.stdout
+        with_override = ["-f", "compose.yml", "-f", str(override)]
+        _compose(docker, project, *with_override, "config")
+        _compose(docker, project, *with_override, "up", "-d", "--force-recreate")
         docker.wait_ready(plain, spec)
         assert trx(plain) == "2", "the override's mounted drop-in is read"
-        _compose(docker, project, "-f", "compose.yml", "-f", "compose.override.yml", "up", "-d",
-                 "--force-recreate")  # fmt: skip
+        in_force = docker.sql(plain, spec, "SELECT @@GLOBAL.innodb_buffer_pool_size")
+        assert in_force == pool.group(1)
+        _compose(docker, project, *with_override, "up", "-d", "--force-recreate")
         docker.wait_ready(plain, spec)
         assert trx(plain) == "2", "and kept when recreated again"
     finally:
         _compose(docker, project, "down")
+
+
+def test_docker_run_export_recreates_the_container(
+    docker: Docker, tmp_path: Path, own_jobs: list[str]
+) -> None:
+    """A container started with plain docker run and no mounted configuration directory: the
+    export's script recreates it with the drop-in mounted, its data kept, values in force."""
+    spec = IMAGES["trixie"]
+    docker.load(spec)
+    name = f"innotune-run-{tmp_path.name[-6:].strip('_')}"
+    docker.run_server(name, spec, data_dir=tmp_path / "data")
+    old = f"{name}-before-innotune"
+    try:
+        docker.sql(name, spec, "CREATE DATABASE kept")
+        export = tmp_path / "export"
+        out = innotune(docker, tmp_path / "innotune-data", "export", "local", "--instance",
+                       name, "--sample", "1", *SLIDERS[:-4], "--memory-share", "2",
+                       "--redo", "keep", "--compose", str(export))  # fmt: skip
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert not (export / "compose.override.yml").exists()
+        script = export / "docker-run.sh"
+        assert f"sh {script}" in out.stdout
+        dropin = (export / "99-innotune.cnf").read_text()
+        pool = re.search(r"^innodb_buffer_pool_size = (\d+)$", dropin, re.M)
+        assert pool is not None, dropin
+        done = subprocess.run(["sh", str(script)], env=docker.environ(), capture_output=True,
+                              text=True, timeout=120, check=False)  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        docker.wait_ready(name, spec)
+        assert docker.sql(name, spec, "SELECT @@GLOBAL.innodb_flush_log_at_trx_commit") == "2"
+        in_force = docker.sql(name, spec, "SELECT @@GLOBAL.innodb_buffer_pool_size")
+        assert in_force == pool.group(1)
+        assert "kept" in docker.sql(name, spec, "SHOW DATABASES").split()
+        assert docker.cli("inspect", "-f", "{{.State.Status}}", old).strip() == "exited"
+        # Stopped, it is named as stopped with how to start it, not as "no server".
+        docker.cli("stop", name)
+        stopped = innotune(docker, tmp_path / "innotune-data", "doctor", "local",
+                           "--instance", name)  # fmt: skip
+        assert stopped.returncode != 0
+        said = stopped.stdout + stopped.stderr
+        assert f"The docker container {name} is stopped" in said, said
+        assert f"docker start {name}" in said, said
+    finally:
+        docker.cli("rm", "-f", name, old, check=False)
