@@ -31,7 +31,8 @@ from app.domain.instance import ServerInstance
 from app.domain.words import count
 from app.flows import apply as jobs
 from app.flows import snapshots
-from app.flows.measure import MeasuredApply, MeasureOptions, quietness
+from app.flows.measure import MeasureOptions, quietness
+from app.flows.measured import MeasuredApply, method_for
 from app.flows.preview import Preview, with_requested_restart
 from app.places import local_snapshot_dir
 from app.ui import jobrecords
@@ -342,6 +343,11 @@ class ApplyPage(ApplyView):
         self.bench_bar.setValue(0)
         self.bench_bar.setVisible(True)
         started = "Measuring “before” on the unchanged server; nothing is changed yet…"
+        if method_for(preview, inputs.confirm_within).interleaved:
+            started = (
+                "Taking the snapshot and applying; then measuring the old and the new values "
+                "in turn, round by round…"
+            )
         self._run("measured apply", tasks.run_measured_apply, measured, started)
         assert self.task is not None
         self.task.say.connect(self._on_task_say)

@@ -11,7 +11,8 @@ import shlex
 from app.domain.instance import ServerInstance
 from app.domain.words import count
 from app.flows import apply as jobs
-from app.flows.measure import MeasuredApply, Quietness
+from app.flows.measure import Quietness
+from app.flows.measured import MeasuredApply
 from app.flows.preview import Preview
 from app.ui.logview import log_error
 
@@ -92,7 +93,8 @@ def measure_note(found: Quietness, seconds: float) -> str:
 def measured_lines(result: MeasuredApply) -> list[str]:
     """What a measured apply measured, in a line or two (Verify shows the figures)."""
     if result.after is None or result.before is None:
-        return [result.no_after] if result.no_after else []
+        lines = [result.measurement.text()] if result.measurement is not None else []
+        return lines + ([result.no_after] if result.no_after else [])
     verdicts = result.after.verdicts(result.before)
     words = [v.verdict for v in verdicts]
     found = ", ".join(
@@ -103,9 +105,15 @@ def measured_lines(result: MeasuredApply) -> list[str]:
     cancelled = ""
     if result.after.cancelled:
         cancelled = " (“after” was cancelled: its figures are partial)"
+    how = "Measured before and after"
+    spent = ""
+    if result.measurement is not None:
+        m = result.measurement
+        how = f"Measured {m.method_text()}"
+        spent = f" Time budget {m.budget_seconds:.0f} s, {m.seconds_used:.0f} s used."
     return [
-        f"Measured before and after: {count(len(verdicts), 'run')} compared: {found}"
-        f"{cancelled}. The Verify page shows the figures."
+        f"{how}: {count(len(verdicts), 'run')} compared: {found}"
+        f"{cancelled}.{spent} The Verify page shows the figures."
     ]
 
 
