@@ -393,9 +393,10 @@ class Benchmark:
                 current = side
                 of = f", round {n} of {self.rounds_done}" if self.rounds_done > 1 else ""
                 who = f" “{side.label}”" if len(sides) > 1 else ""
+                digits = 0 if self.run_seconds >= 10 else 1
                 self.say(
                     f"Run {i + 1} of {len(steps)}{who}: {workload} with {threads} "
-                    f"client{'s' if threads > 1 else ''}{of} ({self.run_seconds:.0f} s)"
+                    f"client{'s' if threads > 1 else ''}{of} ({self.run_seconds:.{digits}f} s)"
                 )
                 result = self._one(control, workload, threads, i, len(steps))
                 overheads.append(max(0.0, time.monotonic() - step_started - result.seconds))

@@ -342,13 +342,13 @@ def _measured(
     args: argparse.Namespace,
 ) -> MeasuredApply:
     """The measured apply (:func:`app.flows.measured.measured_apply`), saying each step."""
-    from app.flows.measure import MeasureOptions
+    from app.flows.measure import MeasureOptions, options_for_budget
     from app.flows.measured import Measuring, measured_apply, method_for
 
     budget = args.measure_budget
-    if budget is not None and not 10 <= budget <= 3600:
-        raise InnoTuneError("--measure-budget must be between 10 and 3600 seconds.")
-    options = MeasureOptions(budget=budget)
+    if budget is not None and not 30 <= budget <= 3600:
+        raise InnoTuneError("--measure-budget must be between 30 and 3600 seconds.")
+    options = MeasureOptions() if budget is None else options_for_budget(budget)
     method = method_for(preview, args.confirm_within)
     if method.interleaved:
         say(

@@ -437,7 +437,7 @@ class BenchReport:
         if not changed:
             return (
                 f"Both runs used the same settings ({len(common)} server values compared): "
-                "any difference is noise."
+                "any difference between them is the host's, not a setting's."
             )
         listed = ", ".join(
             f"{n} {setting_words(n, b)} → {setting_words(n, a)}" for n, (b, a) in changed.items()

@@ -67,6 +67,20 @@ class MeasureOptions:
         return self.seconds / max(1, self.rounds)
 
 
+def options_for_budget(budget: float) -> MeasureOptions:
+    """A measured apply's options for a time budget (both sides, every added round).
+
+    Each side's first rounds take a sixth of it (at most :data:`MEASURE_SECONDS`); the rest
+    is for added rounds.
+    """
+    from app.bench.runner import MIN_ROUND_SECONDS
+
+    # Each run's first rounds no shorter than the benchmark takes them (3 a run, 6 runs).
+    least = ROUNDS * 6 * MIN_ROUND_SECONDS
+    seconds = max(least, min(MEASURE_SECONDS, budget / BUDGET_FACTOR))
+    return MeasureOptions(seconds=seconds, budget=budget)
+
+
 @dataclass(frozen=True)
 class Quietness:
     """Whether the server is quiet enough to measure without asking, and which figure said so.

@@ -148,8 +148,14 @@ def values_in_force(session: Session, values: Sequence[tuple[str, str]]) -> list
 
 
 def undecided(before: BenchReport, after: BenchReport) -> bool:
-    """Whether any run's verdict is undecided (more rounds could decide it)."""
-    return any(not v.decided for v in after.verdicts(before))
+    """Whether more rounds could decide any run's verdict: undecided, or too few rounds yet.
+
+    A run that completed no transaction ("too short") stays unmeasured however long.
+    """
+    return any(
+        not v.decided or (v.verdict == "unmeasured" and not v.too_short)
+        for v in after.verdicts(before)
+    )
 
 
 class Measuring:

@@ -250,7 +250,9 @@ def test_says_when_the_clients_were_the_limit(
     assert not page.client_note.isVisible()
     # The same settings on both sides (the same server, untouched): said plainly.
     assert page.settings_note.text().startswith("Both runs used the same settings")
-    assert page.settings_note.text().endswith("any difference is noise.")
+    assert page.settings_note.text().endswith(
+        "any difference between them is the host's, not a setting's."
+    )
 
 
 def test_before_is_refused_once_the_changes_are_applied(

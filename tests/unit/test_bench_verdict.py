@@ -254,7 +254,10 @@ def test_the_same_settings_are_said_plainly() -> None:
     before = BenchReport("t", "then", "x", 1.0, results, settings=settings)
     after = BenchReport("t", "now", "x", 1.0, results, settings=dict(settings))
     assert after.settings_changed(before) == {}
-    same = "Both runs used the same settings (3 server values compared): any difference is noise."
+    same = (
+        "Both runs used the same settings (3 server values compared): any difference between "
+        "them is the host's, not a setting's."
+    )
     assert after.settings_note(before) == same
     assert comparison_text(before, after).splitlines()[-1] == same
     changed = BenchReport(

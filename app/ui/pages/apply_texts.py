@@ -74,12 +74,13 @@ def followed_text(
     return text
 
 
-def measure_note(found: Quietness, seconds: float) -> str:
+def measure_note(found: Quietness) -> str:
     """Why "Measure before and after" starts ticked or not, from how quiet the server is."""
     if found.quiet:
         return (
-            f"Ticked: the server is {found.why}. A {seconds:.0f}-second write benchmark "
-            "runs before the change and again after it."
+            f"Ticked: the server is {found.why}. A write benchmark measures the change: "
+            "the benchmark time on each side, then rounds added until every verdict is "
+            "decided, up to six times that in all."
         )
     return (
         f"Not ticked: the server is {found.why}. A benchmark would slow that work "
@@ -88,6 +89,16 @@ def measure_note(found: Quietness, seconds: float) -> str:
         else f"Not ticked: {found.why}, so it is not known to be quiet. Tick it to "
         "measure before and after anyway."
     )
+
+
+def measuring(interleaved: bool) -> str:
+    """What a measured apply does first, as it starts."""
+    if interleaved:
+        return (
+            "Taking the snapshot and applying; then measuring the old and the new values in "
+            "turn, round by round…"
+        )
+    return "Measuring “before” on the unchanged server; nothing is changed yet…"
 
 
 def measured_lines(result: MeasuredApply) -> list[str]:

@@ -44,8 +44,8 @@ def category_label(workload: str, threads: int, reports: list[BenchReport]) -> s
     """A run's name under its bars, and the verdict from the first report to the last.
 
     The verdict (:func:`app.domain.bench.verdict`, as in the table) is written out because a
-    bulk run's bars are too short to read it from: the change where it is beyond the noise,
-    else the noise band.
+    bulk run's bars are too short to read it from: the change of commits/s where it is
+    faster or slower, else "no change" or "undecided".
     """
     first = reports[0].result(workload, threads) if reports else None
     last = reports[-1].result(workload, threads) if len(reports) > 1 else None
