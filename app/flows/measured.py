@@ -218,9 +218,12 @@ class Measuring:
         return dataclasses.replace(report, snapshot_in_force=in_force), bench.stopped
 
     def interleaved(
-        self, values: Sequence[tuple[str, str, str]], in_force: str
+        self, values: Sequence[tuple[str, str, str]], in_force: str, snapshot: str
     ) -> tuple[BenchReport, BenchReport, Measurement]:
         """Old and new values in turn, round by round (A B A B …), ending on the new ones.
+
+        ``in_force``: the snapshot in force before the apply (the "before" side's values);
+        ``snapshot``: the apply's (the "after" side's).
 
         Raises:
             InnoTuneError: a benchmark or a switch failed (the new values may not be in
@@ -248,7 +251,7 @@ class Measuring:
         )
         return (
             dataclasses.replace(before, snapshot_in_force=in_force, measurement=found),
-            dataclasses.replace(after, snapshot_in_force=in_force, measurement=found),
+            dataclasses.replace(after, snapshot_in_force=snapshot, measurement=found),
             found,
         )
 
@@ -330,7 +333,9 @@ def measured_apply(
     """
     budget = measuring.options.budget_seconds
     if method.interleaved:
-        return _interleaved(measuring, apply, method, on_before=on_before, on_applied=on_applied)
+        return _interleaved(
+            measuring, apply, method, in_force, on_before=on_before, on_applied=on_applied
+        )
     before, spent = measuring.before(in_force)
     if on_before is not None:
         on_before(before)
@@ -374,6 +379,7 @@ def _interleaved(
     measuring: Measuring,
     apply: Callable[[], runner.JobStatus],
     method: Method,
+    in_force: str,
     *,
     on_before: Callable[[BenchReport], None] | None,
     on_applied: Callable[[runner.JobStatus], None] | None,
@@ -386,7 +392,7 @@ def _interleaved(
         return MeasuredApply(None, status, None, no_after=why)
     snapshot = status.snapshot_id or ""
     try:
-        before, after, found = measuring.interleaved(method.values, snapshot)
+        before, after, found = measuring.interleaved(method.values, in_force, snapshot)
     except InnoTuneError as exc:
         back = measuring.restore_new(method.values, snapshot)
         failed = f"The interleaved measurement failed: {exc.problem} {exc.window_fix}".strip()
