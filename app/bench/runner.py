@@ -122,8 +122,8 @@ class Side:
     enter: Callable[[Session], None] | None = None
 
 
-#: Given each side's report so far: whether another round is wanted.
-More = Callable[[list["BenchReport"]], bool]
+#: Given each side's report so far: the runs (workload, threads) that want another round.
+More = Callable[[list["BenchReport"]], "list[tuple[str, int]]"]
 
 
 class BenchError(InnoTuneError):
@@ -313,8 +313,9 @@ class Benchmark:
 
         Args:
             sides: what is measured; one report per side, in this order.
-            more: once the options' rounds are done, and after each added round: whether to
-                add a round (given each side's report so far). None: no rounds are added.
+            more: once the options' rounds are done, and after each added round: the runs
+                that want another round (given each side's report so far); a run not named
+                gets no more. None: no rounds are added.
             budget: the most seconds the whole benchmark may take, added rounds included
                 (None: the options' seconds for each side). A round is added only when it
                 fits in what is left.
@@ -405,18 +406,18 @@ class Benchmark:
                 self.progress(i / len(steps))
                 if i < len(steps) or more is None or self.cancel.is_set():
                     continue
-                if not more(reports()):
+                wanted = [run for run in self.options.runs if run in more(reports())]
+                if not wanted:
                     self.stopped = "decided"
                     break
-                per_round = len(self.options.runs) * len(sides)
-                cost = per_round * (self.run_seconds + sum(overheads) / len(overheads))
+                cost = len(wanted) * len(sides) * (self.run_seconds + max(overheads))
                 if n >= MAX_ROUNDS:
                     self.stopped = "rounds"
                 elif time.monotonic() + cost > limit:
                     self.stopped = "budget"
                 else:
                     self.rounds_done = n + 1
-                    steps += [(n + 1, w, t, s) for w, t in self.options.runs for s in sides]
+                    steps += [(n + 1, w, t, s) for w, t in wanted for s in sides]
                     self._steps_total = len(steps)
             if self.cancel.is_set():
                 self.stopped = "cancelled"

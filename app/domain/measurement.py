@@ -31,8 +31,10 @@ class Measurement:
         budget_seconds: the most the whole measurement might take (both sides, every added
             round), as chosen.
         seconds_used: what it took (both sides).
-        before_rounds: the rounds each "before" run took.
-        after_rounds: the rounds each "after" run took.
+        before_rounds: the most rounds a "before" run took.
+        after_rounds: the most rounds an "after" run took (interleaved: as many as before).
+        fewest_rounds: the fewest rounds an "after" run took: a run whose verdict was
+            decided gets no more rounds (0: as many as ``after_rounds``).
         stopped: a key of :data:`STOPS`.
         restart: a restart sat between the sides (before-after only): the "before" rounds
             were fixed before it, so only "after" rounds could be added.
@@ -47,15 +49,22 @@ class Measurement:
     stopped: str
     restart: bool = False
     why: str = ""
+    fewest_rounds: int = 0
+
+    def _after(self) -> str:
+        fewest = self.fewest_rounds or self.after_rounds
+        if fewest == self.after_rounds:
+            return f"{self.after_rounds}"
+        return f"{fewest} to {self.after_rounds}"
 
     def method_text(self) -> str:
         """The method in a few words: "interleaved, 7 rounds each"."""
         if self.method == "interleaved":
-            return f"interleaved, {self.before_rounds} rounds each"
+            return f"interleaved, {self._after()} rounds each"
         between = "the restart" if self.restart else "the change"
         return (
             f"before, then after {between}: {self.before_rounds} rounds before, "
-            f"{self.after_rounds} after"
+            f"{self._after()} after"
         )
 
     def text(self) -> str:
@@ -63,7 +72,8 @@ class Measurement:
         if self.method == "interleaved":
             how = (
                 f"Method: {self.method_text()} (the old and the new values set in turn, round "
-                "by round, ending on the new values)."
+                "by round, ending on the new values; a run whose verdict was decided got no "
+                "more rounds)."
             )
         else:
             fixed = (
@@ -89,6 +99,7 @@ class Measurement:
             "seconds_used": round(self.seconds_used, 1),
             "before_rounds": self.before_rounds,
             "after_rounds": self.after_rounds,
+            "fewest_rounds": self.fewest_rounds or self.after_rounds,
             "stopped": self.stopped,
             "restart": self.restart,
             "why_not_interleaved": self.why,

@@ -147,15 +147,25 @@ def values_in_force(session: Session, values: Sequence[tuple[str, str]]) -> list
     ]
 
 
-def undecided(before: BenchReport, after: BenchReport) -> bool:
-    """Whether more rounds could decide any run's verdict: undecided, or too few rounds yet.
+def undecided(before: BenchReport, after: BenchReport) -> list[tuple[str, int]]:
+    """The runs more rounds could decide: undecided, or too few rounds yet.
 
-    A run that completed no transaction ("too short") stays unmeasured however long.
+    A run that completed no transaction ("too short") stays unmeasured however long; a
+    decided one keeps its verdict (it gets no more rounds).
     """
-    return any(
-        not v.decided or (v.verdict == "unmeasured" and not v.too_short)
+    return [
+        (v.workload, v.threads)
         for v in after.verdicts(before)
-    )
+        if not v.decided or (v.verdict == "unmeasured" and not v.too_short)
+    ]
+
+
+def _most(report: BenchReport) -> int:
+    return max((len(r.rounds) for r in report.results), default=0)
+
+
+def _fewest(report: BenchReport) -> int:
+    return min((len(r.rounds) for r in report.results), default=0)
 
 
 class Measuring:
@@ -245,8 +255,9 @@ class Measuring:
             method="interleaved",
             budget_seconds=self.options.budget_seconds,
             seconds_used=bench.seconds_used,
-            before_rounds=bench.rounds_done,
-            after_rounds=bench.rounds_done,
+            before_rounds=_most(before),
+            after_rounds=_most(after),
+            fewest_rounds=_fewest(after),
             stopped=bench.stopped,
         )
         return (
@@ -356,13 +367,13 @@ def measured_apply(
         # there is no "after".
         failed = f"The “after” benchmark failed: {exc.problem} {exc.window_fix}".strip()
         return MeasuredApply(before, status, None, no_after=failed)
-    rounds = max((len(r.rounds) for r in after.results), default=0)
     found = Measurement(
         method="before-after",
         budget_seconds=budget,
         seconds_used=measuring.used,
-        before_rounds=max((len(r.rounds) for r in before.results), default=0),
-        after_rounds=rounds,
+        before_rounds=_most(before),
+        after_rounds=_most(after),
+        fewest_rounds=_fewest(after),
         stopped=stopped,
         restart=method.restart or status.restarted,
         why=method.why,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -51,16 +52,21 @@ class Clients:
 
     engine = "test clients"
 
-    def __init__(self, clock: Clock, control: Control, figures: dict[str, Iterator[float]]):
-        self.clock, self.control, self.figures = clock, control, figures
+    def __init__(
+        self, clock: Clock, control: Control, figures: dict[str, Iterator[float]], **more: Any
+    ) -> None:
+        # figures: per side's value; ``more``: per side and client count ("0x4"), first.
+        self.clock, self.control, self.figures = clock, control, {**figures, **more}
         self.sides: list[str] = []
+        self.runs: list[tuple[str, int]] = []
 
     def run(self, bench: Benchmark, control: object, workload: str, threads: int) -> WorkloadResult:
         side = self.control.value
         self.sides.append(side)
+        self.runs.append((side, threads))
         seconds = bench.run_seconds
         self.clock.now += seconds + 0.1  # the round, and its table's set-up
-        cps = next(self.figures[side])
+        cps = next(self.figures.get(f"x{side}x{threads}") or self.figures[side])
         return WorkloadResult(
             workload=workload,
             threads=threads,
@@ -127,3 +133,32 @@ def test_no_rounds_are_added_without_the_question(monkeypatch: pytest.MonkeyPatc
     options = BenchOptions(seconds=3.0, threads=(1,), workloads=("autocommit",), rounds=3)
     report = Benchmark(lambda: control, options, route=clients).run()  # type: ignore[arg-type]
     assert len(report.results[0].rounds) == 3 and len(clients.sides) == 3
+
+
+def test_a_decided_run_gets_no_more_rounds_while_another_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock, control = Clock(), Control()
+    monkeypatch.setattr(runner.time, "monotonic", clock)
+    spread = [100.0, 300.0, 150.0, 250.0]
+    figures = {"1": itertools.cycle([100.0, 104.0, 98.0]), "0": itertools.cycle([200.0, 207.0])}
+    # With 4 clients both sides spread alike: never decided.
+    wide = {"x1x4": itertools.cycle(spread), "x0x4": itertools.cycle(spread)}
+    clients = Clients(clock, control, figures, **wide)
+    options = BenchOptions(seconds=6.0, threads=(1, 4), workloads=("autocommit",), rounds=3)
+    bench = Benchmark(lambda: control, options, route=clients)  # type: ignore[arg-type]
+
+    def setter(value: str) -> Side:
+        return Side(
+            "before" if value == "1" else "after", lambda s: s.query(f"SET GLOBAL x = {value}")
+        )
+
+    before, after = bench.run_sides(
+        (setter("1"), setter("0")), more=lambda found: undecided(*found), budget=40.0
+    )
+    one, four = (len(after.result("autocommit", t).rounds) for t in (1, 4))  # type: ignore[union-attr]
+    assert bench.stopped == "budget" and 4 < one < four, (one, four)
+    assert [v.verdict for v in after.verdicts(before)] == ["faster", "undecided"]
+    # Each run's rounds alternate old and new: as many of each.
+    assert clients.runs.count(("1", 1)) == clients.runs.count(("0", 1)) == one
+    assert clients.runs.count(("1", 4)) == clients.runs.count(("0", 4)) == four

@@ -326,8 +326,8 @@ def test_a_changed_size_reads_as_a_size_in_the_settings_note() -> None:
 def _measured_together(
     effect: float, spread: float, runs: int, most: int, rng: random.Random, before_fixed: int = 0
 ) -> list[str]:
-    """The measured apply's schedule: every run gets a round, all are looked at after each
-    round from 3 on, and it stops once none is undecided; the words are the last look's.
+    """The measured apply's schedule: six runs judged together, each looked at after every
+    round from 3 on; a decided run gets no more rounds (its verdict stays), the others go on.
 
     ``before_fixed``: "before" took this many rounds up front (a restart between the sides),
     and only "after" rounds are added.
@@ -337,17 +337,15 @@ def _measured_together(
     after: list[list[float]] = [[] for _ in range(runs)]
     words = ["undecided"] * runs
     for n in range(1, most + 1):
-        for i in range(runs):
+        going = [i for i in range(runs) if words[i] == "undecided"]
+        if not going:
+            break
+        for i in going:
             if not before_fixed:
                 before[i].append(draw(0, spread))
             after[i].append(effect * draw(0, spread))
-        if n >= MIN_ROUNDS:
-            words = [
-                compare_rounds(b, a, comparisons=runs).word
-                for b, a in zip(before, after, strict=True)
-            ]
-            if "undecided" not in words:
-                break
+            if n >= MIN_ROUNDS:
+                words[i] = compare_rounds(before[i], after[i], comparisons=runs).word
     return words
 
 
