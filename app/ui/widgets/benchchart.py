@@ -24,7 +24,12 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 
 from app.domain.bench import BenchReport, measured, verdict
 
-THROUGHPUT_TITLE = "Commits per second (higher is better)"
+# What the labels under the bars are: the change of commits/s from the first report to the
+# last (faster or slower), else the verdict's word.
+THROUGHPUT_TITLE = (
+    "Commits per second (higher is better)<br>under each run: its change of commits/s, "
+    "or “no change” / “undecided”"
+)
 # On two lines: the latency chart is a third of the page wide, and one line was cut.
 LATENCY_TITLE = "Commit latency in ms<br>(lower is better)"
 
