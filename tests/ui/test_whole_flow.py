@@ -307,6 +307,7 @@ def test_whole_flow_measures_before_and_after_as_part_of_applying(
     assert all(table.item(row, 1).text() and table.item(row, 2).text() for row in range(6))
     assert "innodb_flush_log_at_trx_commit 1 → 2" in verify.settings_note.text()
     assert "Method: interleaved" in verify.settings_note.text()
+    assert "measured in turn, round by round" in verify.status.text()
     assert verify.seconds.value() == 10  # the same "Benchmark time"
     qtbot.waitUntil(verify.isComplete, timeout=60_000)  # its write-rate sample ends
 

@@ -276,11 +276,15 @@ class VerifyPage(QWizardPage):
         before, after = self.state.bench_before, self.state.bench_after
         if before is not None and after is not None and not self.running():
             in_force = after.snapshot_in_force
+            changes = f"changes of snapshot {in_force}" if in_force else "changes"
+            interleaved = after.measurement and after.measurement.method == "interleaved"
             self.status.setText(
                 html.escape(
-                    "“Before” was measured on the unchanged server and “after” with the "
-                    + (f"changes of snapshot {in_force}" if in_force else "changes")
-                    + " in force."
+                    f"“Before” and “after” were measured in turn, round by round: the old "
+                    f"values set for “before”, the {changes} for “after”."
+                    if interleaved
+                    else f"“Before” was measured on the unchanged server and “after” with the "
+                    f"{changes} in force."
                 )
             )
         if self.state.connected and not self.running():
