@@ -399,7 +399,8 @@ def _interleaved(
     if on_applied is not None:
         on_applied(status)
     if status.state != "applied":
-        why = why_no_after(status).replace("The “after” benchmark was", "Nothing was measured")
+        why = why_no_after(status).replace("The “after” benchmark was not run", "Not measured")
+        why = why.replace(", so the server runs as it did for “before”", "")
         return MeasuredApply(None, status, None, no_after=why)
     snapshot = status.snapshot_id or ""
     try:
