@@ -347,7 +347,7 @@ class ApplyPage(ApplyView):
         )
         self.bench_bar.setValue(0)
         self.bench_bar.setVisible(True)
-        started = texts.measuring(method_for(preview, inputs.confirm_within).interleaved)
+        started = texts.measuring(method_for(preview, inputs.confirm_within))
         self._run("measured apply", tasks.run_measured_apply, measured, started)
         assert self.task is not None
         self.task.say.connect(self._on_task_say)

@@ -12,7 +12,7 @@ from app.domain.instance import ServerInstance
 from app.domain.words import count
 from app.flows import apply as jobs
 from app.flows.measure import Quietness
-from app.flows.measured import MeasuredApply
+from app.flows.measured import MeasuredApply, Method
 from app.flows.preview import Preview
 from app.ui.logview import log_error
 
@@ -91,14 +91,17 @@ def measure_note(found: Quietness) -> str:
     )
 
 
-def measuring(interleaved: bool) -> str:
-    """What a measured apply does first, as it starts."""
-    if interleaved:
+def measuring(method: Method) -> str:
+    """What a measured apply does first, as it starts, and why not interleaved."""
+    if method.interleaved:
         return (
             "Taking the snapshot and applying; then measuring the old and the new values in "
             "turn, round by round…"
         )
-    return "Measuring “before” on the unchanged server; nothing is changed yet…"
+    return (
+        f"Measuring “before” on the unchanged server ({method.why}: before, then after); "
+        "nothing is changed yet…"
+    )
 
 
 def measured_lines(result: MeasuredApply) -> list[str]:
