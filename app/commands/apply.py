@@ -162,7 +162,8 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
         type=float,
         default=None,
         metavar="SECONDS",
-        help="the most the measurement may take, both sides and every added round (default 150)",
+        help="the most the measurement may take, both sides and every added round "
+        "(default 250: ten times each side's first 3 rounds of 25 s)",
     )
     handlers["apply"] = run_apply
 

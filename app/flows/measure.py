@@ -27,10 +27,11 @@ if TYPE_CHECKING:
 MEASURE_SECONDS = 25.0
 
 #: The time budget of a measured apply, both sides and every added round, as a multiple of one
-#: side's first rounds (:data:`MEASURE_SECONDS`): 25 s gives 150 s, room for 7 rounds each
-#: interleaved (what six runs need to be decided when every "after" round beats every
-#: "before" one).
-BUDGET_FACTOR = 6.0
+#: side's first rounds (:data:`MEASURE_SECONDS`): 25 s gives 250 s. Six runs judged together
+#: need 7 rounds a side, every "after" one beating every "before" one, to decide; a round of
+#: every run on both sides takes 12 steps, and on a loaded 2-core machine each step spends 1-3 s
+#: beyond its run on its table and clients' start, so 7 rounds take 3-4 minutes there.
+BUDGET_FACTOR = 10.0
 
 #: The larger client count of each workload (1 always runs).
 MEASURE_THREADS = 4
@@ -70,8 +71,8 @@ class MeasureOptions:
 def options_for_budget(budget: float) -> MeasureOptions:
     """A measured apply's options for a time budget (both sides, every added round).
 
-    Each side's first rounds take a sixth of it (at most :data:`MEASURE_SECONDS`); the rest
-    is for added rounds.
+    Each side's first rounds take a :data:`BUDGET_FACTOR`-th of it (at most
+    :data:`MEASURE_SECONDS`); the rest is for added rounds.
     """
     from app.bench.runner import MIN_ROUND_SECONDS
 

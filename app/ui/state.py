@@ -39,7 +39,7 @@ class WizardState:
     bench_before: BenchReport | None = None  # kept with the snapshot, to compare after
     bench_after: BenchReport | None = None
     # "Benchmark time": each side's first rounds, in seconds, one setting for the Apply
-    # page's measurement (which adds rounds up to six times it) and the Verify page's runs.
+    # page's measurement (which adds rounds up to ten times it) and the Verify page's runs.
     bench_seconds: float = 25.0
     # The snapshot of the last apply, and where its local copy lives: benchmark results
     # are kept beside it so a rollback can be measured against them later.

@@ -11,7 +11,7 @@ import shlex
 from app.domain.instance import ServerInstance
 from app.domain.words import count
 from app.flows import apply as jobs
-from app.flows.measure import Quietness
+from app.flows.measure import BUDGET_FACTOR, Quietness
 from app.flows.measured import MeasuredApply, Method
 from app.flows.preview import Preview
 from app.ui.logview import log_error
@@ -80,7 +80,7 @@ def measure_note(found: Quietness) -> str:
         return (
             f"Ticked: the server is {found.why}. A write benchmark measures the change: "
             "the benchmark time on each side, then rounds added until every verdict is "
-            "decided, up to six times that in all."
+            f"decided, up to {BUDGET_FACTOR:.0f} times that in all."
         )
     return (
         f"Not ticked: the server is {found.why}. A benchmark would slow that work "

@@ -28,7 +28,7 @@ CANCEL_AFTER_TEXT = "&Cancel “after” (the change stays)"
 BENCH_TIME_LABEL = "&Benchmark time:"
 BENCH_TIME_TIP = (
     "How long each side's first three rounds of the six runs take. Measuring before and after "
-    "while applying adds rounds until every verdict is decided, up to six times this in all "
+    "while applying adds rounds until every verdict is decided, up to ten times this in all "
     "(its time budget)."
 )
 
