@@ -23,11 +23,11 @@ from app.domain.measurement import Measurement
 from app.domain.target import Target
 from app.flows.measure import MeasureOptions, bench_for
 from app.jobs import runner
+from app.jobs.live import set_values, values_in_force
 
 if TYPE_CHECKING:
     from app.bench.runner import Benchmark
     from app.describe.preview import Preview
-    from app.mysql.session import Session
 
 #: The rounds "before" takes when a restart (or any change not set live) sits between the
 #: sides: "before" cannot be measured again once the change is in force, so it is measured
@@ -111,40 +111,6 @@ def method_for(preview: Preview, confirm_within: float | None = None) -> Method:
     elif not values:
         why = why or "no server variable changes live"
     return Method(() if why else tuple(values), why, restart)
-
-
-def set_values(session: Session, values: Sequence[tuple[str, str]]) -> None:
-    """Set server variables live, in an order the server takes, the way the job sets them.
-
-    Raises:
-        InnoTuneError: a statement failed.
-    """
-    from app.targetjob.values import ordered_settings, same_value, set_global
-
-    keys = [k for k, _ in values]
-    now = _now(session, keys)
-    for key, value in ordered_settings(list(values), lambda kv: kv[0], lambda kv: kv[1], now):
-        if not same_value(now.get(key), value, key=key):
-            session.query(set_global(key, value))
-
-
-def _now(session: Session, keys: Sequence[str]) -> dict[str, str | None]:
-    """The global values of ``keys`` (catalogue names, checked as names) as they are now."""
-    listed = ", ".join(f"'{k}'" for k in keys if k.replace("_", "").isalnum())
-    rows = session.query(f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({listed})")  # noqa: S608
-    return {str(r[0]): r[1] for r in rows if r and r[0]}
-
-
-def values_in_force(session: Session, values: Sequence[tuple[str, str]]) -> list[str]:
-    """The values of ``values`` not in force now, in words ("" each: all are)."""
-    from app.targetjob.values import same_value
-
-    now = _now(session, [k for k, _ in values])
-    return [
-        f"{key} is {now.get(key)}, not {value}"
-        for key, value in values
-        if not same_value(now.get(key), value, key=key)
-    ]
 
 
 def undecided(before: BenchReport, after: BenchReport) -> list[tuple[str, int]]:
