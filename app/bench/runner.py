@@ -406,11 +406,14 @@ class Benchmark:
                 self.progress(i / len(steps))
                 if i < len(steps) or more is None or self.cancel.is_set():
                     continue
+                per_round = sum(1 for step in steps if step[0] == n)
                 wanted = [run for run in self.options.runs if run in more(reports())]
                 if not wanted:
                     self.stopped = "decided"
                     break
-                cost = len(wanted) * len(sides) * (self.run_seconds + max(overheads))
+                # The last round's steps say best what a step costs now (the load drifts).
+                recent = overheads[-per_round:]
+                cost = len(wanted) * len(sides) * (self.run_seconds + sum(recent) / len(recent))
                 if n >= MAX_ROUNDS:
                     self.stopped = "rounds"
                 elif time.monotonic() + cost > limit:
