@@ -21,9 +21,8 @@ from app.domain.target import Target
 if TYPE_CHECKING:
     from app.bench.runner import Benchmark
 
-#: Each side's time budget in a measured apply, in seconds: 6 runs (3 workloads at 1 and 4
-#: clients) of 3 rounds each, so about 8 s per round of all six runs; before and after take
-#: about a minute together (the clients' start and the scratch tables add a few seconds).
+#: The "Benchmark time": each side's first 3 rounds of its 6 runs (3 workloads at 1 and 4
+#: clients), in seconds; a measured apply adds rounds up to :data:`BUDGET_FACTOR` times it.
 MEASURE_SECONDS = 25.0
 
 #: The time budget of a measured apply, both sides and every added round, as a multiple of one
