@@ -165,6 +165,8 @@ def comparison_text(before: BenchReport, after: BenchReport) -> str:
         "Each run's rounds compared by rank, the runs judged together: the interval is where "
         "the change lies at 99 % for all of them at once."
     )
+    if after.measurement is not None:
+        lines.append(after.measurement.text())
     lines.append(after.settings_note(before))
     if before.engine != after.engine:
         lines.append(

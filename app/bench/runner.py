@@ -22,6 +22,7 @@ from typing import Protocol
 
 from app.bench.cpu import CpuProbe, cpu_between
 from app.bench.figures import STATUS_NAMES, CounterTrack, latency_of, merge_rounds, rate
+from app.bench.rate import status_values
 from app.bench.workloads import (
     ROW_BYTES,
     ROWS_PER_TX,
@@ -29,9 +30,8 @@ from app.bench.workloads import (
     Statements,
     prefill_sql,
 )
-from app.domain.bench import WORKLOADS, BenchReport, WorkloadResult, WriteRate
+from app.domain.bench import WORKLOADS, BenchReport, WorkloadResult
 from app.domain.errors import InnoTuneError
-from app.domain.words import count
 from app.mysql.session import ClientBatchSession, Session
 
 SessionFactory = Callable[[], Session]
@@ -104,6 +104,28 @@ STEP_OVERHEAD = 0.3
 RETRYABLE = ("1213", "1205")
 
 
+#: The most rounds a run takes, added rounds included.
+MAX_ROUNDS = 20
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of what a benchmark measures, with what puts the server in its state.
+
+    Attributes:
+        label: the report's label ("before", "after").
+        enter: sets this side's values through the benchmark's control session, before each
+            step it takes (None: the server stays as it is).
+    """
+
+    label: str
+    enter: Callable[[Session], None] | None = None
+
+
+#: Given each side's report so far: the runs (workload, threads) that want another round.
+More = Callable[[list["BenchReport"]], "list[tuple[str, int]]"]
+
+
 class BenchError(InnoTuneError):
     """The benchmark could not run or had to stop."""
 
@@ -140,7 +162,7 @@ class BenchOptions:
         unknown = set(self.workloads) - set(WORKLOADS)
         if unknown:
             raise ValueError(f"unknown workloads: {', '.join(sorted(unknown))}")
-        if not 1 <= self.rounds <= 20:
+        if not 1 <= self.rounds <= MAX_ROUNDS:
             raise ValueError("a run takes between 1 and 20 rounds")
 
     @property
@@ -183,100 +205,11 @@ def _ignore(_value: object) -> None:
     pass
 
 
-def status_values(session: Session, names: tuple[str, ...]) -> dict[str, str | None]:
-    """SHOW GLOBAL STATUS for ``names`` (names are constants of ours, never user input)."""
-    listed = ", ".join(f"'{n}'" for n in names)
-    rows = session.query(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({listed})")  # noqa: S608
-    return {str(r[0]): r[1] for r in rows if r and r[0]}
-
-
 def server_settings(session: Session) -> dict[str, str]:
     """The settings a report records (see :data:`SETTINGS`)."""
     listed = ", ".join(f"'{n}'" for n in SETTINGS)
     rows = session.query(f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({listed})")  # noqa: S608
     return {str(r[0]): r[1] or "" for r in rows if r and r[0]}
-
-
-# -- the current write rate ------------------------------------------------------------------
-
-RATE_NAMES = (
-    "Com_insert",
-    "Com_update",
-    "Com_delete",
-    "Com_replace",
-    "Com_insert_select",
-    "Com_commit",
-    "Innodb_rows_inserted",
-    "Innodb_rows_updated",
-    "Innodb_rows_deleted",
-    "Handler_write",
-    "Handler_update",
-    "Handler_delete",
-    "Innodb_lsn_current",
-    "Innodb_os_log_written",
-    "Threads_running",
-)
-
-#: Above any of these, the server counts as busy (see :func:`judge_busy`).
-BUSY_ROWS_PER_S = 100.0
-BUSY_REDO_BYTES_PER_S = 1024.0 * 1024.0
-BUSY_THREADS_RUNNING = 2
-
-
-def _num(values: dict[str, str | None], name: str) -> int:
-    text = values.get(name)
-    return int(text) if text and text.isdigit() else 0
-
-
-def judge_busy(rows_per_s: float, redo_bytes_per_s: float | None, others_running: int) -> str:
-    """Why the server looks busy (an empty string when it does not)."""
-    why = []
-    if rows_per_s > BUSY_ROWS_PER_S:
-        why.append(f"{rows_per_s:,.0f} rows written per second")
-    if redo_bytes_per_s is not None and redo_bytes_per_s > BUSY_REDO_BYTES_PER_S:
-        why.append(f"{redo_bytes_per_s / 1048576:,.1f} MiB of redo log per second")
-    if others_running > BUSY_THREADS_RUNNING:
-        why.append(f"{count(others_running, 'other query')} running at once")
-    return "; ".join(why)
-
-
-def write_rate(
-    session: Session, seconds: float = 3.0, cancel: threading.Event | None = None
-) -> WriteRate:
-    """The server's own write activity over ``seconds``, and whether it looks busy."""
-    first = status_values(session, RATE_NAMES)
-    started = time.monotonic()
-    (cancel or threading.Event()).wait(seconds)
-    second = status_values(session, RATE_NAMES)
-    took = time.monotonic() - started
-
-    def delta(*names: str) -> int:
-        return sum(max(0, _num(second, n) - _num(first, n)) for n in names)
-
-    commits = delta("Com_insert", "Com_update", "Com_delete", "Com_replace", "Com_insert_select")
-    commits += delta("Com_commit")
-    # MariaDB 10.11 leaves Innodb_rows_* at 0; the handler counts are there everywhere (they
-    # also count SHOW STATUS's own few temporary rows, far below the busy threshold).
-    rows = max(
-        delta("Innodb_rows_inserted", "Innodb_rows_updated", "Innodb_rows_deleted"),
-        delta("Handler_write", "Handler_update", "Handler_delete"),
-    )
-    redo_name = next(
-        (n for n in ("Innodb_lsn_current", "Innodb_os_log_written") if second.get(n)), None
-    )
-    redo = rate(delta(redo_name), took) if redo_name else None
-    others = max(0, _num(second, "Threads_running") - 1)  # our own SHOW STATUS runs too
-    rows_per_s = rate(rows, took)
-    why = judge_busy(rows_per_s, redo, others)
-    return WriteRate(
-        seconds=round(took, 2),
-        commits_per_s=rate(commits, took),
-        rows_per_s=rows_per_s,
-        redo_bytes_per_s=redo,
-        threads_running=others,
-        busy=bool(why),
-        why=why or "no noticeable writes by others",
-    )
 
 
 # -- one run with InnoTune's own driver -------------------------------------------------------
@@ -347,6 +280,13 @@ class Benchmark:
         self.target = target
         self.schema = f"innotune_bench_{secrets.token_hex(4)}"
         self.run_seconds = self.options.seconds_per_run
+        # What :meth:`run_sides` did: the rounds each run took, why it stopped adding rounds
+        # (decided, budget, rounds: the most, or the options' without ``more``; cancelled),
+        # and the seconds it took in all.
+        self.rounds_done = self.options.rounds_run
+        self.stopped = ""
+        self.seconds_used = 0.0
+        self._steps_total = len(self.options.steps)
 
     # -- the whole benchmark ----------------------------------------------------------------
     def run(self) -> BenchReport:
@@ -355,7 +295,36 @@ class Benchmark:
         Raises:
             BenchError: a run failed (the schema is dropped all the same).
         """
+        return self.run_sides((Side(self.options.label),))[0]
+
+    def run_sides(
+        self,
+        sides: tuple[Side, ...],
+        *,
+        more: More | None = None,
+        budget: float | None = None,
+    ) -> list[BenchReport]:
+        """Run every workload for each side in turn, adding rounds while ``more`` asks.
+
+        Each step (one round of one run) is taken by every side in turn, each side's
+        ``enter`` called before it when it has one: with two sides that set old and new
+        values, the rounds alternate A B A B …, so a drift of the host's load hits both
+        alike, and the last step runs on the last side.
+
+        Args:
+            sides: what is measured; one report per side, in this order.
+            more: once the options' rounds are done, and after each added round: the runs
+                that want another round (given each side's report so far); a run not named
+                gets no more. None: no rounds are added.
+            budget: the most seconds the whole benchmark may take, added rounds included
+                (None: the options' seconds for each side). A round is added only when it
+                fits in what is left.
+
+        Raises:
+            BenchError: a run failed (the schema is dropped all the same).
+        """
         started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        started = time.monotonic()
         control = self.open_session()
         if isinstance(control, ClientBatchSession) and self.route is None:
             # Each statement would be its own client process: no transaction could span two
@@ -367,57 +336,102 @@ class Benchmark:
                 "Install socat or python3 on the target (or sysbench), or give a database "
                 "user and password for TCP.",
             )
-        results: list[WorkloadResult] = []
+        base_seconds = self.options.seconds * len(sides)
+        limit = started + max(budget or 0.0, base_seconds)
+        settings: dict[str, dict[str, str]] = {}
+        rounds: dict[tuple[str, str, int], list[WorkloadResult]] = {}
+        engine = "innotune" if self.route is None else self.route.engine
+
+        def reports() -> list[BenchReport]:
+            return [
+                BenchReport(
+                    target=self.target,
+                    started_at=started_at,
+                    engine=engine,
+                    seconds_per_run=self.options.seconds_per_run,
+                    results=tuple(
+                        merge_rounds(rounds[(side.label, w, t)])
+                        for w, t in self.options.runs
+                        if (side.label, w, t) in rounds
+                    ),
+                    settings=settings.get(side.label, {}),
+                    cancelled=self.cancel.is_set(),
+                    label=side.label,
+                )
+                for side in sides
+            ]
+
         try:
-            settings = server_settings(control)
-            engine = "innotune"
-            if self.route is not None:
-                engine = self.route.engine
+            if sides[0].enter is None:
+                settings[sides[0].label] = server_settings(control)
             self.say(f"Creating the scratch schema {self.schema}")
             control.query(f"CREATE DATABASE `{self.schema}`")
-            steps = self.options.steps
-            rounds: dict[tuple[str, int], list[WorkloadResult]] = {}
+            steps = [(n, w, t, side) for n, w, t in self.options.steps for side in sides]
+            self._steps_total = len(steps)
             # Setting up a table and starting the clients take time too (the overhead of a
             # step, measured as they go): each step runs for its equal share of what is left
-            # after the overhead of the steps to come, so the whole benchmark stays within
-            # its budget and every round is as long as the others (a round cut short by the
+            # after the overhead of the steps to come, so the base rounds stay within their
+            # time and every round is as long as the others (a round cut short by the
             # overhead of earlier ones would differ from them for that reason alone).
-            deadline = time.monotonic() + self.options.seconds
+            deadline = started + base_seconds
             overheads: list[float] = []
-            for i, (n, workload, threads) in enumerate(steps):
-                if self.cancel.is_set():
-                    break
+            current: Side | None = None
+            self.rounds_done = self.options.rounds_run
+            self.stopped = "rounds"
+            i = 0
+            while i < len(steps) and not self.cancel.is_set():
+                n, workload, threads, side = steps[i]
                 step_started = time.monotonic()
-                remaining = len(steps) - i
                 overhead = sum(overheads) / len(overheads) if overheads else STEP_OVERHEAD
-                left = deadline - step_started - overhead * remaining
-                self.run_seconds = max(MIN_ROUND_SECONDS, left / remaining)
-                count = self.options.rounds_run
-                of = f", round {n} of {count}" if count > 1 else ""
+                if n <= self.options.rounds_run:
+                    remaining = self.options.rounds_run * len(self.options.runs) * len(sides) - i
+                    left = deadline - step_started - overhead * remaining
+                    self.run_seconds = max(MIN_ROUND_SECONDS, left / remaining)
+                if side is not current and side.enter is not None:
+                    side.enter(control)
+                    if side.label not in settings:
+                        settings[side.label] = server_settings(control)
+                current = side
+                of = f", round {n} of {self.rounds_done}" if self.rounds_done > 1 else ""
+                who = f" “{side.label}”" if len(sides) > 1 else ""
+                digits = 0 if self.run_seconds >= 10 else 1
                 self.say(
-                    f"Run {i + 1} of {len(steps)}: {workload} with {threads} "
-                    f"client{'s' if threads > 1 else ''}{of} ({self.run_seconds:.0f} s)"
+                    f"Run {i + 1} of {len(steps)}{who}: {workload} with {threads} "
+                    f"client{'s' if threads > 1 else ''}{of} ({self.run_seconds:.{digits}f} s)"
                 )
                 result = self._one(control, workload, threads, i, len(steps))
                 overheads.append(max(0.0, time.monotonic() - step_started - result.seconds))
-                rounds.setdefault((workload, threads), []).append(result)
-                self.progress((i + 1) / len(steps))
-            for key in self.options.runs:
-                if key in rounds:
-                    results.append(merge_rounds(rounds[key]))
-                    self.on_result(results[-1])
+                rounds.setdefault((side.label, workload, threads), []).append(result)
+                i += 1
+                self.progress(i / len(steps))
+                if i < len(steps) or more is None or self.cancel.is_set():
+                    continue
+                per_round = sum(1 for step in steps if step[0] == n)
+                wanted = [run for run in self.options.runs if run in more(reports())]
+                if not wanted:
+                    self.stopped = "decided"
+                    break
+                # The last round's steps say best what a step costs now (the load drifts).
+                recent = overheads[-per_round:]
+                cost = len(wanted) * len(sides) * (self.run_seconds + sum(recent) / len(recent))
+                if n >= MAX_ROUNDS:
+                    self.stopped = "rounds"
+                elif time.monotonic() + cost > limit:
+                    self.stopped = "budget"
+                else:
+                    self.rounds_done = n + 1
+                    steps += [(n + 1, w, t, s) for w, t in wanted for s in sides]
+                    self._steps_total = len(steps)
+            if self.cancel.is_set():
+                self.stopped = "cancelled"
         finally:
+            self.seconds_used = time.monotonic() - started
             self._drop(control)
-        return BenchReport(
-            target=self.target,
-            started_at=started_at,
-            engine=engine,
-            seconds_per_run=self.options.seconds_per_run,
-            results=tuple(results),
-            settings=settings,
-            cancelled=self.cancel.is_set(),
-            label=self.options.label,
-        )
+        found = reports()
+        for report in found:
+            for result in report.results:
+                self.on_result(result)
+        return found
 
     def _drop(self, control: Session) -> None:
         """Drop the scratch schema, through a fresh session if the old one broke."""
@@ -481,7 +495,7 @@ class Benchmark:
                 if now - last_sample >= 1.0:
                     self.sample(control, track)
                     last_sample = now
-                self.progress(base + min(1.0, (now - started) / seconds) / len(self.options.steps))
+                self.progress(base + min(1.0, (now - started) / seconds) / self._steps_total)
                 self.cancel.wait(0.1)
                 continue
             stop(why)

@@ -33,7 +33,7 @@ from app.domain.words import count
 
 if TYPE_CHECKING:
     from app.flows.apply import ApplyOptions
-    from app.flows.measure import MeasuredApply
+    from app.flows.measured import MeasuredApply
     from app.flows.snapshots import Pruned
 
 APPLY_DESCRIPTION = """\
@@ -151,9 +151,19 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
     parser.add_argument(
         "--measure",
         action="store_true",
-        help="measure before and after: a short write benchmark in a scratch schema on the "
-        "unchanged server, the apply, then the same benchmark with the change in force (not "
-        "when it rolled back); prints each run's verdict: faster, slower or noise",
+        help="measure the change: a short write benchmark in a scratch schema, rounds added "
+        "until every run's verdict is decided or the time budget runs out. Interleaved when "
+        "every change applies live (old and new values set in turn, round by round, ending on "
+        "the new ones); else before, the apply, then after. Prints each run's verdict: "
+        "faster, slower, no change or undecided",
+    )
+    parser.add_argument(
+        "--measure-budget",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="the most the measurement may take, both sides and every added round "
+        "(default 250: ten times each side's first 3 rounds of 25 s)",
     )
     handlers["apply"] = run_apply
 
@@ -306,7 +316,7 @@ def run_apply(args: argparse.Namespace) -> int:
                     # Asked for on the command line: said, not asked, when the server is busy.
                     found = quietness(facts.server)
                     say(f"Measuring before and after; {found.why}.")
-                    measured = _measured(conn, target, secrets, apply_now, cancel)
+                    measured = _measured(conn, target, secrets, apply_now, cancel, preview, args)
                     if measured.status is None:
                         say(f"innotune apply: {measured.not_applied}")
                         return 130
@@ -332,34 +342,59 @@ def run_apply(args: argparse.Namespace) -> int:
 
 
 def _measured(
-    conn: Any, target: Any, secrets: Any, apply_now: Any, cancel: threading.Event
+    conn: Any,
+    target: Any,
+    secrets: Any,
+    apply_now: Any,
+    cancel: threading.Event,
+    preview: Any,
+    args: argparse.Namespace,
 ) -> MeasuredApply:
-    """Before, the apply, after (:func:`app.flows.measure.measured_apply`), saying each step."""
-    from app.flows.measure import MeasureOptions, benchmark, measured_apply
+    """The measured apply (:func:`app.flows.measured.measured_apply`), saying each step."""
+    from app.flows.measure import MeasureOptions, options_for_budget
+    from app.flows.measured import Measuring, measured_apply, method_for
 
-    options = MeasureOptions()
-
-    def bench(label: str, in_force: str) -> Any:
-        say(f"Measuring “{label}” ({options.seconds:.0f} s, in a scratch schema)")
-        return benchmark(
-            conn,
-            target,
-            secrets,
-            label,
-            options,
-            cancel=cancel,
-            say=progress,
-            progress=lambda _fraction: None,
-            snapshot_in_force=in_force,
+    budget = args.measure_budget
+    if budget is not None and not 30 <= budget <= 3600:
+        raise InnoTuneError("--measure-budget must be between 30 and 3600 seconds.")
+    options = MeasureOptions() if budget is None else options_for_budget(budget)
+    method = method_for(preview, args.confirm_within)
+    if method.interleaved:
+        say(
+            f"Measuring interleaved, after the apply: the old and the new values in turn, round "
+            f"by round (budget {options.budget_seconds:.0f} s, in a scratch schema)"
         )
+    else:
+        say(
+            f"Measuring “before”, then “after” ({method.why}; budget "
+            f"{options.budget_seconds:.0f} s, in a scratch schema)"
+        )
+    announced: set[str] = set()
 
-    return measured_apply(bench, apply_now, cancel=cancel)
+    def said(label: str, text: str) -> None:
+        if label and label not in announced:
+            announced.add(label)
+            say(f"Measuring “{label}”")
+        progress(text)
+
+    measuring = Measuring(
+        conn,
+        target,
+        secrets,
+        options,
+        cancel=cancel,
+        say=said,
+        progress=lambda _fraction: None,
+    )
+    return measured_apply(measuring, apply_now, method, cancel=cancel)
 
 
 def _print_measured(measured: MeasuredApply) -> None:
     from app.flows.measure import comparison_text
 
     if measured.before is None or measured.after is None:
+        if measured.measurement is not None:
+            print(measured.measurement.text())
         print(measured.no_after)
         return
     print("\nMeasured before and after:")

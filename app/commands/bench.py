@@ -70,8 +70,8 @@ def register(subparsers: Any, handlers: dict[str, Handler]) -> None:
         type=int,
         default=ROUNDS,
         help=f"short rounds each run is made of, taken in turn (default {ROUNDS}; fewer when "
-        "the budget gives a round under half a second); their spread is the noise a "
-        "comparison weighs a change against",
+        "the budget gives a round under half a second); --compare compares the rounds of "
+        "both sides by rank",
     )
     parser.add_argument("--yes", action="store_true", help="run without asking")
     parser.add_argument(
@@ -185,6 +185,8 @@ def comparison_json(name: str, before: BenchReport, after: BenchReport) -> dict[
         "same_settings": bool(set(before.settings) & set(after.settings)) and not changed,
         "settings_changed": {name: {"before": b, "after": a} for name, (b, a) in changed.items()},
         "settings_note": after.settings_note(before),
+        # How the pair was measured (a measured apply's reports carry it): None otherwise.
+        "measurement": after.measurement.as_dict() if after.measurement else None,
         "after": to_jsonable(after),
     }
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from app.domain.compare import MIN_ROUNDS, NO_CHANGE_PERCENT, compare_rounds, pct
 from app.domain.facts import from_json, to_json
+from app.domain.measurement import Measurement
 from app.domain.words import size_text
 
 FORMAT = "innotune-bench/1"
@@ -387,6 +388,8 @@ class BenchReport:
     Attributes:
         snapshot_in_force: the InnoTune snapshot whose changes were in force when it ran
             (applied and not rolled back); "" when none of them was, or it is not known.
+        measurement: how the before/after measurement this report is a side of was made
+            (None: a benchmark of its own).
     """
 
     target: str
@@ -399,6 +402,7 @@ class BenchReport:
     cancelled: bool = False
     label: str = ""  # "before", "after", "rollback", or a configuration's name
     snapshot_in_force: str = ""
+    measurement: Measurement | None = None
     format: str = FORMAT
 
     def result(self, workload: str, threads: int) -> WorkloadResult | None:
@@ -433,7 +437,7 @@ class BenchReport:
         if not changed:
             return (
                 f"Both runs used the same settings ({len(common)} server values compared): "
-                "any difference is noise."
+                "any difference between them is the host's, not a setting's."
             )
         listed = ", ".join(
             f"{n} {setting_words(n, b)} → {setting_words(n, a)}" for n, (b, a) in changed.items()

@@ -1,9 +1,8 @@
-"""Measure before and after: "before" on the unchanged server, the apply, "after" with it in force.
+"""The benchmarks of "Measure before and after": their options, the server's quietness, texts.
 
-The use case behind the Apply page's "Measure before and after" (and the benchmark of the
-Verify page): both faces run a labelled benchmark through :func:`benchmark`, and a measured
-apply through :func:`measured_apply`, so the order (before, apply, after) and the reasons for
-not running "after" are written once, here.
+The use case behind the Verify page's benchmark and the bench command: both faces run a
+labelled benchmark through :func:`benchmark`; a measured apply (before, the apply, after, or
+interleaved) is :mod:`app.flows.measured`.
 """
 
 from __future__ import annotations
@@ -12,19 +11,26 @@ import dataclasses
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.access.doctor import DoctorResult, Secrets
 from app.domain.bench import ROUNDS, BenchReport, WriteRate
-from app.domain.errors import InnoTuneError
 from app.domain.serverfacts import ServerFacts
 from app.domain.target import Target
-from app.jobs import runner
 
-#: Each side's time budget in a measured apply, in seconds: 6 runs (3 workloads at 1 and 4
-#: clients) of 3 rounds each, so about 8 s per round of all six runs; before and after take
-#: about a minute together (the clients' start and the scratch tables add a few seconds).
+if TYPE_CHECKING:
+    from app.bench.runner import Benchmark
+
+#: The "Benchmark time": each side's first 3 rounds of its 6 runs (3 workloads at 1 and 4
+#: clients), in seconds; a measured apply adds rounds up to :data:`BUDGET_FACTOR` times it.
 MEASURE_SECONDS = 25.0
+
+#: The time budget of a measured apply, both sides and every added round, as a multiple of one
+#: side's first rounds (:data:`MEASURE_SECONDS`): 25 s gives 250 s. Six runs judged together
+#: need 7 rounds a side, every "after" one beating every "before" one, to decide; a round of
+#: every run on both sides takes 12 steps, and on a loaded 2-core machine each step spends 1-3 s
+#: beyond its run on its table and clients' start, so 7 rounds take 3-4 minutes there.
+BUDGET_FACTOR = 10.0
 
 #: The larger client count of each workload (1 always runs).
 MEASURE_THREADS = 4
@@ -48,6 +54,31 @@ class MeasureOptions:
     workloads: tuple[str, ...] = ()  # empty: every workload
     max_rows: int | None = None  # None: the benchmark's own cap
     engine: str = "auto"  # where the clients run (innotune bench --engine)
+    budget: float | None = None  # a measured apply's whole time; None: BUDGET_FACTOR × seconds
+
+    @property
+    def budget_seconds(self) -> float:
+        """The most a measured apply's benchmarks may take, both sides, added rounds included."""
+        return self.budget if self.budget is not None else self.seconds * BUDGET_FACTOR
+
+    @property
+    def round_seconds(self) -> float:
+        """One round of every run, on one side."""
+        return self.seconds / max(1, self.rounds)
+
+
+def options_for_budget(budget: float) -> MeasureOptions:
+    """A measured apply's options for a time budget (both sides, every added round).
+
+    Each side's first rounds take a :data:`BUDGET_FACTOR`-th of it (at most
+    :data:`MEASURE_SECONDS`); the rest is for added rounds.
+    """
+    from app.bench.runner import MIN_ROUND_SECONDS
+
+    # Each run's first rounds no shorter than the benchmark takes them (3 a run, 6 runs).
+    least = ROUNDS * 6 * MIN_ROUND_SECONDS
+    seconds = max(least, min(MEASURE_SECONDS, budget / BUDGET_FACTOR))
+    return MeasureOptions(seconds=seconds, budget=budget)
 
 
 @dataclass(frozen=True)
@@ -110,6 +141,24 @@ def benchmark(
     python3, else its mysqlslap; else InnoTune's own client here. The report records the
     settings it ran under (the benchmark reads them) and ``snapshot_in_force``.
     """
+    bench = bench_for(
+        conn, target, secrets, label, options, cancel=cancel, say=say, progress=progress
+    )
+    return dataclasses.replace(bench.run(), rate_before=rate, snapshot_in_force=snapshot_in_force)
+
+
+def bench_for(
+    conn: DoctorResult,
+    target: Target,
+    secrets: Secrets,
+    label: str,
+    options: MeasureOptions,
+    *,
+    cancel: threading.Event,
+    say: Callable[[str], None],
+    progress: Callable[[float], None],
+) -> Benchmark:
+    """A labelled benchmark of ``options``, its clients on the target when they can be."""
     from app.bench.route import client_route, cpu_probe, session_factory
     from app.bench.runner import Benchmark, BenchOptions
 
@@ -126,7 +175,7 @@ def benchmark(
         caps["workloads"] = options.workloads
     if options.max_rows is not None:
         caps["max_rows"] = options.max_rows
-    bench = Benchmark(
+    return Benchmark(
         opener,
         BenchOptions(
             seconds=options.seconds,
@@ -142,7 +191,6 @@ def benchmark(
         cpu_probe=cpu_probe(conn),
         target=target.label,
     )
-    return dataclasses.replace(bench.run(), rate_before=rate, snapshot_in_force=snapshot_in_force)
 
 
 def sample_write_rate(
@@ -153,8 +201,8 @@ def sample_write_rate(
     cancel: threading.Event | None = None,
 ) -> WriteRate:
     """The server's write rate now, sampled through a session of its own."""
+    from app.bench.rate import write_rate
     from app.bench.route import session_factory
-    from app.bench.runner import write_rate
 
     session = session_factory(conn, target, secrets)()
     try:
@@ -182,83 +230,3 @@ def comparison_text(before: BenchReport, after: BenchReport) -> str:
     from app.bench.report import comparison_text as words
 
     return words(before, after)
-
-
-@dataclass(frozen=True)
-class MeasuredApply:
-    """What a measured apply did.
-
-    Attributes:
-        before: the "before" report (None: the benchmark failed before the apply).
-        status: the apply's job at its end (None: not applied, ``not_applied`` says why).
-        after: the "after" report (None: not run, ``no_after`` says why).
-    """
-
-    before: BenchReport | None
-    status: runner.JobStatus | None
-    after: BenchReport | None
-    not_applied: str = ""
-    no_after: str = ""
-
-
-def why_no_after(status: runner.JobStatus) -> str:
-    """Why "after" is not measured once the apply ended so ("" when it is)."""
-    if status.state == "applied":
-        return ""
-    if status.state == "rolled-back":
-        return (
-            f"The “after” benchmark was not run: the change was rolled back (job "
-            f"{status.job_id}), so the server runs as it did for “before”."
-        )
-    if status.state == "awaiting-confirm":
-        return (
-            "The “after” benchmark was not run: the change waits to be kept or rolled back. "
-            "Keep it, then measure “after” on the Verify page."
-        )
-    return (
-        f"The “after” benchmark was not run: the apply ended {status.state}, so what is in "
-        "force is not known."
-    )
-
-
-def measured_apply(
-    bench: Callable[[str, str], BenchReport],
-    apply: Callable[[], runner.JobStatus],
-    *,
-    cancel: threading.Event,
-    in_force: str = "",
-    on_before: Callable[[BenchReport], None] | None = None,
-    on_applied: Callable[[runner.JobStatus], None] | None = None,
-) -> MeasuredApply:
-    """Measure "before", apply, then measure "after" with the change in force.
-
-    Args:
-        bench: runs one benchmark: ``bench(label, snapshot_in_force)``.
-        apply: takes the snapshot and runs the job, to its end (:func:`apply_preview`).
-        cancel: set to stop: during "before" nothing is applied; during "after" the change
-            stays and the report says it was cancelled.
-        in_force: the snapshot whose changes are in force before this apply ("" none).
-        on_before: called with the "before" report as soon as it is there.
-        on_applied: called with the job's status once the apply has ended.
-    """
-    before = bench("before", in_force)
-    if on_before is not None:
-        on_before(before)
-    if before.cancelled or cancel.is_set():
-        return MeasuredApply(
-            before, None, None, not_applied="Cancelled during “before”: nothing was changed."
-        )
-    status = apply()
-    if on_applied is not None:
-        on_applied(status)
-    why = why_no_after(status)
-    if why:
-        return MeasuredApply(before, status, None, no_after=why)
-    try:
-        after = bench("after", status.snapshot_id or "")
-    except InnoTuneError as exc:
-        # The change is applied all the same: its status must reach the face, with why
-        # there is no "after".
-        failed = f"The “after” benchmark failed: {exc.problem} {exc.window_fix}".strip()
-        return MeasuredApply(before, status, None, no_after=failed)
-    return MeasuredApply(before, status, after)

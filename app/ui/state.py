@@ -42,6 +42,9 @@ class WizardState:
     # Watches of the server's own workload (no load added): "before" the apply, "after" it.
     watch_before: Watch | None = None
     watch_after: Watch | None = None
+    # "Benchmark time": each side's first rounds, in seconds, one setting for the Apply
+    # page's measurement (which adds rounds up to ten times it) and the Verify page's runs.
+    bench_seconds: float = 25.0
     # The snapshot of the last apply, and where its local copy lives: benchmark results
     # are kept beside it so a rollback can be measured against them later.
     snapshot_id: str | None = None

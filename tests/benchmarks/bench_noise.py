@@ -1,4 +1,4 @@
-"""Does a before/after comparison call noise noise, and a real change a change? On MySQL 9.7.
+"""Does a before/after comparison call no change no change, and a real change a change? MySQL 9.7.
 
 Run as root from the project directory:
 
@@ -9,12 +9,12 @@ runs `innotune bench` against it as a user would, over SSH, each side ``--second
 the default rounds (3 per run, taken in turn):
 
 * ``--trials`` pairs with identical settings: a "before" saved with ``--out``, then at once an
-  "after" with ``--compare BEFORE.json --json``. Every run's verdict should be *noise*; a
-  trial passes when all its runs are.
+  "after" with ``--compare BEFORE.json --json``. No run should be called *faster* or
+  *slower* (*no change* or *undecided* are both true answers); a trial passes when none is.
 * one pair with a real change: innodb_flush_log_at_trx_commit 1 → 2 (SET GLOBAL) between
   the two sides, put back after. The single-row runs should be *faster*.
 
-Prints each trial's verdicts with their spreads, the host's load average, and the totals.
+Prints each trial's verdicts with their intervals, the host's load average, and the totals.
 """
 
 from __future__ import annotations
@@ -74,17 +74,25 @@ def pair(cli: Cli, work: Path, between: Any = None) -> tuple[dict[str, Any], flo
     return data, time.monotonic() - started
 
 
+#: The verdicts that claim a change: on identical settings, each is a false one.
+CLAIMS = ("faster", "slower")
+
+
+def interval(run: dict[str, Any]) -> str:
+    """A run's interval of the change: "+31% to +66%", or "not bounded"."""
+    low, high = run["low_percent"], run["high_percent"]
+    return "not bounded" if low is None or high is None else f"{low:+.0f}% to {high:+.0f}%"
+
+
 def line(data: dict[str, Any]) -> str:
     cells = []
     for run in data["runs"]:
-        spread = run["spread_percent"]
         verdict = run["verdict"]
-        if verdict == "noise":
-            shown = f"noise ±{spread:.0f}%"
-        elif verdict == "unmeasured":
-            shown = f"unmeasured (too short: {', '.join(run['too_short'])})"
+        if verdict == "unmeasured":
+            shown = f"unmeasured (too short: {', '.join(run['too_short']) or 'too few rounds'})"
         else:
-            shown = f"{verdict} {run['change_percent']:+.0f}% (±{spread:.0f}%)"
+            change = run["change_percent"]
+            shown = f"{verdict.replace('_', ' ')} {change:+.0f}% ({interval(run)})"
         cells.append(f"{run['workload']}×{run['threads']}: {shown}")
     return "; ".join(cells)
 
@@ -107,17 +115,18 @@ def main() -> int:
         cli = Cli(host, work, args.seconds)
 
         quiet = 0
-        noise_runs = total_runs = 0
+        claimed_runs = total_runs = 0
         for n in range(1, args.trials + 1):
             data, took = pair(cli, work)
             verdicts = [r["verdict"] for r in data["runs"]]
-            all_noise = all(v == "noise" for v in verdicts)
-            quiet += all_noise
-            noise_runs += verdicts.count("noise")
+            claimed = sum(v in CLAIMS for v in verdicts)
+            quiet += not claimed
+            claimed_runs += claimed
             total_runs += len(verdicts)
             load = os.getloadavg()[0]
+            said = "A CHANGE CLAIMED" if claimed else "no change claimed"
             print(
-                f"same settings, trial {n}: {'NOISE' if all_noise else 'NOT ALL NOISE'} "
+                f"same settings, trial {n}: {said} "
                 f"({took:.0f} s, load {load:.1f}; same_settings={data['same_settings']}) "
                 f"{line(data)}"
             )
@@ -132,8 +141,8 @@ def main() -> int:
         single = [r for r in data["runs"] if r["workload"] == "autocommit"]
         print(f"{TRX} 1 -> 2 ({took:.0f} s, changed: {data['settings_changed']}): {line(data)}")
         print(
-            f"\nidentical settings: {quiet} of {args.trials} trials all noise "
-            f"({noise_runs} of {total_runs} runs); {TRX} 1 -> 2: single-row runs "
+            f"\nidentical settings: {quiet} of {args.trials} trials with no run called faster or "
+            f"slower ({claimed_runs} of {total_runs} runs were); {TRX} 1 -> 2: single-row runs "
             + ", ".join(f"×{r['threads']} {r['verdict']}" for r in single)
         )
         return 0

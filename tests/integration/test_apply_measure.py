@@ -1,4 +1,4 @@
-"""`innotune apply --measure`: "before" on the unchanged server, the apply, then "after"."""
+"""`innotune apply --measure`: a change set live is applied, then measured interleaved."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from tests.integration.test_apply import remove_jobs_and_snapshots, tree, variab
 from tests.verdicts import VERDICT
 
 
-def test_cli_apply_measures_before_and_after_and_names_each_verdict(
+def test_cli_apply_measures_a_live_change_interleaved_and_names_each_verdict(
     private_server: PrivateServer, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     need_root()
@@ -27,15 +27,29 @@ def test_cli_apply_measures_before_and_after_and_names_each_verdict(
     before = tree(server.base / "etc")
 
     done = innotune(
-        "apply", *common, *sliders, "--sample", "0", "--yes", "--watch", "1", "--measure"
+        "apply",
+        *common,
+        *sliders,
+        "--sample",
+        "0",
+        "--yes",
+        "--watch",
+        "1",
+        "--measure",
+        "--measure-budget",
+        "45",
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    out = done.stdout
-    assert "Measuring “before”" in done.stderr and "Measuring “after”" in done.stderr
-    # "before" ran before the job began: its line comes before the job's first step.
-    assert done.stderr.index("Measuring “before”") < done.stderr.index("✓ verify")
-    assert done.stderr.index("✓ verify") < done.stderr.index("Measuring “after”")
+    out, err = done.stdout, done.stderr
+    assert "Measuring interleaved, after the apply" in err and "budget 45 s" in err, err
+    # The change set live first (its snapshot the way back), then the old and the new value
+    # in turn: the benchmark's first line comes after the job's last step.
+    assert err.index("✓ verify") < err.index("Run 1 of"), err
+    assert "Run 1 of 36 “before”: autocommit with 1 client" in err, err
+    assert "Run 2 of 36 “after”: autocommit with 1 client" in err, err
     assert "applied" in out and "Measured before and after:" in out
+    assert re.search(r"Method: interleaved, \d+ rounds each", out), out
+    assert "Time budget 45 s" in out, out
     table = out.split("Measured before and after:", 1)[1].splitlines()
     rows = [ln for ln in table if ln.startswith(("autocommit", "small_tx", "bulk"))]
     assert len(rows) == 6, out

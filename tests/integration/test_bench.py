@@ -17,9 +17,10 @@ import pytest
 from app.access.doctor import DoctorResult, Secrets, run_doctor
 from app.bench.figures import STATUS_NAMES, CounterTrack, spread
 from app.bench.program import TargetLogin
+from app.bench.rate import status_values, write_rate
 from app.bench.report import report_text
 from app.bench.route import cpu_probe, loadgen_route, session_factory, sysbench_route
-from app.bench.runner import Benchmark, BenchOptions, status_values, write_rate
+from app.bench.runner import Benchmark, BenchOptions
 from app.bench.sysbench import SysbenchRoute, find_sysbench
 from app.cli import run_cli
 from app.domain.bench import WORKLOADS, BenchReport

@@ -19,7 +19,8 @@ from app.bench.figures import (
     rate,
     spread,
 )
-from app.bench.runner import BenchOptions, judge_busy
+from app.bench.rate import judge_busy
+from app.bench.runner import BenchOptions
 from app.bench.sysbench import parse_output
 from app.domain.bench import BenchReport, Counters, Latency, WorkloadResult, WriteRate
 

@@ -254,7 +254,10 @@ def test_the_same_settings_are_said_plainly() -> None:
     before = BenchReport("t", "then", "x", 1.0, results, settings=settings)
     after = BenchReport("t", "now", "x", 1.0, results, settings=dict(settings))
     assert after.settings_changed(before) == {}
-    same = "Both runs used the same settings (3 server values compared): any difference is noise."
+    same = (
+        "Both runs used the same settings (3 server values compared): any difference between "
+        "them is the host's, not a setting's."
+    )
     assert after.settings_note(before) == same
     assert comparison_text(before, after).splitlines()[-1] == same
     changed = BenchReport(
@@ -318,3 +321,59 @@ def test_a_changed_size_reads_as_a_size_in_the_settings_note() -> None:
     assert setting_words("innodb_redo_log_capacity", "104857600") == "100 MiB"
     assert setting_words("innodb_flush_log_at_trx_commit", "2") == "2"
     assert setting_words("sync_binlog", None) == "unset"
+
+
+def _measured_together(
+    effect: float, spread: float, runs: int, most: int, rng: random.Random, before_fixed: int = 0
+) -> list[str]:
+    """The measured apply's schedule: six runs judged together, each looked at after every
+    round from 3 on; a decided run gets no more rounds (its verdict stays), the others go on.
+
+    ``before_fixed``: "before" took this many rounds up front (a restart between the sides),
+    and only "after" rounds are added.
+    """
+    draw = rng.lognormvariate
+    before = [[draw(0, spread) for _ in range(before_fixed)] for _ in range(runs)]
+    after: list[list[float]] = [[] for _ in range(runs)]
+    words = ["undecided"] * runs
+    for n in range(1, most + 1):
+        going = [i for i in range(runs) if words[i] == "undecided"]
+        if not going:
+            break
+        for i in going:
+            if not before_fixed:
+                before[i].append(draw(0, spread))
+            after[i].append(effect * draw(0, spread))
+            if n >= MIN_ROUNDS:
+                words[i] = compare_rounds(before[i], after[i], comparisons=runs).word
+    return words
+
+
+@pytest.mark.parametrize("before_fixed", [0, 6])
+def test_the_measured_applys_schedule_rarely_calls_unchanged_runs_changed(
+    before_fixed: int,
+) -> None:
+    # As the measured apply looks: six runs together, interleaved (both sides grow) or with
+    # "before" fixed at 6 rounds before a restart, up to 20 rounds; the last look counts.
+    rng = random.Random(350 + before_fixed)
+    trials = 150
+    false = sum(
+        any(
+            w in ("better", "worse")
+            for w in _measured_together(1.0, 0.25, 6, 20, rng, before_fixed)
+        )
+        for _ in range(trials)
+    )
+    assert false / trials <= 0.05, false
+
+
+def test_the_measured_applys_schedule_finds_a_doubling() -> None:
+    # Interleaved, up to 12 rounds each: all six runs found faster nearly every time.
+    rng = random.Random(360)
+    found = [_measured_together(2.0, 0.25, 6, 12, rng) for _ in range(30)]
+    assert sum(words.count("better") == 6 for words in found) >= 27, found
+    # "before" fixed at 6 rounds, up to 12 "after": most runs found, fewer all six at once
+    # (the same 18 rounds interleaved, 9 each, do about as well).
+    rng = random.Random(366)
+    found = [_measured_together(2.0, 0.25, 6, 12, rng, before_fixed=6) for _ in range(30)]
+    assert sum(words.count("better") for words in found) >= 0.8 * 6 * 30, found

@@ -30,7 +30,8 @@ from app.domain.instance import ServerInstance
 from app.domain.words import count
 from app.flows import apply as jobs
 from app.flows import snapshots
-from app.flows.measure import MeasuredApply, MeasureOptions, quietness
+from app.flows.measure import MeasureOptions, quietness
+from app.flows.measured import MeasuredApply, method_for
 from app.flows.preview import Preview, with_requested_restart
 from app.places import local_snapshot_dir
 from app.ui import jobrecords
@@ -82,6 +83,7 @@ class ApplyPage(ApplyView):
         self._refreshing = False  # that quiet re-read runs: the page stays complete
         self.restart_edit.textChanged.connect(lambda _text: self._show_summary())
         self.restart_box.toggled.connect(self._on_restart_box_toggled)
+        self.bench_time.valueChanged.connect(self._on_bench_time_changed)
         self.consent.toggled.connect(self._on_consent_toggled)
         for button, slot in (
             (self.apply_button, self._on_apply_clicked),
@@ -119,6 +121,7 @@ class ApplyPage(ApplyView):
 
     def initializePage(self) -> None:  # noqa: N802 - Qt's name
         self._show_restart_way()
+        self.bench_time.setValue(round(self.state.bench_seconds))
         preview = self.state.preview
         # Without a preview (the wizard was started to restore a snapshot) only the
         # snapshot list makes sense: the apply controls are hidden, the list is read at once.
@@ -171,7 +174,7 @@ class ApplyPage(ApplyView):
         found = quietness(facts.server if facts is not None else None)
         self.measure_box.setChecked(found.quiet)
         self.watch_box.setChecked(found.why.startswith("busy"))
-        self.measure_note.setText(texts.measure_note(found, MeasureOptions().seconds))
+        self.measure_note.setText(texts.measure_note(found))
 
     def effective_preview(self) -> Preview | None:
         """The preview of what Apply will do now: with the asked-for restart, if ticked."""
@@ -307,6 +310,9 @@ class ApplyPage(ApplyView):
     def _on_consent_toggled(self, _checked: bool) -> None:
         self._sync_buttons()
 
+    def _on_bench_time_changed(self, value: int) -> None:
+        self.state.bench_seconds = float(value)
+
     def _on_restart_box_toggled(self, _checked: bool) -> None:
         self._show_summary()
 
@@ -342,12 +348,12 @@ class ApplyPage(ApplyView):
             inputs,
             self.state.target,
             self.state.secrets,
-            MeasureOptions(),
+            MeasureOptions(seconds=self.state.bench_seconds),
             self.state.changes_in_force or "",
         )
         self.bench_bar.setValue(0)
         self.bench_bar.setVisible(True)
-        started = "Measuring “before” on the unchanged server; nothing is changed yet…"
+        started = texts.measuring(method_for(preview, inputs.confirm_within))
         self._run("measured apply", tasks.run_measured_apply, measured, started)
         assert self.task is not None
         self.task.say.connect(self._on_task_say)

@@ -35,7 +35,8 @@ from app.flows.apply import (
     restore,
 )
 from app.flows.inspecting import follow_instance
-from app.flows.measure import MeasuredApply, MeasureOptions, benchmark, measured_apply
+from app.flows.measure import MeasureOptions
+from app.flows.measured import MeasuredApply, Measuring, measured_apply, method_for
 from app.flows.preview import Preview
 from app.flows.snapshots import Record, connected_key, list_records
 from app.ui.hostworker import Progress
@@ -230,26 +231,28 @@ def run_measured_apply(
     side begins); the benchmarks' text goes out as ``say``.
     """
 
-    def bench(label: str, in_force: str) -> Any:
-        return benchmark(
-            conn,
-            inputs.target,
-            inputs.secrets,
-            label,
-            inputs.options,
-            cancel=progress.cancelled,
-            say=lambda text: progress.say(f"“{label}”: {text}"),
-            progress=progress.post,
-            snapshot_in_force=in_force,
-        )
+    def say(label: str, text: str) -> None:
+        progress.say(f"“{label}”: {text}" if label else text)
+
+    measuring = Measuring(
+        conn,
+        inputs.target,
+        inputs.secrets,
+        inputs.options,
+        cancel=progress.cancelled,
+        say=say,
+        progress=progress.post,
+    )
 
     def apply() -> JobStatus:
         progress.say("Taking the snapshot, then applying on the server")
         return run_apply(conn, inputs.apply, progress)
 
+    method = method_for(inputs.apply.preview, inputs.apply.confirm_within)
     return measured_apply(
-        bench,
+        measuring,
         apply,
+        method,
         cancel=progress.cancelled,
         in_force=inputs.in_force,
         on_before=progress.post,

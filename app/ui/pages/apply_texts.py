@@ -11,7 +11,8 @@ import shlex
 from app.domain.instance import ServerInstance
 from app.domain.words import count
 from app.flows import apply as jobs
-from app.flows.measure import MeasuredApply, Quietness
+from app.flows.measure import BUDGET_FACTOR, Quietness
+from app.flows.measured import MeasuredApply, Method
 from app.flows.preview import Preview
 from app.ui.logview import log_error
 
@@ -73,12 +74,13 @@ def followed_text(
     return text
 
 
-def measure_note(found: Quietness, seconds: float) -> str:
+def measure_note(found: Quietness) -> str:
     """Why "Measure before and after" starts ticked or not, from how quiet the server is."""
     if found.quiet:
         return (
-            f"Ticked: the server is {found.why}. A {seconds:.0f}-second write benchmark "
-            "runs before the change and again after it."
+            f"Ticked: the server is {found.why}. A write benchmark measures the change: "
+            "the benchmark time on each side, then rounds added until every verdict is "
+            f"decided, up to {BUDGET_FACTOR:.0f} times that in all."
         )
     return (
         f"Not ticked: the server is {found.why}. A benchmark would slow that work "
@@ -89,10 +91,24 @@ def measure_note(found: Quietness, seconds: float) -> str:
     )
 
 
+def measuring(method: Method) -> str:
+    """What a measured apply does first, as it starts, and why not interleaved."""
+    if method.interleaved:
+        return (
+            "Taking the snapshot and applying; then measuring the old and the new values in "
+            "turn, round by round…"
+        )
+    return (
+        f"Measuring “before” on the unchanged server ({method.why}: before, then after); "
+        "nothing is changed yet…"
+    )
+
+
 def measured_lines(result: MeasuredApply) -> list[str]:
     """What a measured apply measured, in a line or two (Verify shows the figures)."""
     if result.after is None or result.before is None:
-        return [result.no_after] if result.no_after else []
+        lines = [result.measurement.text()] if result.measurement is not None else []
+        return lines + ([result.no_after] if result.no_after else [])
     verdicts = result.after.verdicts(result.before)
     words = [v.verdict for v in verdicts]
     found = ", ".join(
@@ -103,9 +119,15 @@ def measured_lines(result: MeasuredApply) -> list[str]:
     cancelled = ""
     if result.after.cancelled:
         cancelled = " (“after” was cancelled: its figures are partial)"
+    how = "Measured before and after"
+    spent = ""
+    if result.measurement is not None:
+        m = result.measurement
+        how = f"Measured {m.method_text()}"
+        spent = f" Time budget {m.budget_seconds:.0f} s, {m.seconds_used:.0f} s used."
     return [
-        f"Measured before and after: {count(len(verdicts), 'run')} compared: {found}"
-        f"{cancelled}. The Verify page shows the figures."
+        f"{how}: {count(len(verdicts), 'run')} compared: {found}"
+        f"{cancelled}.{spent} The Verify page shows the figures."
     ]
 
 

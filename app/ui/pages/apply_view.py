@@ -24,6 +24,24 @@ CANCEL_TEXT = "&Cancel and roll back"
 CANCEL_BEFORE_TEXT = "&Cancel (nothing changed yet)"
 CANCEL_AFTER_TEXT = "&Cancel “after” (the change stays)"
 
+#: One setting on the Apply and the Verify page, named the same on both.
+BENCH_TIME_LABEL = "&Benchmark time:"
+BENCH_TIME_TIP = (
+    "How long each side's first three rounds of the six runs take. Measuring before and after "
+    "while applying adds rounds until every verdict is decided, up to ten times this in all "
+    "(its time budget)."
+)
+
+
+def bench_time_spin() -> QSpinBox:
+    """The "Benchmark time" box (seconds), as both pages show it."""
+    spin = QSpinBox()
+    spin.setRange(10, 600)
+    spin.setSuffix(" s")
+    spin.setToolTip(BENCH_TIME_TIP)
+    spin.setAccessibleName("benchmark time")
+    return spin
+
 
 class ApplyView(QWizardPage):
     """The Apply page's layout: choices and consent, buttons, state, journal, snapshots."""
@@ -82,11 +100,22 @@ class ApplyView(QWizardPage):
         self.measure_box.setObjectName("apply_measure")
         self.measure_box.setAccessibleName("measure before and after")
         self.measure_box.setToolTip(
-            "A short write benchmark in a scratch schema on the unchanged server, then the "
-            "apply, then the same benchmark with the change in force: Verify and Done show "
-            "both, and whether each difference is beyond the noise."
+            "A short write benchmark in a scratch schema, with rounds added until every run's "
+            "verdict is decided or the time budget runs out. A change that applies live is "
+            "measured interleaved (the old and the new values in turn, round by round); one "
+            "that needs a restart before, then after. Verify and Done show both sides and "
+            "each run's verdict: faster, slower, no change or undecided."
         )
-        layout.addWidget(self.measure_box)
+        measure_row = QHBoxLayout()
+        measure_row.addWidget(self.measure_box)
+        self.bench_time = bench_time_spin()
+        self.bench_time.setObjectName("apply_bench_time")
+        bench_time_label = QLabel(BENCH_TIME_LABEL)
+        bench_time_label.setBuddy(self.bench_time)
+        measure_row.addStretch(1)
+        measure_row.addWidget(bench_time_label)
+        measure_row.addWidget(self.bench_time)
+        layout.addLayout(measure_row)
         self.measure_note = QLabel("")
         self.measure_note.setObjectName("apply_measure_note")
         self.measure_note.setWordWrap(True)

@@ -47,6 +47,7 @@ from app.domain.target import Target
 from app.flows.measure import rate_text
 from app.ui.hostworker import Progress, Task, TaskHandle
 from app.ui.logview import error_html, error_parts, link_to_log, log_error
+from app.ui.pages.apply_view import BENCH_TIME_LABEL, bench_time_spin
 from app.ui.pages.verify_watch import WatchPanel
 from app.ui.state import WizardState
 from app.ui.widgets.benchchart import BenchChart, run_key
@@ -71,8 +72,9 @@ COLUMNS = (
     ("rows/s\nbefore / after", "Rows written per second: before / after"),
     ("redo MiB\nbefore / after", "Redo log written during the run, in MiB: before / after"),
     (
-        "CPU cores\nbefore / after",
-        "CPU the clients and the server used, in cores (client:server), before / after",
+        "server CPU\ncores, before / after",
+        "CPU the server process used during the run, in cores (1.00: one core busy the whole "
+        "run): before / after. Runs whose clients set the pace are named below the table.",
     ),
 )
 #: Where the verdict and the CPU figures are (they wrap within a fixed width).
@@ -132,17 +134,11 @@ def run_bench(conn: DoctorResult, inputs: BenchInputs, progress: Progress) -> Be
 
 
 def cpu_text(result: WorkloadResult | None) -> str:
-    """A run's client and server CPU in cores, e.g. ``0.21:0.93`` (— where unmeasured)."""
+    """The CPU a run's server used, in cores, e.g. ``0.93`` (— where unmeasured)."""
     if result is None:
         return ""
-    cpu = result.cpu
-    if cpu is None:
-        return "—"
-
-    def cores(value: float | None) -> str:
-        return "—" if value is None else f"{value:.2f}"
-
-    return f"{cores(cpu.client_cores)}:{cores(cpu.server_cores)}"
+    cores = result.cpu.server_cores if result.cpu is not None else None
+    return "—" if cores is None else f"{cores:.2f}"
 
 
 def client_bound_text(reports: list[BenchReport]) -> str:
@@ -179,15 +175,10 @@ class VerifyPage(QWizardPage):
         self.rate_label = QLabel("The current write rate is measured when the page opens.")
         self.rate_label.setObjectName("write_rate")
         self.rate_label.setWordWrap(True)
-        self.seconds = QSpinBox()
-        self.seconds.setRange(2, 3600)
-        self.seconds.setValue(60)
-        self.seconds.setSuffix(" s")
-        self.seconds.setToolTip(
-            f"The whole benchmark's time, shared by its six runs of {ROUNDS} short rounds each "
-            "(their spread is the noise a change is weighed against)."
-        )
-        self.seconds.setAccessibleName("benchmark duration")
+        self.seconds = bench_time_spin()
+        self.seconds.setRange(2, 3600)  # a run of its own may be as short or long as wanted
+        self.seconds.setValue(round(self.state.bench_seconds))
+        self.seconds.valueChanged.connect(self._on_seconds_changed)
         self.threads = QSpinBox()
         self.threads.setRange(1, 64)
         self.threads.setValue(4)
@@ -247,7 +238,8 @@ class VerifyPage(QWizardPage):
         self.client_note.setObjectName("client_bound_note")
         self.client_note.setWordWrap(True)
         self.client_note.setVisible(False)
-        # Whether before and after ran under the same settings: then any difference is noise.
+        # How the pair was measured (interleaved or not, the budget and rounds), and whether
+        # before and after ran under the same settings.
         self.settings_note = QLabel("")
         self.settings_note.setObjectName("settings_note")
         self.settings_note.setWordWrap(True)
@@ -257,7 +249,7 @@ class VerifyPage(QWizardPage):
         self.watch_panel.ran.connect(self._on_task_ended)
 
         options = QGridLayout()
-        duration_label = QLabel("&Duration:")
+        duration_label = QLabel(BENCH_TIME_LABEL)
         duration_label.setBuddy(self.seconds)
         clients_label = QLabel("C&lients:")
         clients_label.setBuddy(self.threads)
@@ -284,20 +276,28 @@ class VerifyPage(QWizardPage):
 
     # -- page life -------------------------------------------------------------------------
     def initializePage(self) -> None:  # noqa: N802 - Qt's name
+        self.seconds.setValue(round(self.state.bench_seconds))
         self.show_results()
         self.watch_panel.show_results()
         before, after = self.state.bench_before, self.state.bench_after
         if before is not None and after is not None and not self.running():
             in_force = after.snapshot_in_force
+            changes = f"changes of snapshot {in_force}" if in_force else "changes"
+            interleaved = after.measurement and after.measurement.method == "interleaved"
             self.status.setText(
                 html.escape(
-                    "“Before” was measured on the unchanged server and “after” with the "
-                    + (f"changes of snapshot {in_force}" if in_force else "changes")
-                    + " in force."
+                    f"“Before” and “after” were measured in turn, round by round: the old "
+                    f"values set for “before”, the {changes} for “after”."
+                    if interleaved
+                    else f"“Before” was measured on the unchanged server and “after” with the "
+                    f"{changes} in force."
                 )
             )
         if self.state.connected and not self.running():
             self._sample(then=None)
+
+    def _on_seconds_changed(self, value: int) -> None:
+        self.state.bench_seconds = float(value)
 
     def cleanupPage(self) -> None:  # noqa: N802 - Qt's name
         self.stop()
@@ -563,6 +563,9 @@ class VerifyPage(QWizardPage):
         self.client_note.setText(note)
         self.client_note.setVisible(bool(note))
         same = after.settings_note(before) if before and after else ""
+        how = after.measurement if after is not None and before is not None else None
+        if how is not None and before is not None and before.measurement == how:
+            same = f"{how.text()} {same}"
         self.settings_note.setText(same)
         self.settings_note.setVisible(bool(same))
 

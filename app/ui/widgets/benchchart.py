@@ -24,7 +24,12 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 
 from app.domain.bench import BenchReport, measured, verdict
 
-THROUGHPUT_TITLE = "Commits per second (higher is better)"
+# What the labels under the bars are: the change of commits/s from the first report to the
+# last (faster or slower), else the verdict's word.
+THROUGHPUT_TITLE = (
+    "Commits per second (higher is better)<br>under each run: its change of commits/s, "
+    "or “no change” / “undecided”"
+)
 # On two lines: the latency chart is a third of the page wide, and one line was cut.
 LATENCY_TITLE = "Commit latency in ms<br>(lower is better)"
 
@@ -44,8 +49,8 @@ def category_label(workload: str, threads: int, reports: list[BenchReport]) -> s
     """A run's name under its bars, and the verdict from the first report to the last.
 
     The verdict (:func:`app.domain.bench.verdict`, as in the table) is written out because a
-    bulk run's bars are too short to read it from: the change where it is beyond the noise,
-    else the noise band.
+    bulk run's bars are too short to read it from: the change of commits/s where it is
+    faster or slower, else "no change" or "undecided".
     """
     first = reports[0].result(workload, threads) if reports else None
     last = reports[-1].result(workload, threads) if len(reports) > 1 else None

@@ -1,0 +1,55 @@
+"""Server variables set live between a benchmark's rounds, as the job sets them.
+
+A measured apply whose changes are all server variables set live alternates the old and the
+new values round by round (:mod:`app.flows.measured`): through the benchmark's own session,
+with the job's own spelling (:func:`app.targetjob.values.set_global`), order
+(:func:`~app.targetjob.values.ordered_settings`) and "same value" test, so that what is set
+between rounds is exactly what the job set, and the snapshot's rollback undoes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+
+class Queries(Protocol):
+    """A database session (:class:`app.mysql.session.Session`): runs one statement."""
+
+    def query(self, sql: str) -> Any:
+        """Run ``sql``; its rows."""
+        ...
+
+
+def set_values(session: Queries, values: Sequence[tuple[str, str]]) -> None:
+    """Set server variables live, in an order the server takes, the way the job sets them.
+
+    Raises:
+        InnoTuneError: a statement failed.
+    """
+    from app.targetjob.values import ordered_settings, same_value, set_global
+
+    keys = [k for k, _ in values]
+    now = _now(session, keys)
+    for key, value in ordered_settings(list(values), lambda kv: kv[0], lambda kv: kv[1], now):
+        if not same_value(now.get(key), value, key=key):
+            session.query(set_global(key, value))
+
+
+def _now(session: Queries, keys: Sequence[str]) -> dict[str, str | None]:
+    """The global values of ``keys`` (catalogue names, checked as names) as they are now."""
+    listed = ", ".join(f"'{k}'" for k in keys if k.replace("_", "").isalnum())
+    rows = session.query(f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({listed})")  # noqa: S608
+    return {str(r[0]): r[1] for r in rows if r and r[0]}
+
+
+def values_in_force(session: Queries, values: Sequence[tuple[str, str]]) -> list[str]:
+    """The values of ``values`` not in force now, in words ("" each: all are)."""
+    from app.targetjob.values import same_value
+
+    now = _now(session, [k for k, _ in values])
+    return [
+        f"{key} is {now.get(key)}, not {value}"
+        for key, value in values
+        if not same_value(now.get(key), value, key=key)
+    ]

@@ -1,0 +1,105 @@
+"""A change that applies live is measured interleaved: old and new values in turn, round by round.
+
+The flow both faces run (:func:`app.flows.measured.measured_apply`), on a private MariaDB:
+innodb_flush_log_at_trx_commit 1 → 0 set live by the job, then the benchmark alternates the
+old and the new value between its rounds, adding rounds until every verdict is decided, and
+ends with the new value in force.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from app.cli import build_parser
+from app.commands.common import login
+from app.flows.apply import ApplyOptions, apply_preview
+from app.flows.inspecting import inspect_connected
+from app.flows.measure import MeasureOptions, comparison_text
+from app.flows.measured import Measuring, measured_apply, method_for
+from app.flows.planning import plan_for
+from app.flows.preview import preview_plan
+from app.practice.server import PrivateServer
+from tests.hosts.util import need_root
+from tests.integration.test_apply import remove_jobs_and_snapshots, variable
+
+
+def test_a_live_change_is_measured_interleaved_and_ends_on_the_new_value(
+    private_server: PrivateServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    need_root()
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    server = private_server
+    parser, _ = build_parser()
+    args = parser.parse_args(
+        ["apply", "local", "--instance", str(server.socket_path), "--crash-loss", "any"]
+        + ["--fit-os", "off", "--fit-disks", "off", "--memory-share", "keep", "--redo", "keep"]
+    )
+    from app.commands.sliders import positions_from_args
+
+    conn, target, secrets = login(args)
+    ids: list[str] = []
+    try:
+        facts = inspect_connected(conn, sample_seconds=0.0, say=lambda _t: None)
+        plan = plan_for(facts, positions_from_args(args, facts))
+        preview = preview_plan(plan, facts, conn, "reset")
+        method = method_for(preview)
+        assert method.interleaved, method.why
+        assert method.values == (("innodb_flush_log_at_trx_commit", "1", "0"),)
+        assert facts.server is not None and conn.transport is not None
+        transport, server_facts = conn.transport, facts.server
+
+        def apply() -> object:
+            status = apply_preview(
+                transport, preview, server_facts, plan, ApplyOptions(), on_step=lambda _s: None
+            )
+            ids.append(status.job_id)
+            return status
+
+        # What each round of each run ran under, seen by the server as the rounds go: the
+        # value is read at the start of each step (the benchmark's own lines announce them).
+        seen: list[tuple[str, str]] = []
+
+        def say(label: str, text: str) -> None:
+            if text.startswith("Run "):
+                seen.append((text, variable(server, "innodb_flush_log_at_trx_commit")))
+
+        # One workload at 1 and 4 clients, half-second rounds: seconds, not minutes.
+        options = MeasureOptions(
+            seconds=3.0, workloads=("autocommit",), engine="innotune", budget=40.0
+        )
+        cancel = threading.Event()
+        measuring = Measuring(
+            conn, target, secrets, options, cancel=cancel, say=say, progress=lambda _f: None
+        )
+        started = time.monotonic()
+        done = measured_apply(measuring, apply, method, cancel=cancel)  # type: ignore[arg-type]
+        took = time.monotonic() - started
+    finally:
+        conn.close()
+        remove_jobs_and_snapshots(ids)
+    assert done.status is not None and done.status.state == "applied", done
+    assert done.before is not None and done.after is not None, done.no_after
+    found = done.measurement
+    assert found is not None and found.method == "interleaved"
+    assert found.before_rounds == found.after_rounds > 3  # 3 a side never decide
+    # Alternating: each run's round taken on the old value, then on the new one.
+    assert [v for _, v in seen] == ["1", "0"] * (len(seen) // 2), seen
+    assert done.before.settings["innodb_flush_log_at_trx_commit"] == "1"
+    assert done.after.settings["innodb_flush_log_at_trx_commit"] == "0"
+    # Ends on the new value, which the snapshot's rollback can still undo.
+    assert variable(server, "innodb_flush_log_at_trx_commit") == "0"
+    verdicts = {(v.workload, v.threads): v for v in done.after.verdicts(done.before)}
+    single = verdicts[("autocommit", 1)]
+    assert single.verdict == "faster", comparison_text(done.before, done.after)
+    # Rounds were added until decided, within the budget, as many on each side of a run.
+    assert single.before_rounds == single.after_rounds > 3
+    assert found.stopped == "decided", found
+    assert all(v.before_rounds == v.after_rounds for v in verdicts.values())
+    assert found.seconds_used <= found.budget_seconds + 5 and took < 90
+    text = comparison_text(done.before, done.after)
+    assert f"Method: {found.method_text()} (the old and the new values set in turn" in text
+    assert "Time budget 40 s" in text, text
