@@ -13,7 +13,7 @@ APT_TEST := $(APT_RUN) openssh-server openssh-client sudo mariadb-server mariadb
 	util-linux xvfb xauth rsyslog socat udev iproute2 busybox fish tcsh sysbench dbus gnome-keyring \
 	fio debootstrap mysqltuner percona-toolkit docker.io podman docker-compose zstd
 
-.PHONY: run test lint sysdeps-run sysdeps-test venv venv-dev clean bench bench-plans bench-inspect \
+.PHONY: run test test-cold lint sysdeps-run sysdeps-test venv venv-dev clean bench bench-plans bench-inspect \
 	bench-plan-quality \
 	dist test-dist sysdeps-dist icons screenshots stress-ui bench-proof
 
@@ -31,6 +31,13 @@ test: sysdeps-test $(VENV)/.dev-stamp
 	$(BIN)/ruff check app tests
 	$(BIN)/ruff format --check app tests
 	QT_QPA_PLATFORM=offscreen PYTEST_ARGS="$(PYTEST_ARGS)" $(BIN)/python -m tests.run_suite
+
+# The whole suite as on a new machine: the booted hosts' images and the container archives are
+# moved aside (tests/cold_caches.py), rebuilt by the run, and put back afterwards, also when the
+# run fails or is stopped. Refused while another test run goes (COLD_ARGS=--force moves them
+# all the same; COLD_ARGS=--dry-run says what would move).
+test-cold: sysdeps-test $(VENV)/.dev-stamp
+	$(BIN)/python -m tests.cold_caches $(COLD_ARGS) -- $(MAKE) test PYTEST_ARGS="$(PYTEST_ARGS)"
 
 # The UI tests STRESS_ROUNDS times (default 10) while every CPU is kept busy; reports crashes.
 STRESS_ROUNDS ?= 10

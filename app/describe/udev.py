@@ -63,7 +63,7 @@ def rule_path(device: BlockDevice) -> str:
     """``/etc/udev/rules.d/99-innotune-<slug>.rules``, named after the stable identifier.
 
     The exports name the file the same way on each host at run time
-    (:data:`app.export.model.FIND_DISKS`), so an exported rule and the job's are one file.
+    (:data:`app.export.disks.FIND_DISKS`), so an exported rule and the job's are one file.
     """
     ident = device.stable_id or device.name
     slug = re.sub(r"[^A-Za-z0-9]+", "-", ident).strip("-")[-24:] or "device"

@@ -16,7 +16,7 @@ Layout written into the output directory::
     roles/innotune/templates/udev.rules.j2
 
 Rendered from the same Actions as Preview and the job (:func:`app.export.model.digest`).
-The disks are found on each host at run time (:data:`app.export.model.FIND_DISKS`): the
+The disks are found on each host at run time (:data:`app.export.disks.FIND_DISKS`): the
 disks under the datadir's filesystem, their kind and a stable identifier for the udev rule;
 a disk of the planned kind gets the plan's queue settings, any other none, and the run
 says which. Only ``ansible.builtin`` modules are used, so ansible-core alone runs it. Every

@@ -3,7 +3,7 @@
 Rendered from the same Actions as Preview and the job (:func:`app.export.model.digest`).
 The script refuses a server whose version is not the plan's, sizes the buffer pool from the
 host's own RAM with the plan's rule (as the playbook does), finds the disks under the
-datadir at run time (:data:`app.export.model.FIND_DISKS`: a disk of the planned kind gets
+datadir at run time (:data:`app.export.disks.FIND_DISKS`: a disk of the planned kind gets
 the plan's queue settings and a udev rule matching a stable identifier; any other gets none,
 and the script says which), takes its own snapshot into a root-only directory before the
 first write (a copy of every file it replaces or a note that it did not exist, and the live

@@ -41,4 +41,6 @@ if command -v desktop-file-validate >/dev/null 2>&1; then
 	desktop-file-validate "$stage/share/applications/innotune.desktop"
 fi
 tar -C dist -czf "$stage.tar.gz" "$name"
-echo "built $stage.tar.gz ($(du -sh "$stage" | cut -f1) unpacked, $(du -h "$stage.tar.gz" | cut -f1) packed)"
+# The size users download and unpack (tests/frozen checks it: at most 150 MiB and 70 MiB).
+mib() { du -s --apparent-size --block-size=1M "$1" | cut -f1; }
+echo "built $stage.tar.gz ($(mib "$stage") MiB unpacked, $(mib "$stage.tar.gz") MiB packed)"

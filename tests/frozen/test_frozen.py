@@ -160,11 +160,28 @@ def test_bundle_leaves_out_unused_qt(frozen: Path) -> None:
         "libQt6Pdf.so.6",
         "libQt6Multimedia.so.6",
         "libQt63DCore.so.6",
+        "libgtk-3.so.0",  # the GTK theme plug-in's, dropped with it
+        "QtOpenGL.abi3.so",  # a binding InnoTune never imports
+        "QtNetwork.abi3.so",
     ):
         assert unused not in names
     for used in ("libQt6Charts.so.6", "libqxcb.so", "libqoffscreen.so", "libqwayland.so"):
         assert used in names
     assert not list(internal.rglob("PySide6/Qt/translations/*.qm"))
+
+
+def _mib(path: Path) -> float:
+    """Bytes of the files under ``path`` (links not followed), in MiB."""
+    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    return sum(p.lstat().st_size for p in files if not p.is_symlink()) / 2**20
+
+
+def test_the_download_is_small(frozen: Path) -> None:
+    """The bundle users download: at most 150 MiB unpacked and 70 MiB as the archive."""
+    unpacked = _mib(frozen.parent)
+    assert 20 < unpacked <= 150, f"{unpacked:.0f} MiB unpacked"
+    packed = _mib(_tarball())
+    assert packed <= 70, f"{packed:.0f} MiB packed"
 
 
 def test_tarball_installs_for_the_user_and_system_wide(frozen: Path, tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from app.access.doctor import DoctorResult, Secrets, run_doctor
 from app.bench.route import client_route, cpu_probe, session_factory
 from app.bench.runner import Benchmark, BenchOptions
+from app.bench.slap import SlapRoute
 from app.domain.target import ConnectOptions, parse_target
 from app.remote.connect import open_transport
 from tests.hosts.debian_hosts import DebianHost, LocalDebian
@@ -72,5 +74,43 @@ def test_the_servers_cpu_after_a_restart_under_systemd(
         )
         run = bench.run().results[0]
         assert run.cpu is not None and run.cpu.server_cores, run.cpu
+    finally:
+        result.close()
+
+
+@pytest.mark.parametrize("server_host", ["bookworm"], indirect=True)
+def test_a_slap_run_that_starts_late_still_runs_its_time(
+    server_host: DebianHost | LocalDebian, tmp_path: Path
+) -> None:
+    """On a busy host mariadb-slap started two seconds after its command: a 2-second run was
+    ended after 39 ms and reported as one. The time counts from its first client now."""
+    known = tmp_path / "known_hosts"
+    known.write_text(server_host.known_hosts_line())
+    instance = server_host.instance_args[-1] if server_host.instance_args else None
+    options = ConnectOptions(
+        identity=str(server_host.client_key), known_hosts=str(known), instance=instance
+    )
+    target = parse_target(server_host.target, options)
+    result = DoctorResult()
+    steps = list(run_doctor(target, Secrets(), result, opener=open_transport))
+    assert result.ok and result.session is not None, [s.line() for s in steps]
+    try:
+        route = client_route(result, target, Secrets(), result.session, engine="slap")
+        assert isinstance(route, SlapRoute), route
+        late = 3.0
+        wrapper = f"/tmp/innotune-late-slap-{tmp_path.name}"  # noqa: S108
+        script = f'#!/bin/sh\nsleep {late}\nexec {route.program} "$@"\n'
+        route.transport.write_file_atomic(wrapper, script.encode(), mode="0755")
+        bench = Benchmark(
+            session_factory(result, target, Secrets()),
+            BenchOptions(seconds=2, threads=(2,), workloads=("autocommit",)),
+            route=replace(route, program=wrapper),
+            cpu_probe=cpu_probe(result),
+        )
+        run = bench.run().results[0]
+        route.transport.run(["rm", "-f", wrapper], timeout=20)
+        # The program's clock spans the late start and then the whole 2 seconds of clients.
+        assert run.stopped == "time" and run.seconds >= late + 1.8, run
+        assert run.commits > 0 and run.cpu is not None and run.cpu.server_cores, run
     finally:
         result.close()

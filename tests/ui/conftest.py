@@ -36,13 +36,47 @@ def _delete_widgets_on_the_gui_thread(qapp: QApplication) -> Iterator[None]:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
-    """Before pytest-qt closes the test's widgets: not those Qt already deleted.
+    """Close the test's widgets here, before pytest-qt would, and never stop the teardown.
 
-    A wizard deletes itself once done (``WA_DeleteOnClose``); closing it again would raise.
+    A wizard deletes itself once done (``WA_DeleteOnClose``), possibly while pytest-qt runs
+    the pending events just before closing: closing it then raised "Internal C++ object
+    (MainWizard) already deleted", and an error raised there skipped the rest of the
+    teardown, so the next test failed with "previous item was not torn down properly". Each
+    widget is checked at the moment it is closed, and a failure is raised only after the
+    teardown has run.
     """
-    widgets = getattr(item, "qt_widgets", None)
-    if widgets:
-        item.qt_widgets = [  # type: ignore[attr-defined]
-            (ref, before) for ref, before in widgets if ref() is None or shiboken6.isValid(ref())
-        ]
-    return (yield)
+    failure: BaseException | None = None
+    try:
+        close_live_widgets(item)
+    except Exception as exc:  # noqa: BLE001 - raised below, once the teardown has run
+        failure = exc
+    result = yield
+    if failure is not None:
+        raise failure
+    return result
+
+
+def close_live_widgets(item: pytest.Item) -> None:
+    """Close and delete the widgets ``qtbot.addWidget`` registered that Qt has not deleted.
+
+    Raises:
+        Exception: the first failure, after every widget has had its turn.
+    """
+    widgets = getattr(item, "qt_widgets", None) or []
+    item.qt_widgets = []  # type: ignore[attr-defined] - nothing left for pytest-qt to close
+    first: Exception | None = None
+    for ref, before_close in widgets:
+        widget = ref()
+        try:
+            if widget is None or not shiboken6.isValid(widget):
+                continue
+            if before_close is not None:
+                before_close(widget)
+            if shiboken6.isValid(widget):
+                widget.close()
+            if shiboken6.isValid(widget):
+                widget.deleteLater()
+        except Exception as exc:  # noqa: BLE001 - the other widgets are closed all the same
+            first = first or exc
+    if first is not None:
+        raise first
