@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QMessageBox
 
 from app.domain.instance import ServerInstance
 from app.domain.words import count
@@ -46,7 +45,7 @@ from app.ui.pages.apply_state import (
     note_changes_in_force,
 )
 from app.ui.pages.apply_view import CANCEL_AFTER_TEXT, CANCEL_BEFORE_TEXT, CANCEL_TEXT, ApplyView
-from app.ui.pages.snapshot_list import choose_restore, chosen_id, restore_question, show_listing
+from app.ui.pages.snapshot_list import ask_before_restore, choose_restore, chosen_id, show_listing
 from app.ui.state import WizardState
 
 # Journal steps that change the host: from the first one on, cancelling rolls back.
@@ -434,14 +433,7 @@ class ApplyPage(ApplyView):
         """Ask before a restore: it may restart the server (see ``restore_question``)."""
         instance = self._instance()
         argv = instance.restart_argv() if instance is not None else None
-        answer = QMessageBox.question(
-            self,
-            "Restore this snapshot?",
-            restore_question(choice, snapshot_id, argv),
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-            QMessageBox.StandardButton.No,
-        )
-        return answer == QMessageBox.StandardButton.Yes
+        return ask_before_restore(self, choice, snapshot_id, argv)
 
     def _restore(self, snapshot_id: str, undo: tuple[str, ...] | None = None) -> None:
         inputs = tasks.RestoreInputs(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QListWidget, QListWidgetItem
+from PySide6.QtWidgets import QListWidget, QListWidgetItem, QMessageBox, QWidget
 
 from app.flows import snapshots
 from app.ui.pages.apply_tasks import SnapshotListing
@@ -113,3 +113,20 @@ def restore_question(
         else [f"Snapshot {snapshot_id}: its option files and values come back."]
     )
     return "\n\n".join([*about, restart, "Restore it?"])
+
+
+def ask_before_restore(
+    parent: QWidget,
+    choice: snapshots.RollbackChoice | None,
+    snapshot_id: str,
+    argv: list[str] | None,
+) -> bool:
+    """Ask before a restore (it may restart the server); True only for Yes, No the default."""
+    answer = QMessageBox.question(
+        parent,
+        "Restore this snapshot?",
+        restore_question(choice, snapshot_id, argv),
+        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+        QMessageBox.StandardButton.No,
+    )
+    return answer == QMessageBox.StandardButton.Yes
