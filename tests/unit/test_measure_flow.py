@@ -12,8 +12,8 @@ from app.flows.measure import (
     BUSY_THREADS_RUNNING,
     BUSY_WRITES_PER_S,
     quietness,
-    why_no_after,
 )
+from app.flows.measured import why_no_after
 from app.jobs.runner import JobStatus
 
 FACTS = Path(__file__).parents[1] / "fixtures/hosts/practice-mariadb-10.11/facts.json"
