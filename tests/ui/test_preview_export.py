@@ -30,7 +30,8 @@ def test_export_menu_writes_a_playbook_folder_and_a_script(
     qtbot.addWidget(page)
     menu = page.export_button.menu()
     assert menu is not None
-    actions = {a.text(): a for a in menu.actions()}
+    actions = {a.text(): a for a in menu.actions() if a.isVisible()}
+    # Not a server in a container: no durable way for one is offered.
     assert set(actions) == {"Ansible playbook (folder)…", "Shell script (file)…"}
 
     folder = tmp_path / "playbook"

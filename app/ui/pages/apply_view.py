@@ -25,7 +25,7 @@ CANCEL_BEFORE_TEXT = "&Cancel (nothing changed yet)"
 CANCEL_AFTER_TEXT = "&Cancel “after” (the change stays)"
 
 #: One setting on the Apply and the Verify page, named the same on both.
-BENCH_TIME_LABEL = "&Benchmark time:"
+BENCH_TIME_LABEL = "Benchmark t&ime:"
 BENCH_TIME_TIP = (
     "How long each side's first three rounds of the six runs take. Measuring before and after "
     "while applying adds rounds until every verdict is decided, up to ten times this in all "
