@@ -34,7 +34,7 @@ ALLOWED = {
     "jobs/runner.py::discard": "removes a job that never ran, and its snapshot",
     "jobs/snapshot.py::make_root_dir": _SNAPSHOT,
     "jobs/snapshot.py::store_on_target": _SNAPSHOT,
-    "bench/runner.py::Benchmark.run": _BENCH,
+    "bench/runner.py::Benchmark.run_sides": _BENCH,
     "bench/runner.py::Benchmark._prepare": _BENCH,
     "bench/runner.py::Benchmark._one": _BENCH,
     "bench/program.py::run_program": _BENCH,
