@@ -14,6 +14,7 @@ datadir disks when the export runs.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import textwrap
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from app.describe.actions import Action, Host
 from app.describe.registry import describe_all
 from app.describe.udev import RULE_HEAD, assignments, find_device
 from app.domain.errors import InnoTuneError
-from app.domain.facts import MachineFacts, OsFacts
+from app.domain.facts import Capabilities, MachineFacts, OsFacts
 from app.domain.hostfacts import HostFacts
 from app.domain.plan import Change, Plan, PoolRule
 from app.export.disks import KIND_WORDS, disk_kind
@@ -160,6 +161,25 @@ def plan_only_facts(plan: Plan) -> HostFacts:
     )
 
 
+def for_any_host(facts: HostFacts) -> HostFacts:
+    """``facts`` without what the planned host lets InnoTune change.
+
+    An export runs on other hosts, each of which finds out for itself (a read-only /proc/sys
+    or queue file, no udev) when the playbook or script runs; the planned host's limits do
+    not hold there.
+    """
+    paths = tuple(
+        dataclasses.replace(
+            p, devices=tuple(dataclasses.replace(d, queue_writable=None) for d in p.devices)
+        )
+        for p in facts.os.write_paths
+    )
+    machine = dataclasses.replace(facts.os.machine, capabilities=Capabilities())
+    return dataclasses.replace(
+        facts, os=dataclasses.replace(facts.os, machine=machine, write_paths=paths)
+    )
+
+
 def digest(plan: Plan, facts: HostFacts | None = None) -> Export:
     """Describe the plan (the same describers as Preview and the job) and sort the Actions.
 
@@ -187,7 +207,7 @@ def digest(plan: Plan, facts: HostFacts | None = None) -> Export:
             "Make the plan again from a current inspection (innotune plan TARGET --out FILE).",
         )
     errors: list[str] = []
-    host = Host(facts or plan_only_facts(plan))
+    host = Host(for_any_host(facts or plan_only_facts(plan)))
     actions = tuple(describe_all(plan.changes, host, errors))
     if errors:
         raise ExportError(
