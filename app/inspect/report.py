@@ -60,9 +60,9 @@ def machine_lines(m: MachineFacts) -> list[str]:
         lines.append(f"Other big processes: {top}")
     if m.database_processes:
         servers = ", ".join(
-            f"{p.name} pid {p.pid} {size(p.rss_bytes)}" for p in m.database_processes
+            f"{p.name} (pid {p.pid}) {size(p.rss_bytes)}" for p in m.database_processes
         )
-        lines.append(f"Database server processes (resident memory): {servers}")
+        lines.append(f"Database servers' memory in use: {servers}")
     can = capability_line(m.capabilities)
     if can:
         lines.append(can)

@@ -459,4 +459,4 @@ def test_inspection_keeps_the_database_servers_memory() -> None:
     servers = parse_database_processes([*lines, "9 400 mysqld"])
     assert [(p.pid, p.rss_bytes) for p in servers] == [(2, 900000 * 1024), (9, 400 * 1024)]
     shown = machine_lines(MachineFacts(database_processes=servers))
-    assert "Database server processes (resident memory): mariadbd pid 2 878.9 MiB" in shown[-1]
+    assert "Database servers' memory in use: mariadbd (pid 2) 878.9 MiB" in shown[-1]
