@@ -80,10 +80,8 @@ class WatchPanel(QGroupBox):
         self.state = state
         self.task: TaskHandle | None = None
         self.explain = QLabel(
-            "Reads the server's counters and its disk's while its own clients work, and puts "
-            "each cost per commit, so that a change in their traffic does not read as a "
-            "change of the server. A watch before the changes is compared with one of the "
-            "same length after them."
+            "Reads the server's counters and its disk while its own clients work, each cost "
+            "per commit; a watch before the changes is compared with one as long after them."
         )
         self.explain.setWordWrap(True)
         self.seconds = QSpinBox()
