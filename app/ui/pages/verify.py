@@ -232,7 +232,7 @@ class VerifyPage(QWizardPage):
         rows.hide()  # row numbers mean nothing here
         self.table.setWordWrap(True)
         self.table.setMaximumHeight(200)
-        self.table.setMinimumHeight(130)  # the header and about three runs, beside the chart
+        self.table.setMinimumHeight(110)  # the header and two runs at least, beside the chart
         self.table.setAccessibleName("benchmark results")
         # Runs whose clients, not the server, set the pace: their change is not the server's.
         self.client_note = QLabel("")
