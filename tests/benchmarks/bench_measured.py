@@ -25,8 +25,10 @@ needed counts are scaled (and the table says so).
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -122,6 +124,8 @@ def main() -> int:
     if os.geteuid() != 0:
         print("run as root: it boots the trixie test host", file=sys.stderr)
         return 2
+    # Stopped early (SIGTERM), the busy loops end and the host is powered off all the same.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     options = MeasureOptions(seconds=args.seconds, budget=args.budget)
     work = Path(tempfile.mkdtemp(prefix="bench-measured-"))
     os.environ["XDG_DATA_HOME"] = str(work / "data")
@@ -157,8 +161,10 @@ def main() -> int:
         single: list[str] = []
         quiet = 0
         phases: list[dict[str, float]] = []
-        plan = [("a", n, "0") for n in range(1, args.change_trials + 1)]
-        plan += [("b", n, "1") for n in range(1, args.trials + 1)]
+        # Alternating (a) and (b), so that a run stopped early (SIGTERM) has both kinds.
+        changes = [("a", n, "0") for n in range(1, args.change_trials + 1)]
+        same = [("b", n, "1") for n in range(1, args.trials + 1)]
+        plan = [t for pair in itertools.zip_longest(changes, same) for t in pair if t]
         for kind, n, new in plan:
             try:
                 before, after, found, bench = trial(measuring, new, benches)
