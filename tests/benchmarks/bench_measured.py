@@ -179,6 +179,10 @@ def main() -> int:
             steps, overhead, per = step_figures(bench, [before, after])
             if per:
                 phases.append(per)
+                print(
+                    "       a step: " + ", ".join(f"{k} {v:.2f} s" for k, v in per.items()),
+                    flush=True,
+                )
             rounds = f"{found.fewest_rounds}-{found.after_rounds}"
             used = f"{found.seconds_used:.0f}/{found.budget_seconds:.0f} s"
             change = "1 → 0" if new == "0" else "1 → 1"
