@@ -146,20 +146,30 @@ def run_loadgen(bench: Benchmark, control: Session, workload: str, threads: int)
     """
     route = bench.route
     assert isinstance(route, LoadgenRoute)
-    text = program()
     per_tx = ROWS_PER_TX[workload]
     max_tx = max(1, bench.options.row_cap // per_tx)
     seconds = bench.run_seconds
-    argv = ["python3", "-I", "-c", BOOTSTRAP, str(len(text))]
-    opener = getattr(route.transport, "open_stream")  # noqa: B009 - both transports have it
-    stream: Stream = opener(argv, sudo=route.sudo)
     track = CounterTrack()
     outcome: dict[str, Any] = {}
+    settings = settings_line(route, bench.schema, workload, threads, seconds, max_tx)
+    with bench.times.within("start"):
+        agent = bench.kept.pop("loadgen", None)
+        if agent is None:
+            # Started once a benchmark: later rounds send only their settings line.
+            text = program()
+            argv = ["python3", "-I", "-c", BOOTSTRAP, str(len(text))]
+            opener = getattr(route.transport, "open_stream")  # noqa: B009 - both transports
+            stream: Stream = opener(argv, sudo=route.sudo)
+            agent = _Agent(stream, _Lines(stream))
+            bench.closers.append(lambda: _close(bench))
+            first = text + settings
+        else:
+            first = settings
+        stream = agent.stream
+    kept = False
     try:
-        stream.sendall(
-            text + settings_line(route, bench.schema, workload, threads, seconds, max_tx)
-        )
-        lines = _Lines(stream)
+        stream.sendall(first)
+        lines = agent.lines
         noise: list[str] = []
         ready = threading.Event()
         finished = threading.Event()
@@ -201,10 +211,11 @@ def run_loadgen(bench: Benchmark, control: Session, workload: str, threads: int)
                 pass
 
         # Wait for every client to log in; the run's clock starts then.
-        while not ready.is_set() and not finished.is_set():
-            if bench.cancel.is_set():
-                stop("cancelled")
-            finished.wait(0.1)
+        with bench.times.within("start"):
+            while not ready.is_set() and not finished.is_set():
+                if bench.cancel.is_set():
+                    stop("cancelled")
+                finished.wait(0.05)
         why = bench.watch(
             control,
             done=finished.is_set,
@@ -215,8 +226,13 @@ def run_loadgen(bench: Benchmark, control: Session, workload: str, threads: int)
         )
         reader.join(30)
         bench.sample(control, track)
+        if outcome.get("event") == "result" and not bench.cancel.is_set():
+            # It waits for the next round's settings (closed at the benchmark's end).
+            bench.kept["loadgen"] = agent
+            kept = True
     finally:
-        stream.close()  # an agent still running sees its input end and kills its clients
+        if not kept:
+            stream.close()  # an agent still running sees its input end and kills its clients
     if bench.cancel.is_set():
         why = "cancelled"
     event = outcome.get("event")
@@ -255,6 +271,21 @@ def run_loadgen(bench: Benchmark, control: Session, workload: str, threads: int)
         errors=int(outcome.get("errors", 0)),
         cpu=cpu_use(outcome, took, threads),
     )
+
+
+@dataclass(frozen=True)
+class _Agent:
+    """The load generator kept running between the rounds of a benchmark."""
+
+    stream: Stream
+    lines: _Lines
+
+
+def _close(bench: Benchmark) -> None:
+    """End the kept load generator (its input ends: it exits)."""
+    agent = bench.kept.pop("loadgen", None)
+    if agent is not None:
+        agent.stream.close()
 
 
 def cpu_use(outcome: dict[str, Any], seconds: float, threads: int) -> CpuUse:

@@ -136,63 +136,87 @@ def run_program(
         InnoTuneError: the target refused the temporary directory or the file.
     """
     transport = route.transport
-    made = transport.run(["mktemp", "-d", "/tmp/innotune-bench.XXXXXX"], timeout=20)  # noqa: S108
-    if not made.ok:
-        raise InnoTuneError(f"Could not make a temporary directory on the target: {made.err}")
-    tmp = made.out.strip()
+    with bench.times.within("start"):
+        path = _input_on_target(bench, transport, input_file)
     outcome: list[CommandResult | BaseException] = []
     stopped: list[str] = []
-    try:
-        path = f"{tmp}/{input_file[0]}"
-        transport.write_file_atomic(path, input_file[1], mode="0644")
-        command, stdin = argv(path)
-        timed = ["sh", "-c", TIMED, *command]
+    command, stdin = argv(path)
+    timed = ["sh", "-c", TIMED, *command]
 
-        def go() -> None:
-            try:
-                timeout = bench.run_seconds + 120
-                outcome.append(transport.run(timed, sudo=route.sudo, input=stdin, timeout=timeout))
-            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
-                outcome.append(exc)
+    def go() -> None:
+        try:
+            timeout = bench.run_seconds + 120
+            outcome.append(transport.run(timed, sudo=route.sudo, input=stdin, timeout=timeout))
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            outcome.append(exc)
 
-        def stop(why: str) -> None:
-            # Ending the program's connections makes it stop at once.
-            stopped.append(why)
-            kill_clients(control, bench.schema)
+    def stop(why: str) -> None:
+        # Ending the program's connections makes it stop at once.
+        stopped.append(why)
+        kill_clients(control, bench.schema)
 
-        track = CounterTrack()
-        probe = CpuProbe(transport, route.server_pid, "target")
-        runner = threading.Thread(target=go, name=f"bench-{command[0].rsplit('/', 1)[-1]}")
-        runner.start()
-        # The budget counts from the clients' first connection, not from the command: on a
-        # busy host the login and the program's start took two seconds, and a watch started
-        # with the command ended a 2-second run after 39 ms.
+    track = CounterTrack()
+    probe = CpuProbe(transport, route.server_pid, "target")
+    runner = threading.Thread(target=go, name=f"bench-{command[0].rsplit('/', 1)[-1]}")
+    runner.start()
+    # The budget counts from the clients' first connection, not from the command: on a
+    # busy host the login and the program's start took two seconds, and a watch started
+    # with the command ended a 2-second run after 39 ms.
+    with bench.times.within("start"):
         wait_for_clients(control, bench.schema, lambda: not runner.is_alive(), bench.cancel)
+    with bench.times.within("reads"):
         cpu_before = probe.sample()
         bench.sample(control, track)
-        bench.watch(
-            control,
-            done=lambda: not runner.is_alive(),
-            rows=lambda: 0,
-            stop=stop,
-            seconds=watch_seconds,
-            track=track,
-        )
-        while runner.is_alive():
-            if stopped or bench.cancel.is_set():
-                # A client that connects after the stop (a slow start on a busy host) is
-                # ended too; else it would run its whole query list.
-                kill_clients(control, bench.schema)
-            runner.join(0.2)
+    bench.watch(
+        control,
+        done=lambda: not runner.is_alive(),
+        rows=lambda: 0,
+        stop=stop,
+        seconds=watch_seconds,
+        track=track,
+    )
+    while runner.is_alive():
+        if stopped or bench.cancel.is_set():
+            # A client that connects after the stop (a slow start on a busy host) is
+            # ended too; else it would run its whole query list.
+            kill_clients(control, bench.schema)
+        runner.join(0.05)
+    with bench.times.within("reads"):
         bench.sample(control, track)
         cpu_after = probe.sample()
-    finally:
-        transport.run(["rm", "-rf", "--", tmp], timeout=20)
     result = outcome[0]
     if isinstance(result, BaseException):
         raise result
     why = "cancelled" if bench.cancel.is_set() else (stopped[0] if stopped else None)
     return ProgramRun(result, track, cpu_before, cpu_after, why)
+
+
+def _input_on_target(bench: Benchmark, transport: Transport, input_file: tuple[str, bytes]) -> str:
+    """The program's input file in a temporary directory on the target.
+
+    Made once a benchmark (each round of it uses the same file), removed at its end.
+
+    Raises:
+        InnoTuneError: the target refused the temporary directory or the file.
+    """
+    key = f"input:{input_file[0]}:{hash(input_file[1])}"
+    path = bench.kept.get(key)
+    if isinstance(path, str):
+        return path
+    made = transport.run(["mktemp", "-d", "/tmp/innotune-bench.XXXXXX"], timeout=20)  # noqa: S108
+    if not made.ok:
+        raise InnoTuneError(f"Could not make a temporary directory on the target: {made.err}")
+    tmp = made.out.strip()
+    bench.closers.append(lambda: _remove(transport, tmp))
+    path = f"{tmp}/{input_file[0]}"
+    transport.write_file_atomic(path, input_file[1], mode="0644")
+    bench.kept[key] = path
+    return path
+
+
+def _remove(transport: Transport, tmp: str) -> None:
+    """Remove the temporary directory of the program's input files."""
+    transport.run(["rm", "-rf", "--", tmp], timeout=20)
 
 
 def wait_for_clients(

@@ -18,18 +18,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from app.bench.cpu import CpuProbe, cpu_between
 from app.bench.figures import STATUS_NAMES, CounterTrack, latency_of, merge_rounds, rate
 from app.bench.rate import status_values
-from app.bench.workloads import (
-    ROW_BYTES,
-    ROWS_PER_TX,
-    TABLE_SQL,
-    Statements,
-    prefill_sql,
-)
+from app.bench.settings import SETTINGS as SETTINGS
+from app.bench.settings import server_settings
+from app.bench.steps import ScratchTables, StepTimes
+from app.bench.workloads import ROW_BYTES, ROWS_PER_TX, Statements
 from app.domain.bench import WORKLOADS, BenchReport, WorkloadResult
 from app.domain.errors import InnoTuneError
 from app.mysql.session import ClientBatchSession, Session
@@ -51,47 +48,6 @@ class ClientRoute(Protocol):
         """One workload at one client count."""
         ...
 
-
-#: Server settings recorded with each report, so that two runs can be told apart: the version,
-#: the binary log's switch, and every server variable a plan may touch (the catalogue's
-#: server variables; a unit test holds the two lists together). A variable the server lacks
-#: is simply absent from the report.
-SETTINGS = (
-    "version",
-    "log_bin",
-    "innodb_flush_log_at_trx_commit",
-    "innodb_flush_log_at_timeout",
-    "sync_binlog",
-    "binlog_group_commit_sync_delay",
-    "binlog_commit_wait_count",
-    "binlog_commit_wait_usec",
-    "innodb_doublewrite",
-    "innodb_flush_method",
-    "innodb_log_file_buffering",
-    "innodb_data_file_buffering",
-    "innodb_log_file_write_through",
-    "innodb_data_file_write_through",
-    "innodb_use_fdatasync",
-    "innodb_io_capacity",
-    "innodb_io_capacity_max",
-    "innodb_flush_neighbors",
-    "innodb_max_dirty_pages_pct",
-    "innodb_max_dirty_pages_pct_lwm",
-    "innodb_adaptive_flushing",
-    "innodb_lru_scan_depth",
-    "innodb_read_io_threads",
-    "innodb_write_io_threads",
-    "innodb_change_buffering",
-    "innodb_file_per_table",
-    "innodb_buffer_pool_size",
-    "innodb_buffer_pool_instances",
-    "innodb_buffer_pool_chunk_size",
-    "key_buffer_size",
-    "innodb_log_file_size",
-    "innodb_redo_log_capacity",
-    "innodb_log_files_in_group",
-    "innodb_log_buffer_size",
-)
 
 #: The shortest round (and run) the benchmark makes, in seconds.
 MIN_ROUND_SECONDS = 0.5
@@ -205,13 +161,6 @@ def _ignore(_value: object) -> None:
     pass
 
 
-def server_settings(session: Session) -> dict[str, str]:
-    """The settings a report records (see :data:`SETTINGS`)."""
-    listed = ", ".join(f"'{n}'" for n in SETTINGS)
-    rows = session.query(f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({listed})")  # noqa: S608
-    return {str(r[0]): r[1] or "" for r in rows if r and r[0]}
-
-
 # -- one run with InnoTune's own driver -------------------------------------------------------
 
 
@@ -287,6 +236,13 @@ class Benchmark:
         self.stopped = ""
         self.seconds_used = 0.0
         self._steps_total = len(self.options.steps)
+        # Where each step's time goes (set-up, clients' start, the timed part, readings), the
+        # tables kept between rounds, and what a route keeps running between rounds (closed
+        # at the end by ``closers``, newest first).
+        self.times = StepTimes()
+        self.tables = ScratchTables(self.schema)
+        self.kept: dict[str, Any] = {}
+        self.closers: list[Callable[[], None]] = []
 
     # -- the whole benchmark ----------------------------------------------------------------
     def run(self) -> BenchReport:
@@ -387,10 +343,12 @@ class Benchmark:
                     remaining = self.options.rounds_run * len(self.options.runs) * len(sides) - i
                     left = deadline - step_started - overhead * remaining
                     self.run_seconds = max(MIN_ROUND_SECONDS, left / remaining)
+                self.times.begin()
                 if side is not current and side.enter is not None:
-                    side.enter(control)
-                    if side.label not in settings:
-                        settings[side.label] = server_settings(control)
+                    with self.times.within("switch"):
+                        side.enter(control)
+                        if side.label not in settings:
+                            settings[side.label] = server_settings(control)
                 current = side
                 of = f", round {n} of {self.rounds_done}" if self.rounds_done > 1 else ""
                 who = f" “{side.label}”" if len(sides) > 1 else ""
@@ -400,6 +358,7 @@ class Benchmark:
                     f"client{'s' if threads > 1 else ''}{of} ({self.run_seconds:.{digits}f} s)"
                 )
                 result = self._one(control, workload, threads, i, len(steps))
+                self.times.end(result.seconds)
                 overheads.append(max(0.0, time.monotonic() - step_started - result.seconds))
                 rounds.setdefault((side.label, workload, threads), []).append(result)
                 i += 1
@@ -426,6 +385,11 @@ class Benchmark:
                 self.stopped = "cancelled"
         finally:
             self.seconds_used = time.monotonic() - started
+            for close in reversed(self.closers):
+                try:
+                    close()
+                except (InnoTuneError, OSError):
+                    pass  # a program already gone; the schema is dropped all the same
             self._drop(control)
         found = reports()
         for report in found:
@@ -446,23 +410,20 @@ class Benchmark:
             control.close()
         self.say(f"Dropped the scratch schema {self.schema}")
 
-    def _prepare(self, control: Session, workload: str) -> None:
-        control.query(f"DROP TABLE IF EXISTS `{self.schema}`.bench_{workload}")
-        control.query(f"USE `{self.schema}`")
-        control.query(TABLE_SQL.format(workload=workload))
-        for sql in prefill_sql(workload):
-            control.query(sql)
-
     def _one(
         self, control: Session, workload: str, threads: int, index: int, count: int
     ) -> WorkloadResult:
-        self._prepare(control, workload)
+        # Every round starts on an empty table (prefilled where the workload wants rows): made
+        # once, emptied after each round (see app.bench.steps).
+        with self.times.within("table"):
+            self.tables.ready(control, workload)
         try:
             if self.route is not None:
                 return self.route.run(self, control, workload, threads)
             return self._driver_run(control, workload, threads, index, count)
         finally:
-            control.query(f"DROP TABLE IF EXISTS `{self.schema}`.bench_{workload}")
+            with self.times.within("table"):
+                self.tables.empty(control, workload)
 
     def watch(
         self,
@@ -514,12 +475,14 @@ class Benchmark:
     ) -> WorkloadResult:
         clients: list[_Client] = []
         try:
-            for n in range(threads):
-                session = self.open_session()
-                clients.append(_Client(session, Statements(workload, seed=index * 1000 + n)))
-                session.query(f"USE `{self.schema}`")
+            with self.times.within("start"):
+                for n in range(threads):
+                    session = self.open_session()
+                    clients.append(_Client(session, Statements(workload, seed=index * 1000 + n)))
+                    session.query(f"USE `{self.schema}`")
             track = CounterTrack()
-            self.sample(control, track)
+            with self.times.within("reads"):
+                self.sample(control, track)
             stop = threading.Event()
             workers = [
                 threading.Thread(target=c.loop, args=(stop,), name=f"bench-{workload}-{i}")

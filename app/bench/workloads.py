@@ -78,13 +78,14 @@ class Statements:
         return ["BEGIN", *([self.bulk] * BULK_INSERTS_PER_TX), "COMMIT"]
 
 
-def prefill_sql(workload: str) -> list[str]:
-    """Statements that put the starting rows in a workload's fresh table."""
+def prefill_sql(workload: str, table: str = "") -> list[str]:
+    """Statements that put the starting rows in a workload's fresh table (or in ``table``)."""
     if workload != "small_tx":
         return []
     rng = random.Random(0)  # noqa: S311 - test data
     out = []
     for start in range(0, PREFILL_ROWS, 1000):
         rows = ", ".join(_row(rng) for _ in range(min(1000, PREFILL_ROWS - start)))
-        out.append(f"INSERT INTO bench_{workload} (k, c, pad) VALUES {rows}")  # noqa: S608
+        into = table or f"bench_{workload}"
+        out.append(f"INSERT INTO {into} (k, c, pad) VALUES {rows}")  # noqa: S608
     return out

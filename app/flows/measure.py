@@ -28,8 +28,9 @@ MEASURE_SECONDS = 25.0
 #: The time budget of a measured apply, both sides and every added round, as a multiple of one
 #: side's first rounds (:data:`MEASURE_SECONDS`): 25 s gives 250 s. Six runs judged together
 #: need 7 rounds a side, every "after" one beating every "before" one, to decide; a round of
-#: every run on both sides takes 12 steps, and on a loaded 2-core machine each step spends 1-3 s
-#: beyond its run on its table and clients' start, so 7 rounds take 3-4 minutes there.
+#: every run on both sides takes 12 steps, and on a loaded 2-core machine each step spends about
+#: 0.5 s beyond its run (tables kept and emptied, the load generator kept running: see
+#: app.bench.steps; 1.2 s before), so 250 s hold up to the 20 rounds a run may take.
 BUDGET_FACTOR = 10.0
 
 #: The larger client count of each workload (1 always runs).

@@ -56,7 +56,7 @@ def watch(
         InnoTuneError: not connected, or the server could not be read.
     """
     from app.bench.route import session_factory
-    from app.bench.runner import server_settings
+    from app.bench.settings import server_settings
     from app.inspect.watchread import (
         locate_disk,
         read_disk,

@@ -402,8 +402,40 @@ def die_with(parent):
         os._exit(1)
 
 
+def next_settings(pending):
+    """The next run's settings line from standard input (a late ``stop`` is skipped), or None
+    at its end (InnoTune is done, or went away)."""
+    stdin = sys.stdin.fileno()
+    while True:
+        while b"\n" not in pending[0]:
+            try:
+                data = os.read(stdin, 65536)
+            except OSError:
+                data = b""
+            if not data:
+                return None
+            pending[0] += data
+        line, pending[0] = pending[0].split(b"\n", 1)
+        if line.strip().startswith(b"{"):
+            return json.loads(line)
+
+
 def main():
+    # The first run's settings follow the program's text (read through Python's buffer);
+    # then the program stays for more runs of the same benchmark, one settings line each,
+    # until its input ends (rounds of a benchmark need no new start of python3).
     cfg = json.loads(sys.stdin.buffer.readline())
+    pending = [b""]
+    while cfg is not None:
+        code = run(cfg)
+        if code:
+            return code
+        cfg = next_settings(pending)
+    return 0
+
+
+def run(cfg):
+    """One run: its clients started together, its result printed."""
     threads = int(cfg["threads"])
     # The row cap as transactions, shared so the clients together never pass it.
     whole, extra = divmod(int(cfg["max_tx"]), threads)
@@ -427,8 +459,9 @@ def main():
         pipes[r] = n
     os.close(go_r)
     cfg.pop("password", None)
+    gate = [go_w]  # emptied once the clients are let go (the pipe closed)
     try:
-        return supervise(cfg, threads, children, pipes, go_w)
+        return supervise(cfg, threads, children, pipes, gate)
     except BaseException:
         # Whatever went wrong here (InnoTune's end closed with our output unread, a broken
         # pipe), no client may outlive this process.
@@ -438,9 +471,12 @@ def main():
             except OSError:
                 pass
         raise
+    finally:
+        for fd in list(pipes) + gate:
+            os.close(fd)
 
 
-def supervise(cfg, threads, children, pipes, go_w):
+def supervise(cfg, threads, children, pipes, gate):
     """Start the clients together, pass on a stop, collect their figures; print the result."""
     stdin = sys.stdin.fileno()
     pending = {}
@@ -500,7 +536,7 @@ def supervise(cfg, threads, children, pipes, go_w):
             server_pid = server_pid or peer
             cpu0 = proc_cpu(server_pid) if server_pid else None
             host0 = host_cpu()
-            os.close(go_w)
+            os.close(gate.pop())
             started = time.monotonic()
             hard = started + float(cfg["seconds"]) + 30
             emit({"event": "ready", "server_pid": server_pid})

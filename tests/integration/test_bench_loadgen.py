@@ -163,6 +163,33 @@ def test_runs_on_the_target_next_to_the_server(
     wait_for(lambda: loadgen_pids() == [], 10)
 
 
+def test_one_load_generator_serves_every_round_of_a_benchmark(server: PrivateServer) -> None:
+    """Started once, it takes each round's settings in turn; it ends with the benchmark."""
+    opened: list[list[str]] = []
+
+    class Counting(LocalTransport):
+        def open_stream(self, argv: Any, **kw: Any) -> Any:
+            opened.append(list(argv))
+            return super().open_stream(argv, **kw)
+
+    route = find_loadgen(Counting(), socket_login(server), server.running_pid())
+    assert route is not None
+    options = BenchOptions(
+        seconds=6, threads=(1, 2), workloads=("autocommit", "small_tx"), rounds=3
+    )
+    bench = Benchmark(lambda: opener(server), options, route=route)
+    report = bench.run()
+    assert len(opened) == 1  # one python3 for 12 rounds
+    for r in report.results:
+        assert len(r.rounds) == 3 and all(cps > 0 for cps in r.rounds), r
+        assert r.stopped == "time" and r.cpu is not None and r.cpu.client_cores
+    assert bench.times.steps == 12
+    per = bench.times.per_step()
+    assert per["timed"] > 0 and per["table"] > 0 and per["start"] > 0, per
+    assert scratch_schemas(server) == []
+    wait_for(lambda: loadgen_pids() == [] and bench_connections(server) == 0, 10)
+
+
 def test_cancel_kills_the_clients_on_the_target(
     server: PrivateServer, over_ssh: tuple[DoctorResult, Target]
 ) -> None:

@@ -240,7 +240,7 @@ def test_rounds_take_turns() -> None:
 
 
 def test_a_report_records_every_server_variable_a_plan_may_touch() -> None:
-    from app.bench.runner import SETTINGS
+    from app.bench.settings import SETTINGS
     from app.knobs import default_catalogue
 
     touched = {k.name for k in default_catalogue().knobs if k.is_server_variable}
