@@ -35,9 +35,27 @@ from tests.integration.test_bench import opener, scratch_schemas
 
 
 def loadgen_pids() -> list[int]:
-    """Load generator processes running on this host (the target of every test here)."""
+    """This test session's load generator processes on this host (the target here).
+
+    Only those below this process (directly, or through the test's own sshd and sudo): the
+    suite's other session runs benchmarks of its own on this machine at the same time.
+    """
     found = subprocess.run(["pgrep", "-f", "innotune-loadgen"], capture_output=True, text=True)
-    return [int(p) for p in found.stdout.split()]
+    return [int(p) for p in found.stdout.split() if _below_us(int(p))]
+
+
+def _below_us(pid: int) -> bool:
+    me = os.getpid()
+    while pid > 1:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                # pid (comm) state ppid …: comm may hold spaces, so split after its ")".
+                pid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+        if pid == me:
+            return True
+    return False
 
 
 @pytest.fixture(scope="module")
