@@ -122,3 +122,18 @@ def short_watch(monkeypatch: Any, seconds: float) -> None:
     monkeypatch.setattr(
         runner, "apply", lambda *a, **k: real(*a, **{**k, "watch_seconds": seconds})
     )
+
+
+def below_us(pid: int) -> bool:
+    """Whether process ``pid`` runs below this one (the suite's other session has its own)."""
+    me = os.getpid()
+    while pid > 1:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                # pid (comm) state ppid …: comm may hold spaces, so split after its ")".
+                pid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+        if pid == me:
+            return True
+    return False

@@ -31,6 +31,7 @@ from app.practice.server import PrivateServer
 from app.remote.connect import open_transport
 from app.remote.local import LocalTransport
 from tests.hosts.sshd import SshServer, SshUsers
+from tests.hosts.util import below_us
 from tests.integration.test_bench import opener, scratch_schemas
 
 
@@ -41,21 +42,7 @@ def loadgen_pids() -> list[int]:
     suite's other session runs benchmarks of its own on this machine at the same time.
     """
     found = subprocess.run(["pgrep", "-f", "innotune-loadgen"], capture_output=True, text=True)
-    return [int(p) for p in found.stdout.split() if _below_us(int(p))]
-
-
-def _below_us(pid: int) -> bool:
-    me = os.getpid()
-    while pid > 1:
-        try:
-            with open(f"/proc/{pid}/stat") as fh:
-                # pid (comm) state ppid …: comm may hold spaces, so split after its ")".
-                pid = int(fh.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            return False
-        if pid == me:
-            return True
-    return False
+    return [int(p) for p in found.stdout.split() if below_us(int(p))]
 
 
 @pytest.fixture(scope="module")

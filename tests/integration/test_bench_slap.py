@@ -28,6 +28,7 @@ from app.domain.target import ConnectOptions, Target, parse_target
 from app.practice.server import PrivateServer
 from app.remote.connect import open_transport
 from app.remote.local import LocalTransport
+from tests.hosts.util import below_us
 from tests.integration.test_bench import opener, scratch_schemas
 from tests.integration.test_bench_loadgen import (
     bench_connections,
@@ -42,8 +43,9 @@ PER_TX = {"autocommit": 1, "small_tx": 4, "bulk": 5000}
 
 
 def slap_pids() -> list[int]:
+    """This session's mariadb-slap processes (the other session's hosts run theirs too)."""
     found = subprocess.run(["pgrep", "-x", "mariadb-slap"], capture_output=True, text=True)
-    return [int(p) for p in found.stdout.split()]
+    return [int(p) for p in found.stdout.split() if below_us(int(p))]
 
 
 def local_route(server: PrivateServer, **kw: Any) -> SlapRoute:  # noqa: F811
