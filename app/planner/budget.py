@@ -138,7 +138,7 @@ def configured_pool(inst: ServerInstance) -> tuple[int, str] | None:
         if pool is not None:
             return pool, "from its option files"
         if inst.files_pool is None:
-            return DEFAULT_POOL, "by default (its option files set none)"
+            return DEFAULT_POOL, "at the default size (its option files set none)"
     return None
 
 
@@ -179,7 +179,7 @@ def other_servers(facts: HostFacts) -> tuple[int, str]:
         elif resident is not None:
             take, how = resident, f"{size_text(resident)} resident now"
             if configured is not None:
-                how += ", more than its buffer pool and bookkeeping"
+                how += f", more than its buffer pool {where} with its bookkeeping"
             elif not inst.files_read:
                 how += " (its option files were not read)"
         else:

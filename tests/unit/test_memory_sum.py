@@ -469,7 +469,10 @@ def test_other_database_servers_count_at_what_they_may_take() -> None:
         "mariadbd pid 4545, its 2 GiB buffer pool from its option files and 102.4 MiB of "
         "bookkeeping" in words
     )
-    default = "mysqld pid 4646, 500 MiB resident now, more than its buffer pool and bookkeeping"
+    default = (
+        "mysqld pid 4646, 500 MiB resident now, more than its buffer pool at the default size "
+        "(its option files set none) with its bookkeeping"
+    )
     assert default in words
     assert "mysqld pid 4444 not counted, its memory was not read" in words
     assert not fits_problems(words)[0]

@@ -56,7 +56,10 @@ def test_where_the_pool_comes_from() -> None:
     files = ServerInstance(1, "/b", ("b",), files_pool="512M", files_read=True)
     assert configured_pool(files) == (512 * MIB, "from its option files")
     unset = ServerInstance(1, "/b", ("b",), files_read=True)
-    assert configured_pool(unset) == (DEFAULT_POOL, "by default (its option files set none)")
+    assert configured_pool(unset) == (
+        DEFAULT_POOL,
+        "at the default size (its option files set none)",
+    )
     assert configured_pool(ServerInstance(1, "/b", ("b",))) is None  # not read
 
 
