@@ -27,6 +27,7 @@ class ServerInstance:
     # (app.inspect.otherpools): the value as written ("2G"), None when they set none.
     files_pool: str | None = None
     files_read: bool = False  # True when its option files were read for files_pool
+    files_connections: str | None = None  # max_connections as its option files set it
 
     @property
     def socket(self) -> str | None:

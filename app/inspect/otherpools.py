@@ -6,8 +6,8 @@ The memory budget counts every other mysqld/mariadbd at what it may take
 ``BINARY [--defaults-file=F] [--defaults-extra-file=E] [--defaults-group-suffix=S]
 --print-defaults``, with the switches its process was started with, so it reads the same
 files and groups as that server. A server in a container is asked inside it, through its
-engine's exec. Only the pool's arguments come back: the rest of the files (passwords among
-them) never leave the host.
+engine's exec. Only the pool's and max_connections' arguments come back: the rest of the
+files (passwords among them) never leave the host.
 
 A binary that is not root's, or that others may write, is not run (inspection runs it as
 root). What could not be read is said so; the budget then counts that server's resident
@@ -44,11 +44,13 @@ case "$owner:$mode" in
 esac
 out=$("$bin" "$@" --print-defaults) || exit 3
 pool='^--(loose[-_])?innodb[-_]buffer[-_]pool[-_]size='
-printf '%s\n' "$out" | tr ' ' '\n' | grep -i -E -e "$pool" || true
+conns='^--(loose[-_])?max[-_]connections='
+printf '%s\n' "$out" | tr ' ' '\n' | grep -i -E -e "$pool" -e "$conns" || true
 echo "@@read"
 """
 
 _POOL = re.compile(r"^--(?:loose[-_])?innodb[-_]buffer[-_]pool[-_]size=(\S*)$", re.IGNORECASE)
+_CONNECTIONS = re.compile(r"^--(?:loose[-_])?max[-_]connections=(\S*)$", re.IGNORECASE)
 
 
 def pool_argv(instance: ServerInstance) -> list[str] | None:
@@ -75,6 +77,15 @@ def parse_pool(out: str) -> tuple[bool, str | None]:
         elif m := _POOL.match(line):
             pool = m[1] or None
     return read, pool
+
+
+def parse_connections(out: str) -> str | None:
+    """The max_connections the files set (the last one winning), from the same output."""
+    found = None
+    for line in out.splitlines():
+        if m := _CONNECTIONS.match(line.strip()):
+            found = m[1] or None
+    return found
 
 
 def start_reading(
@@ -112,7 +123,10 @@ def finish_reading(started: list[tuple[ServerInstance, Pending | None]]) -> list
             continue
         read, pool = parse_pool(result.out) if result.ok else (False, None)
         if read:
-            done.append(dataclasses.replace(inst, files_pool=pool, files_read=True))
+            conns = parse_connections(result.out)
+            done.append(
+                dataclasses.replace(inst, files_pool=pool, files_read=True, files_connections=conns)
+            )
         else:
             why = (result.err.strip().splitlines() or [f"exit status {result.exit_status}"])[-1]
             done.append(_unread(inst, why))

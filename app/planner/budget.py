@@ -142,14 +142,31 @@ def configured_pool(inst: ServerInstance) -> tuple[int, str] | None:
     return None
 
 
-def other_servers(facts: HostFacts) -> tuple[int, str]:
+#: max_connections when neither a server's command line nor its option files set it.
+DEFAULT_CONNECTIONS = 151
+
+
+def configured_connections(inst: ServerInstance) -> tuple[int, str]:
+    """The connections another server lets in, and where that was read (its default else)."""
+    for arg in inst.argv:
+        name, _, value = arg.partition("=")
+        if name.replace("_", "-") == "--max-connections" and value.isdigit():
+            return int(value), " (its command line)"
+    if inst.files_connections is not None and inst.files_connections.isdigit():
+        return int(inst.files_connections), " (its option files)"
+    return DEFAULT_CONNECTIONS, ""
+
+
+def other_servers(facts: HostFacts, per_conn: int = 0) -> tuple[int, str]:
     """The other database servers on the host, at what they may take, and the words for it.
 
     Each other mysqld/mariadbd (a process or a container the inspection saw) counts at the
     larger of its buffer pool with its bookkeeping (the pool its command line or option
-    files set, :func:`configured_pool`) and its resident memory now; within its container's
-    memory limit. A server whose memory was not read is named and not counted. The words
-    name each figure and where it came from; they add up to the total.
+    files set, :func:`configured_pool`) and its connections' buffers (its max_connections at
+    ``per_conn``, this server's buffers per connection: the other's are not read), and its
+    resident memory now; within its container's memory limit. A server whose memory was not
+    read is named and not counted. The words name each figure and where it came from; they
+    add up to the total.
     """
     server = facts.server
     me = server.instance.pid if server is not None else None
@@ -170,16 +187,26 @@ def other_servers(facts: HostFacts) -> tuple[int, str]:
         limit = inst.container.memory_limit_bytes if inst.container is not None else None
         pool, where = configured if configured is not None else (0, "")
         with_books = int(pool * POOL_OVERHEAD)
-        if configured is not None and with_books >= (resident or 0):
-            take = with_books
-            how = (
-                f"its {size_text(pool)} buffer pool {where} and "
-                f"{size_text(with_books - pool)} of bookkeeping"
-            )
+        conns, conns_where = configured_connections(inst)
+        buffers = conns * per_conn if configured is not None else 0
+        if configured is not None and with_books + buffers >= (resident or 0):
+            take = with_books + buffers
+            parts = [
+                f"its {size_text(pool)} buffer pool {where}",
+                f"{size_text(with_books - pool)} of bookkeeping",
+            ]
+            if buffers:
+                # The product only: the per-connection figure is this server's, named
+                # once in the sentence, and the part's figures add up to its total.
+                parts.append(
+                    f"{size_text(buffers)} of buffers for its {conns} connections"
+                    f"{conns_where}, at this server's buffers per connection"
+                )
+            how = ", ".join(parts[:-1]) + " and " + parts[-1]
         elif resident is not None:
             take, how = resident, f"{size_text(resident)} resident now"
             if configured is not None:
-                how += f", more than its buffer pool {where} with its bookkeeping"
+                how += f", more than its buffer pool {where} with its bookkeeping and buffers"
             elif not inst.files_read:
                 how += " (its option files were not read)"
         else:
@@ -216,7 +243,7 @@ def memory_budget(facts: HostFacts, key_buffer: int | None = None) -> MemoryBudg
     max_conn = _var_int(server, "max_connections", 151)
     keys = _var_int(server, "key_buffer_size") if key_buffer is None else key_buffer
     others = sum(p.rss_bytes for p in facts.os.machine.big_processes)
-    servers, servers_words = other_servers(facts)
+    servers, servers_words = other_servers(facts, per_conn)
     parts = [
         ("key buffer", keys),
         ("log buffer", _var_int(server, "innodb_log_buffer_size")),

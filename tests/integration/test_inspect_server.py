@@ -112,7 +112,10 @@ def test_two_instances_choose_by_instance(
 ) -> None:
     # The other server's pool is set in its option files only (its --defaults-file includes
     # it), not on its command line: read without logging in to it (issue 36).
-    a = PrivateServer(tmp_path / "a", server_cnf="[mysqld]\ninnodb_buffer_pool_size = 1G\n")
+    a = PrivateServer(
+        tmp_path / "a",
+        server_cnf="[mysqld]\ninnodb_buffer_pool_size = 1G\nmax_connections = 40\n",
+    )
     b = PrivateServer(tmp_path / "b", server_cnf=UNUSUAL)
     private_servers += [a, b]
     a.start()
@@ -152,12 +155,16 @@ def test_two_instances_choose_by_instance(
     assert other in rss and 0 < rss[other] < GIB
     [inst] = [i for i in seen.instances if i.pid == other]
     assert "--innodb" not in " ".join(inst.argv)  # not on its command line
-    assert (inst.files_read, inst.files_pool) == (True, "1G")
+    assert (inst.files_read, inst.files_pool, inst.files_connections) == (True, "1G", "40")
     budget = memory_budget(seen)
-    assert budget is not None and budget.other_servers >= int(GIB * POOL_OVERHEAD)
+    assert budget is not None
+    may_take = int(GIB * POOL_OVERHEAD) + 40 * budget.per_connection
+    assert budget.other_servers >= may_take
     assert (
-        f"mariadbd pid {other}, its 1 GiB buffer pool from its option files and "
-        f"{size_text(int(GIB * POOL_OVERHEAD) - GIB)} of bookkeeping" in budget.words()
+        f"mariadbd pid {other}, its 1 GiB buffer pool from its option files, "
+        f"{size_text(int(GIB * POOL_OVERHEAD) - GIB)} of bookkeeping and "
+        f"{size_text(40 * budget.per_connection)} of buffers for its 40 connections (its option "
+        "files), at this server's buffers per connection" in budget.words()
     ), budget.words()
     # Had its files not been read it would count at its resident memory: the pool that fits,
     # and the plan's, shrink by the difference.
@@ -165,10 +172,8 @@ def test_two_instances_choose_by_instance(
     before = dataclasses.replace(seen, instances=tuple(unread))
     idle = memory_budget(before)
     assert idle is not None
-    assert idle.other_servers - budget.other_servers == rss[other] - int(GIB * POOL_OVERHEAD)
-    assert idle.fits - budget.fits == pytest.approx(
-        (int(GIB * POOL_OVERHEAD) - rss[other]) / POOL_OVERHEAD, abs=2
-    )
+    assert idle.other_servers - budget.other_servers == rss[other] - may_take
+    assert idle.fits - budget.fits == pytest.approx((may_take - rss[other]) / POOL_OVERHEAD, abs=2)
     catalogue = default_catalogue()
     at = dataclasses.replace(default_positions(seen), memory_share=90)  # the most that fits
     crowded = pool_of(make_plan(seen, at, catalogue), seen)

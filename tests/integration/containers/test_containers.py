@@ -225,8 +225,10 @@ def test_a_container_beside_the_server_counts_at_its_files_pool(
         budget = memory_budget(facts)
         assert budget is not None
         said = (
-            f"mariadbd in container {name}, its 768 MiB buffer pool from its option files and "
-            f"{size_text(int((768 << 20) * POOL_OVERHEAD) - (768 << 20))} of bookkeeping"
+            f"mariadbd in container {name}, its 768 MiB buffer pool from its option files, "
+            f"{size_text(int((768 << 20) * POOL_OVERHEAD) - (768 << 20))} of bookkeeping and "
+            f"{size_text(151 * budget.per_connection)} of buffers for its 151 connections, at "
+            "this server's buffers per connection"
         )
         assert said in budget.words(), budget.words()
     finally:
