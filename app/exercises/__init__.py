@@ -46,7 +46,7 @@ QUICK: dict[str, dict[str, Any]] = {
     "bufferpool": {"rows": 20000, "seconds": 1.5},
     "restart": {"dirty_seconds": 1.0},
     "redolog": {"rows": 10000, "transactions": 300},
-    "flushing": {"rows": 20000, "seconds": 8, "tail": 4},
+    "flushing": {"rows": 20000, "seconds": 10, "tail": 4},
     "doublewrite": {"rows": 10000, "transactions": 250},
 }
 

@@ -106,7 +106,7 @@ def run(
     *,
     rows: int = 20000,
     transactions: int = 400,
-    rounds: int = 4,
+    rounds: int = 5,
     sides: tuple[str, str] = ("ON", "OFF"),
 ) -> ExerciseResult:
     """The same workload with doublewrite on and off; the setting is put back at the end."""

@@ -121,6 +121,11 @@ def scheduler_words(directory: Path) -> tuple[str, str]:
         "bfq": "'bfq' shares the disk fairly between processes, at some cost in CPU.",
         "kyber": "'kyber' keeps reads and writes within target latencies.",
     }.get(active, "")
+    if active != "none":
+        meaning += (
+            " (A loop device, such as the power-cut exercise's, has 'none': it hands the "
+            "writes on in the order they come and leaves the ordering to the disk under it.)"
+        )
     return active, f"{where}. {meaning}".strip()
 
 
@@ -137,8 +142,8 @@ def measured_rate(lab: Lab) -> tuple[int, str]:
         return FALLBACK, f"the disk probe gave no page rate; {FALLBACK} assumed"
     rate = max(200, int(round(probe.page_writes_per_s, -2)))
     return rate, (
-        f"{probe.page_writes_per_s:.0f} page writes per second measured "
-        f"({probe.page_method or probe.method}, {probe.page_queue_depth} at once)"
+        f"{probe.page_writes_per_s:.0f} page writes a second (measured with "
+        f"{probe.page_method or probe.method}, {probe.page_queue_depth} writes in flight)"
     )
 
 

@@ -144,7 +144,7 @@ def run(
     *,
     rows: int = 20000,
     transactions: int = 500,
-    rounds: int = 4,
+    rounds: int = 5,
     large: int = LARGE,
 ) -> ExerciseResult:
     """The same workload with the server's smallest redo log and with ``large`` bytes."""

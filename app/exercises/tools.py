@@ -9,6 +9,7 @@ file, with a restart; the drop-in is removed and the server restarted at the end
 from __future__ import annotations
 
 import json
+import math
 import random
 import threading
 import time
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.domain.compare import MIN_ROUNDS, compare_rounds
+from app.domain.compare import FAMILY_ALPHA, MIN_ROUNDS, compare_rounds
 from app.domain.errors import DatabaseError
 from app.exercises.model import Lab
 from app.mysql import burst
@@ -315,7 +316,7 @@ def judge(
 
     Counters may be zero in a round (a large redo log writes no page at all); ratios of zero
     mean nothing, so then a side is "better" only if every round of it beats every round of
-    the other (with at least four rounds a side, the chance of that by luck is under 3 %).
+    the other and that is as unlikely by luck as compare.py asks (five rounds a side).
     """
     mean_before = sum(before) / len(before) if before else 0.0
     mean_after = sum(after) / len(after) if after else 0.0
@@ -324,7 +325,8 @@ def judge(
         return "undecided", change
     if min(before) > 0 and min(after) > 0:
         return compare_rounds(before, after, higher_is_better=higher_is_better).word, change
-    if len(before) >= 4 and len(after) >= 4:
+    # The chance that every round of one side beats every round of the other by luck.
+    if 2 / math.comb(len(before) + len(after), len(before)) <= FAMILY_ALPHA:
         if max(after) < min(before):
             return ("better" if not higher_is_better else "worse"), change
         if min(after) > max(before):
