@@ -7,6 +7,7 @@ exercise runs on the same practice server, with the same scratch space, from eit
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ def practice_lab(base: Path, say: Say, cancelled: threading.Event | None = None)
 
 
 def run_exercise(
-    exercise_id: str, lab: Lab, *, quick: bool = False, **scale: Any
+    exercise_id: str, lab: Lab, scale: Mapping[str, Any] | None = None, *, quick: bool = False
 ) -> ExerciseResult:
     """Run one exercise in ``lab``; ``quick`` runs its shorter form (smaller, less certain).
 
@@ -47,5 +48,5 @@ def run_exercise(
     """
     if exercise_id not in {t.id for t in load_texts()}:
         raise KeyError(exercise_id)
-    sized = {**(QUICK.get(exercise_id, {}) if quick else {}), **scale}
+    sized = {**(QUICK.get(exercise_id, {}) if quick else {}), **(scale or {})}
     return _run(exercise_id, lab, **sized)
