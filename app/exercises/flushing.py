@@ -79,54 +79,65 @@ class FlushRun:
         return self.dirty[self.write_seconds // 2 : self.write_seconds]
 
 
-def scheduler_words(directory: Path) -> tuple[str, str]:
-    """The I/O scheduler of the device under ``directory`` and what it means, in words."""
+def block_device(directory: Path) -> tuple[Path | None, str]:
+    """The sysfs node of the block device under ``directory`` and its active I/O scheduler."""
     try:
         dev = os.stat(directory).st_dev
         node = Path(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}").resolve()
     except OSError:
-        return "unknown", "The device under the data directory could not be found."
+        return None, "unknown"
     queue = node / "queue" / "scheduler"
     if not queue.exists():
         queue = node.parent / "queue" / "scheduler"  # a partition: its disk's queue
     try:
         text = queue.read_text().strip()
     except OSError:
-        return "unknown", f"{node.name} has no I/O scheduler the kernel lets anyone choose."
+        return node, "unknown"
     found = re.search(r"\[(\S+)\]", text)
-    active = found.group(1) if found else text
-    where = f"The data directory is on {node.name}, whose I/O scheduler is {active!r}"
+    return node, found.group(1) if found else text
+
+
+MEANINGS = {
+    "none": (
+        "'none' hands the writes to the device in the order they come, without sorting or "
+        "merging them: the usual choice for SSDs, NVMe and loop devices, which do their own "
+        "ordering. (Older kernels called it 'noop'; since Linux 5.0 every disk uses the "
+        "multi-queue block layer, where it is 'none'.) So nothing between InnoDB and the "
+        "device holds its page writes back: how fast they go is io_capacity's and the disk's "
+        "business."
+    ),
+    "mq-deadline": (
+        "'mq-deadline' sorts writes by position and gives every request a deadline, so reads "
+        "are not starved by a flood of page writes."
+    ),
+    "bfq": "'bfq' shares the disk fairly between processes, at some cost in CPU.",
+    "kyber": "'kyber' keeps reads and writes within target latencies.",
+}
+
+
+def scheduler_words(directory: Path) -> tuple[str, str]:
+    """The I/O scheduler of the device under ``directory`` and what it means, in words."""
+    node, active = block_device(directory)
+    if node is None:
+        return active, "The device under the data directory could not be found."
+    words = f"The data directory is on {node.name}, whose I/O scheduler is {active!r}"
     backing = node / "loop" / "backing_file"
     if backing.exists():
         file = backing.read_text().strip()
-        under, under_words = scheduler_words(Path(file).parent)
-        where += (
+        under, under_active = block_device(Path(file).parent)
+        words += (
             f"; {node.name} is a loop device: its writes become writes to the file {file}, "
-            f"which the kernel passes to its own disk ({under_words.split(', whose')[0][4:]}, "
-            f"scheduler {under!r})"
+            "which the kernel then passes to the disk that file is on"
         )
-    meaning = {
-        "none": (
-            "'none' hands the writes to the device in the order they come, without sorting or "
-            "merging them: the usual choice for SSDs, NVMe and loop devices, which do their own "
-            "ordering. (Older kernels called it 'noop'; since Linux 5.0 every disk uses the "
-            "multi-queue block layer, where it is 'none'.) So nothing between InnoDB and the "
-            "device holds its page writes back: how fast they go is io_capacity's and the "
-            "disk's business."
-        ),
-        "mq-deadline": (
-            "'mq-deadline' sorts writes by position and gives every request a deadline, so "
-            "reads are not starved by a flood of page writes."
-        ),
-        "bfq": "'bfq' shares the disk fairly between processes, at some cost in CPU.",
-        "kyber": "'kyber' keeps reads and writes within target latencies.",
-    }.get(active, "")
+        if under is not None:
+            words += f" ({under.name}, scheduler {under_active!r})"
+    meaning = MEANINGS.get(active, "")
     if active != "none":
         meaning += (
             " (A loop device, such as the power-cut exercise's, has 'none': it hands the "
             "writes on in the order they come and leaves the ordering to the disk under it.)"
         )
-    return active, f"{where}. {meaning}".strip()
+    return active, f"{words}. {meaning}".strip()
 
 
 def measured_rate(lab: Lab) -> tuple[int, str]:

@@ -286,7 +286,7 @@ def _pages_sentence(word: str, fewer: float, small: LogRun, big: LogRun) -> str:
 def _rate_sentence(word: str, change: float) -> str:
     if word in ("better", "worse"):
         more = "more" if change > 0 else "fewer"
-        return f"Commits per second: {abs(change):.0f} % {more} with the large log."
+        return f"{abs(change):.0f} % {more} with the large log."
     if word == "no_change":
-        return "Commits per second: no change worth tuning for (within 10 %)."
-    return "Commits per second: no clear difference (the rounds spread too widely to tell)."
+        return "no change worth tuning for (within 10 %)."
+    return "no clear difference (the rounds spread too widely to tell)."
