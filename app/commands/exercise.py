@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from app.commands import Handler
-from app.exercises.model import ExerciseResult
+from app.flows.exercising import ExerciseResult
 
 
 def register(subparsers: Any, handlers: dict[str, Handler]) -> None:

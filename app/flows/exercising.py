@@ -15,6 +15,8 @@ from app.exercises import QUICK
 from app.exercises import run as _run
 from app.exercises.model import ExerciseResult, ExerciseText, Lab, Say, load_texts
 
+__all__ = ["ExerciseResult", "exercises", "practice_lab", "run_exercise"]
+
 
 def exercises() -> list[ExerciseText]:
     """Every exercise's words, in their order."""
