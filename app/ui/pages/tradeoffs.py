@@ -513,7 +513,7 @@ class TradeoffsPage(QWizardPage):
         else:
             restart = f"No restart needed: {'it applies' if n == 1 else 'they all apply'} live."
         self.summary.setText(
-            f"<b>{count(n, 'change')}</b> for {html.escape(plan.facts.target)} "
+            f"<b>{count(n, 'change')}</b> for {html.escape(self.state.place())} "
             f"({html.escape(plan.facts.flavour or '')} {html.escape(plan.facts.version or '')}). "
             f"{restart}"
             + (f"<br><i>{html.escape(self.summary_note)}</i>" if self.summary_note else "")
