@@ -201,6 +201,7 @@ class BenchChart(QWidget):
         small = x.labelsFont()
         small.setPointSizeF(small.pointSizeF() * 0.85)  # six runs side by side, names whole
         x.setLabelsFont(small)
+        x.setTruncateLabels(False)  # a verdict is read whole, never "+2…"
         self.throughput.addAxis(x, Qt.AlignmentFlag.AlignBottom)
         series.attachAxis(x)
         y = QValueAxis()
@@ -237,6 +238,10 @@ class BenchChart(QWidget):
         self.latency.addSeries(series)
         x = QBarCategoryAxis()
         x.append(["p50", "p95", "p99"])
+        x.setTruncateLabels(False)
+        # The chart beside it names the same colours: the room a legend took here goes to
+        # the bars and to the p50/p95/p99 under them, which it left cut at the bottom.
+        self.latency.legend().setVisible(False)
         self.latency.addAxis(x, Qt.AlignmentFlag.AlignBottom)
         series.attachAxis(x)
         y = latency_axis(low, high)
