@@ -104,5 +104,5 @@ def redo_note(plan: Plan, facts: HostFacts) -> str:
     if change is not None and change.key == "innodb_log_file_size" and size is not None:
         files = parse_int(server_variable(facts.server, "innodb_log_files_in_group")) or 1
         size *= files
-    held = f"{size_text(size)}, sized" if size is not None else "kept: sized"
-    return f"{name}: {held} for an assumed 1 GiB of redo an hour (no writes were measured)"
+    held = size_text(size) if size is not None else "kept"
+    return f"{name}: {held}, for an assumed 1 GiB of redo an hour"

@@ -79,6 +79,7 @@ def test_the_redo_slider_speaks_of_no_minutes_when_no_writes_were_measured(
     words = section.value_label.text()
     assert words.startswith("Balanced: ") and "assumed 1 GiB of redo an hour" in words, words
     assert "of writes" not in words and "of writes" not in section.start.text(), words
+    assert "of writes" not in section.sentence.text(), section.sentence.text()
     section.control.setValue(section.control.value() + 1)  # every position says so
     assert section.value_label.text().startswith("Smooth writing: "), section.value_label.text()
     assert "of writes" not in section.value_label.text()
