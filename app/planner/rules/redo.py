@@ -242,11 +242,13 @@ def redo(ctx: Ctx) -> None:  # noqa: C901 - the cases of one size, each with its
             )
     new_total = per_file * files
     if current_total and abs(new_total - current_total) <= current_total // 10:
+        # Said alone, the assumed rate is named (the sentence that says it is not beside it).
+        alone = span if measured else f"{minutes} min at an assumed 1 GiB of redo an hour"
         ctx.leave(
             name,
             "redo",
             f"It is {size_text(current_total)}, within 10% of the {size_text(new_total)} that "
-            f"{span} needs.",
+            f"{alone} needs.",
         )
         ctx.sentences["redo"] = (
             f"The redo log stays at {size_text(current_total)}, within 10% of what {words} "
