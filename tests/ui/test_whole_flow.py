@@ -19,6 +19,7 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QCheckBox, QGroupBox, QLabel, QSlider, QWizard
 from pytestqt.qtbot import QtBot
 
+from app.flows import measure
 from app.ui.pages.apply import ApplyPage
 from app.ui.pages.connect import ConnectPage
 from app.ui.pages.done import DonePage
@@ -255,7 +256,11 @@ def test_whole_flow_measures_before_and_after_as_part_of_applying(
     note = apply.measure_note.text()
     assert note.startswith("Ticked: the server is quiet") and "commits/s" in note, note
     # "Benchmark time", one setting with the Verify page's: 10 s a side, rounds added up to
-    # ten times that in all.
+    # the time budget. The budget is four times that here, not the product's ten: the test
+    # proves the flow and what the pages show (the rounds a budget holds are the unit tests'
+    # and tests/benchmarks/bench_proof.py's), and on a 2-core machine under the suite's load
+    # the verdicts of an idle test server stay undecided, so the rounds fill the budget.
+    monkeypatch.setattr(measure, "BUDGET_FACTOR", 4.0)
     apply.bench_time.setValue(10)
     assert wizard.state.bench_seconds == 10.0
     apply.consent.setChecked(True)
@@ -263,7 +268,8 @@ def test_whole_flow_measures_before_and_after_as_part_of_applying(
     apply.apply_button.click()
     # Every change applies live on MySQL 9.7, but the buffer pool's and the redo log's resize
     # take the server seconds of work: not switched round by round, so "before" comes first
-    # (6 rounds, fixed), on the unchanged server, with its progress on the page.
+    # (its rounds fixed: as many as a third of the budget holds), on the unchanged server,
+    # with its progress on the page.
     assert apply.bench_bar.isVisible()
     qtbot.waitUntil(lambda: wizard.state.bench_before is not None, timeout=240_000)
     measured_before = time.monotonic()
@@ -284,18 +290,19 @@ def test_whole_flow_measures_before_and_after_as_part_of_applying(
     assert not apply.bench_bar.isVisible()
     shown = apply.state_label.text()
     assert re.search(r"Measured before, then after the change: \d+ rounds before, ", shown), shown
-    assert "6 runs compared" in shown and "Time budget 100 s" in shown, shown
+    assert "6 runs compared" in shown and "Time budget 40 s" in shown, shown
     before, after = wizard.state.bench_before, wizard.state.bench_after
     assert before is not None and after is not None
     assert (before.label, after.label) == ("before", "after")
     found = after.measurement
     assert found is not None and found.method == "before-after" and not found.restart
     assert found.why == "changing innodb_buffer_pool_size takes the server seconds of work"
-    assert before.measurement == found and found.budget_seconds == 100.0
+    assert before.measurement == found and found.budget_seconds == 40.0
     for report in (before, after):  # each side's six runs
         assert len(report.results) == 6
-    # "before" fixed up front: every run as many rounds; "after" from 3 up.
-    assert {len(r.rounds) for r in before.results} == {found.before_rounds}
+    # "before" fixed up front: every run as many rounds (40 s / 3 of 10 s / 3 rounds: 4);
+    # "after" from 3 up.
+    assert {len(r.rounds) for r in before.results} == {found.before_rounds} == {4}
     assert all(len(r.rounds) >= 3 for r in after.results)
     assert before.settings["innodb_flush_log_at_trx_commit"] == "1"
     assert after.settings["innodb_flush_log_at_trx_commit"] == "2"
