@@ -124,6 +124,15 @@ def on_every_host(
         pytest.fail("\n\n".join(failures), pytrace=False)
 
 
+def booted(debian_hosts: dict[str, DebianHost], *names: str) -> dict[str, Host]:
+    """Those of ``names`` that are booted (INNOTUNE_TEST_HOSTS may boot fewer); skips the test
+    when none is (a failure under CI=true)."""
+    found: dict[str, Host] = {n: debian_hosts[n] for n in names if n in debian_hosts}
+    if not found:
+        pytest.skip(f"none of {', '.join(names)} is booted (INNOTUNE_TEST_HOSTS)")
+    return found
+
+
 def _dir(path: Path) -> Path:
     path.mkdir()
     return path
