@@ -110,7 +110,8 @@ def _persisted_value_in_the_change(host: DebianHost, tmp_path: Path, choice: str
         assert wanted in preview, preview
         assert "rejects the options" not in preview and f"+{TRX} = 2" in preview, preview
         assert "mysqld-auto.cnf" in preview and "which wins" not in preview, preview
-        out = job(cli("apply", *target, *args, "--yes", "--restart"))
+        # A 2 s watch after the restart (innotune's own is 15 s): a crash shows at the start.
+        out = job(cli("apply", *target, *args, "--yes", "--restart", "--watch", "2"))
         assert host.sql(f"SELECT @@{TRX}") == "2"  # after the restart: the drop-in won
         persisted = json.loads((host.root / AUTO).read_text()).get("mysql_dynamic_variables", {})
         if choice == "reset":
