@@ -35,7 +35,7 @@ BIN = Path(sys.executable).parent
 # The integration tests from this file name on run in the second session, before the unit and
 # UI tests, so that the two take about as long. Both took 25 min on the 2-core machine with
 # the split at test_lifecycle; the shortened tests (estimated from each test's time before and
-# after) took less from the second session's share, so the io_capacity and keyring tests
+# after) took more from the second session's share, so the io_capacity and keyring tests
 # (about a minute) moved over.
 SPLIT = "test_io_capacity_live"  # the first file of the second session
 
