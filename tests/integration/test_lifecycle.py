@@ -124,6 +124,15 @@ def on_every_host(
         pytest.fail("\n\n".join(failures), pytrace=False)
 
 
+def booted(debian_hosts: dict[str, DebianHost], *names: str) -> dict[str, Host]:
+    """Those of ``names`` that are booted (INNOTUNE_TEST_HOSTS may boot fewer); skips the test
+    when none is (a failure under CI=true)."""
+    found: dict[str, Host] = {n: debian_hosts[n] for n in names if n in debian_hosts}
+    if not found:
+        pytest.skip(f"none of {', '.join(names)} is booted (INNOTUNE_TEST_HOSTS)")
+    return found
+
+
 def _dir(path: Path) -> Path:
     path.mkdir()
     return path
@@ -208,6 +217,8 @@ def apply_live_step(host: Host, tmp_path: Path) -> None:
 
 
 def apply_with_restart_step(host: Host, tmp_path: Path) -> None:
+    """Apply with a restart through the host's own service manager, then roll back: the old
+    values written back and the server restarted the same way, every file as before."""
     cli, target = innotune(host, tmp_path)
     pid = host.main_pid()
     args = ("--crash-loss", "any", *OFF, "--sample", "1", "--yes", "--restart", "--watch", "3")
@@ -217,15 +228,8 @@ def apply_with_restart_step(host: Host, tmp_path: Path) -> None:
     assert host.main_pid() != pid
     assert int(host.sql("SHOW GLOBAL STATUS LIKE 'Uptime'").split()[1]) < 60
     assert host.sql(f"SELECT @@{TRX}") == "0"  # read from the drop-in by the start
-    job(cli("rollback", *rollback_args(target, snapshot_of(out))))
-
-
-def rollback_step(host: Host, tmp_path: Path) -> None:
-    cli, target = innotune(host, tmp_path)
-    args = ("--crash-loss", "any", *OFF, "--sample", "1", "--yes", "--restart", "--watch", "3")
-    snapshot = snapshot_of(job(cli("apply", *target, *args)))
     pid = host.main_pid()
-    out = job(cli("rollback", *rollback_args(target, snapshot)))
+    out = job(cli("rollback", *rollback_args(target, snapshot_of(out))))
     assert f"restart-old: {restart_command(host)}" in out, out
     assert "end: rolled-back" in out, out
     assert host.main_pid() != pid
@@ -239,8 +243,10 @@ def bench_step(host: Host, tmp_path: Path, engine: str) -> None:
     cli, target = innotune(host, tmp_path)
     before = host.sql("SHOW DATABASES")
     # The route and the engine are what is checked here, on every host: two workloads of
-    # short transactions, 2 s a run (the bulk load's long transactions are test_bench's).
-    argv = ["bench", *target, "--seconds", "8", "--threads", "2", "--engine", engine]
+    # short transactions, 1 s a run in one round (the bulk load's long transactions and the
+    # rounds are test_bench's).
+    argv = ["bench", *target, "--seconds", "4", "--rounds", "1", "--threads", "2"]
+    argv += ["--engine", engine]
     argv += ["--workloads", "autocommit,small_tx"]
     report = json.loads(ok(cli(*argv, "--json", "--yes")))
     rates = [r["commits_per_s"] for r in report["results"]]
@@ -307,12 +313,8 @@ def test_apply_live(hosts: dict[str, Host], tmp_path: Path) -> None:
     on_every_host(apply_live_step, hosts, tmp_path)
 
 
-def test_apply_with_restart(hosts: dict[str, Host], tmp_path: Path) -> None:
+def test_apply_with_restart_and_rollback(hosts: dict[str, Host], tmp_path: Path) -> None:
     on_every_host(apply_with_restart_step, hosts, tmp_path)
-
-
-def test_rollback(hosts: dict[str, Host], tmp_path: Path) -> None:
-    on_every_host(rollback_step, hosts, tmp_path)
 
 
 @pytest.mark.parametrize("engine", ["auto", "slap"])

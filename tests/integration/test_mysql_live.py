@@ -74,29 +74,28 @@ def daemonized(sid: DebianHost) -> Iterator[DebianHost]:
 def test_a_daemonized_server_is_checked_without_its_run_time_options(
     daemonized: DebianHost, tmp_path: Path
 ) -> None:
+    """The daemonized server, with a value kept by SET PERSIST: its check leaves the run-time
+    options out, and the persisted value is kept in step (SET PERSIST_ONLY; RESET PERSIST is
+    the test below). One apply and rollback prove both: each restarts MySQL 9.7 twice."""
     host = daemonized
     # What the old check did, on this server: the binary forks instead of answering.
     done = subprocess.run(
         host.command(*main_argv(host), "--verbose", "--help"), capture_output=True, text=True
     )
     assert "MY-010946" in done.stderr
-    cli, target = innotune(host, tmp_path)
-    args = ("--crash-loss", "any", *OFF, "--sample", "1")
-    preview = ok(cli("preview", *target, *args))
-    assert "rejects the options" not in preview and f"+{TRX} = 0" in preview, preview
-    out = job(cli("apply", *target, *args, "--yes", "--restart"))
+    out = _persisted_value_in_the_change(host, tmp_path, "persist")
     assert "validate: the server binary accepts the options" in out, out
     assert "--daemonize" in main_argv(host)  # restarted by its own unit, the same way
-    assert host.sql(f"SELECT @@{TRX}") == "0"
-    job(cli("rollback", *rollback_args(target, snapshot_of(out))))
-    assert host.sql(f"SELECT @@{TRX}") == "1"
 
 
-@pytest.mark.parametrize("choice", ["reset", "persist"])
-def test_a_persisted_value_becomes_part_of_the_change(
-    sid: DebianHost, tmp_path: Path, choice: str
-) -> None:
-    host = sid
+def test_a_persisted_value_becomes_part_of_the_change(sid: DebianHost, tmp_path: Path) -> None:
+    """RESET PERSIST (the "persist" choice is the daemonized server's test above)."""
+    _persisted_value_in_the_change(sid, tmp_path, "reset")
+
+
+def _persisted_value_in_the_change(host: DebianHost, tmp_path: Path, choice: str) -> str:
+    """SET PERSIST, then preview, apply with a restart and roll back with ``--persisted
+    CHOICE``: the drop-in wins, mysqld-auto.cnf is back byte for byte. The apply's output."""
     host.sql(f"SET PERSIST {TRX} = 1")
     before = (host.root / AUTO).read_bytes()
     cli, target = innotune(host, tmp_path)
@@ -109,8 +108,10 @@ def test_a_persisted_value_becomes_part_of_the_change(
             else (f"SET PERSIST_ONLY {TRX} = 2;")
         )
         assert wanted in preview, preview
+        assert "rejects the options" not in preview and f"+{TRX} = 2" in preview, preview
         assert "mysqld-auto.cnf" in preview and "which wins" not in preview, preview
-        out = job(cli("apply", *target, *args, "--yes", "--restart"))
+        # A 2 s watch after the restart (innotune's own is 15 s): a crash shows at the start.
+        out = job(cli("apply", *target, *args, "--yes", "--restart", "--watch", "2"))
         assert host.sql(f"SELECT @@{TRX}") == "2"  # after the restart: the drop-in won
         persisted = json.loads((host.root / AUTO).read_text()).get("mysql_dynamic_variables", {})
         if choice == "reset":
@@ -124,6 +125,7 @@ def test_a_persisted_value_becomes_part_of_the_change(
         assert host.sql(f"SELECT @@{TRX}") == "1"
         persisted_now = host.sql("SELECT * FROM performance_schema.persisted_variables")
         assert persisted_now == f"{TRX}	1"
+        return out
     finally:
         host.sql("RESET PERSIST")
         (host.root / AUTO).unlink(missing_ok=True)  # the booted host had none

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import shlex
 from pathlib import Path
 
@@ -68,10 +67,14 @@ def test_a_rolled_back_apply_is_measured_before_and_not_after(
 ) -> None:
     need_root()
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    # A short "before" (the wizard's is MEASURE_SECONDS): this test is about the order.
-    monkeypatch.setattr(
-        apply_module, "MeasureOptions", functools.partial(MeasureOptions, seconds=3.0)
-    )
+
+    # A short "before" (the wizard's is its "Benchmark time", 25 s, in up to 6 rounds a third
+    # of the budget holds: 50 s): this test is about the order, so the shortest a measured
+    # apply takes (options_for_budget), 9 s in 3 rounds of every run, whatever the page asks.
+    def short(seconds: float) -> MeasureOptions:
+        return MeasureOptions(seconds=9.0, budget=27.0)
+
+    monkeypatch.setattr(apply_module, "MeasureOptions", short)
     server = private_server
     etc = tree(server.base / "etc")
     page = open_apply_page(qtbot, server)
@@ -94,6 +97,7 @@ def test_a_rolled_back_apply_is_measured_before_and_not_after(
     assert page.status is not None and page.status.state == "rolled-back", page.status
     before = page.state.bench_before
     assert before is not None and before.label == "before" and before.results
+    assert {len(r.rounds) for r in before.results} == {3}
     assert before.settings["innodb_flush_log_at_trx_commit"] == "1"
     assert before.snapshot_in_force == ""
     assert page.state.bench_after is None

@@ -9,6 +9,7 @@ All failing plans are collected and reported together (the count is the first li
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import re
 from collections.abc import Iterator
@@ -244,6 +245,8 @@ FLAGS = re.compile(r"\bflags?\b", re.IGNORECASE)
 REPORTS = re.compile(r"\b(?:InnoTune|it) (?:only )?reports\b|\breported in the warnings\b")
 PROPOSES = re.compile(r"\b(?:InnoTune|then) proposes\b")
 WILL = re.compile(r"\b(?:InnoTune|it|the plan|the job) will\b", re.IGNORECASE)
+UP_TO = re.compile(r"\bup to (1 second|innodb_flush_log_at_timeout)")
+ONE_BYTE_FREE = re.compile(r"\b1 B stay free\b.*should not need")
 
 
 def _texts(plan: Plan) -> Iterator[tuple[str, str]]:
@@ -258,18 +261,33 @@ def _texts(plan: Plan) -> Iterator[tuple[str, str]]:
         yield f"sentence {slider}", sentence
 
 
+@functools.cache
+def _said(text: str) -> tuple[bool, bool, bool, bool, bool, bool]:
+    """Which of the checked phrasings ``text`` holds (the plans repeat their sentences: each
+    distinct one is searched once)."""
+    return (
+        bool(FLAGS.search(text)),
+        bool(REPORTS.search(text)),
+        bool(PROPOSES.search(text)),
+        bool(WILL.search(text)),
+        bool(UP_TO.search(text)),
+        bool(ONE_BYTE_FREE.search(text)),
+    )
+
+
 def _promises(plan: Plan) -> list[str]:
     """Every sentence promising an action that the plan's own content does not back."""
     bad = []
     for where, text in _texts(plan):
         knob = where.removeprefix("left alone ")
-        if FLAGS.search(text):
+        flags, reports, proposes, will, _, _ = _said(text)
+        if flags:
             bad.append(f"{where}: nothing flags anything: {text!r}")
-        if REPORTS.search(text) and not any(knob in w for w in plan.warnings):
+        if reports and not any(knob in w for w in plan.warnings):
             bad.append(f"{where}: says it reports, no warning names {knob}: {text!r}")
-        if PROPOSES.search(text) and where.startswith("left alone"):
+        if proposes and where.startswith("left alone"):
             bad.append(f"{where}: left alone, yet says it proposes: {text!r}")
-        if WILL.search(text):
+        if will:
             bad.append(f"{where}: a 'will' promise no check covers: {text!r}")
     return bad
 
@@ -406,9 +424,10 @@ def check(plan: Plan, facts: HostFacts, line: Line) -> list[str]:  # noqa: C901 
                 "dirty_ratio reason ignores what the kernel applies the ratio to [KERNEL-VM]"
             )
     for where, text in _texts(plan):
-        if re.search(r"\bup to (1 second|innodb_flush_log_at_timeout)", text):
+        said = _said(text)
+        if said[4]:
             bad.append(f"{where}: 'up to' a flush interval the manual does not guarantee")
-        if re.search(r"\b1 B stay free\b.*should not need", text):
+        if said[5]:
             bad.append(f"{where}: '1 B stay free' called safe")
     removed = {c.key for c in plan.changes if c.target == "option_remove"}
     carried = {o.name for o in server.option_lines}

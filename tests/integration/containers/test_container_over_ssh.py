@@ -44,25 +44,32 @@ class Ran:
 
 
 class ArgvWatch:
-    """Reads every process's command line while running; records those holding ``secret``."""
+    """Reads every process's command line while running; records those holding a secret.
 
-    def __init__(self, secret: str, *, environ: bool = True) -> None:
-        self.secret = secret.encode()
-        self.environ = environ
+    ``secrets``: each secret, and whether processes' environments must not hold it either.
+    One watcher for them all: it reads /proc without pause, so two would take two cores.
+    """
+
+    def __init__(self, secrets: dict[str, bool]) -> None:
+        self.secrets = {secret.encode(): environ for secret, environ in secrets.items()}
         self.seen: list[str] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
 
     def _watch(self) -> None:
+        in_environ = [secret for secret, environ in self.secrets.items() if environ]
         while not self._stop.is_set():
             for entry in Path("/proc").iterdir():
                 if entry.name.isdigit():
                     with contextlib.suppress(OSError):
                         argv = (entry / "cmdline").read_bytes()
-                        if self.secret in argv:
+                        if any(secret in argv for secret in self.secrets):
                             self.seen.append(argv.replace(b"\0", b" ").decode(errors="replace"))
+                    if not in_environ:
+                        continue
                     with contextlib.suppress(OSError):
-                        if self.environ and self.secret in (entry / "environ").read_bytes():
+                        environ = (entry / "environ").read_bytes()
+                        if any(secret in environ for secret in in_environ):
                             self.seen.append(f"environment of {entry.name}")
             time.sleep(0.02)
 
@@ -155,26 +162,6 @@ def _passed(ran: Ran) -> str:
     return ran.output
 
 
-# Podman over SSH, and MySQL 9.7 over SSH, are in the password test below (also over SSH as
-# the user whose sudo asks): each engine and each server line once keeps the suite's time.
-@pytest.mark.parametrize(("engine_name", "host"), [("docker", "trixie")])
-def test_container_over_ssh_with_a_sudo_password(
-    request: pytest.FixtureRequest,
-    engine_name: str,
-    host: str,
-    engine_sshd: EngineSshServer,
-    ssh_users: SshUsers,
-    tmp_path: Path,
-    own_target_jobs: list[str],
-) -> None:
-    """doctor, inspect, apply with a restart into the mounted directory, rollback: over SSH."""
-    engine: Engine = request.getfixturevalue(engine_name)
-    spec = IMAGES[host]
-    engine.load(spec)
-    with _on_the_ssh_host(engine, engine_sshd):
-        _lifecycle_over_ssh(engine, spec, engine_sshd, ssh_users, tmp_path, own_target_jobs)
-
-
 def _on_the_ssh_host(
     engine: Engine, server: EngineSshServer
 ) -> contextlib.AbstractContextManager[None]:
@@ -182,60 +169,6 @@ def _on_the_ssh_host(
     if engine.name == "podman":
         return engine.enter_namespace(server.pid)
     return contextlib.nullcontext()
-
-
-def _lifecycle_over_ssh(
-    engine: Engine,
-    spec: ImageSpec,
-    engine_sshd: SshServer,
-    ssh_users: SshUsers,
-    tmp_path: Path,
-    own_target_jobs: list[str],
-) -> None:
-    host = spec.host
-    name = f"innotune-ssh-{engine.name}-{host}-{os.getpid()}"
-    conf_dir = tmp_path / "conf"
-    engine.run_server(name, spec, data_dir=tmp_path / "data-db", conf_dir=conf_dir)
-    cli = SshCli(engine_sshd, ssh_users, tmp_path, name, jobs=own_target_jobs)
-    secret = ssh_users.pw_password
-    try:
-        with ArgvWatch(secret) as watch:
-            out = _passed(cli("doctor"))
-            assert f"{engine.name} container {name}" in out, out
-            assert f"inside the container, reached through {engine.name} exec" in out, out
-            assert "All steps passed" in out, out
-
-            out = _passed(cli("inspect", "--sample", "1"))
-            assert "in a container" in out, out
-            assert f"a host directory {conf_dir} mounted on /etc/mysql/conf.d" in out, out
-            # Read inside, through sudo docker exec (the login is the image's client).
-            assert f"via the mariadb client inside {engine.name} container {name}" in out, out
-            assert f"{TRX}=1" in out, out
-
-            before = listing(conf_dir)
-            pid = engine.cli("inspect", "-f", "{{.State.Pid}}", name).strip()
-            out = _passed(cli("apply", "--sample", "1", *SLIDERS, "--restart", "--yes",
-                              "--watch", "2"))  # fmt: skip
-            found = re.search(r"^\s*snapshot\s+(\S+)\s*$", out, re.MULTILINE)
-            assert found, out
-            dropin = conf_dir / "99-innotune.cnf"
-            assert dropin.exists(), out
-            assert dropin.stat().st_uid == 0, "written on the host through sudo"
-            assert f"{TRX} = 2" in dropin.read_text()
-            assert engine.sql(name, spec, f"SELECT @@GLOBAL.{TRX}") == "2", out
-            assert engine.cli("inspect", "-f", "{{.State.Pid}}", name).strip() != pid, out
-
-            out = _passed(cli("rollback", "--yes", snapshot=found.group(1)))
-            assert listing(conf_dir) == before, out
-            assert engine.sql(name, spec, f"SELECT @@GLOBAL.{TRX}") == "1", out
-        assert watch.seen == [], "the sudo password on a command line or in an environment"
-        # InnoTune's files, sshd's log, the job's files on the target (not the server's data).
-        ours = [p for p in tmp_path.rglob("*") if "data-db" not in p.parts]
-        for path in [*ours, *_target_files(own_target_jobs)]:
-            if path.is_file() and not path.is_symlink():
-                assert secret.encode() not in path.read_bytes(), path
-    finally:
-        engine.cli("rm", "-f", name, check=False)
 
 
 def _target_files(ids: list[str]) -> list[Path]:
@@ -250,8 +183,11 @@ def _target_files(ids: list[str]) -> list[Path]:
     return found
 
 
-# Docker with MySQL 9.7 in the suite; the password path is the same through podman (whose
-# lifecycle test_containers.py runs), which INNOTUNE_TEST_ALL_ENGINES=1 adds (2 min).
+# Docker with MySQL 9.7 in the suite, over SSH as the user whose sudo asks for its password
+# every time: the sudo-password path and the database-password path in one run (the container
+# started once, one apply and rollback). The path is the same through podman (whose lifecycle
+# test_containers.py runs) and for MariaDB's image (whose lifecycle both test_containers.py
+# and its compose test run): INNOTUNE_TEST_ALL_ENGINES=1 adds podman with MariaDB 11.8 (2 min).
 PASSWORD_CASES = [("docker", "sid")] + (
     [("podman", "trixie")] if os.environ.get("INNOTUNE_TEST_ALL_ENGINES") == "1" else []
 )
@@ -267,11 +203,15 @@ def test_container_whose_root_needs_a_password(
     tmp_path: Path,
     own_target_jobs: list[str],
 ) -> None:
-    """An image like the official ones: root's password from MARIADB_ROOT_PASSWORD.
+    """An image like the official ones: root's password from MARIADB_ROOT_PASSWORD, on a host
+    reached over SSH by a user whose sudo asks for a password.
 
-    Without the password InnoTune says what is wrong and what to do; with it (typed at the
-    prompt) it logs in through the image's client, the password in an option file on the
-    client's standard input, never on a command line, and applies and rolls back.
+    Without the database password InnoTune says what is wrong and what to do; with it (typed
+    at the prompt) it logs in through the image's client inside the container, the password in
+    an option file on the client's standard input, never on a command line, and applies with a
+    restart into the mounted directory (the drop-in written on the host through sudo) and
+    rolls back. Neither password shows on a command line or in InnoTune's files; the sudo
+    password in no process's environment either.
     """
     engine: Engine = request.getfixturevalue(engine_name)
     with _on_the_ssh_host(engine, engine_sshd):
@@ -294,24 +234,40 @@ def _password_lifecycle(
                       root_password=password)  # fmt: skip
     cli = SshCli(engine_sshd, ssh_users, tmp_path, name, password, own_target_jobs)
     login = ("--mysql-user", "root", "--ask-mysql-password")
+    # The database password is in the container's environment (the image reads it from
+    # there); the sudo password in no process's.
+    watched = {password: False, ssh_users.pw_password: True}
     try:
-        out = cli("doctor").output
-        assert "wants a password for root" in out, out
-        assert "MARIADB_ROOT_PASSWORD" in out, out
-        assert "--mysql-user root --ask-mysql-password" in out, out
-        assert "All steps passed" not in out, out
+        with ArgvWatch(watched) as watch:
+            out = cli("doctor").output
+            assert "wants a password for root" in out, out
+            assert "MARIADB_ROOT_PASSWORD" in out, out
+            assert "--mysql-user root --ask-mysql-password" in out, out
+            assert "All steps passed" not in out, out
 
-        with ArgvWatch(password, environ=False) as watch:
             out = _passed(cli("doctor", *login))
             assert "All steps passed" in out, out
+            assert f"{engine.name} container {name}" in out, out
+            assert f"inside the container, reached through {engine.name} exec" in out, out
             out = _passed(cli("inspect", "--sample", "1", *login))
+            assert "in a container" in out, out
+            assert f"a host directory {conf_dir} mounted on /etc/mysql/conf.d" in out, out
+            # Read inside, through sudo docker exec (the login is the image's client).
+            inside = f"via the {spec.client} client inside {engine.name} container {name}"
+            assert inside in out, out
             assert f"{TRX}=1" in out, out
             before = listing(conf_dir)
+            pid = engine.cli("inspect", "-f", "{{.State.Pid}}", name).strip()
             out = _passed(cli("apply", "--sample", "1", *SLIDERS, "--restart", "--yes",
                               "--watch", "2", *login))  # fmt: skip
             found = re.search(r"^\s*snapshot\s+(\S+)\s*$", out, re.MULTILINE)
             assert found, out
+            dropin = conf_dir / "99-innotune.cnf"
+            assert dropin.exists(), out
+            assert dropin.stat().st_uid == 0, "written on the host through sudo"
+            assert f"{TRX} = 2" in dropin.read_text()
             assert engine.sql(name, spec, f"SELECT @@GLOBAL.{TRX}", password=password) == "2"
+            assert engine.cli("inspect", "-f", "{{.State.Pid}}", name).strip() != pid, out
             out = _passed(cli("rollback", "--yes", *login, snapshot=found.group(1)))
             assert listing(conf_dir) == before, out
             assert engine.sql(name, spec, f"SELECT @@GLOBAL.{TRX}", password=password) == "1"
@@ -324,10 +280,15 @@ def _password_lifecycle(
             assert "Apply with --restart" in ran.output, ran.output
             assert listing(conf_dir) == before, ran.output
             assert engine.sql(name, spec, f"SELECT @@GLOBAL.{TRX}", password=password) == "1"
-        assert watch.seen == [], "the database password on a command line"
+        assert watch.seen == [], "a password on a command line (or sudo's in an environment)"
+        # InnoTune's files, sshd's log, the job's files on the target (not the server's data;
+        # the container's .env file holds the database password the image reads).
         ours = [p for p in tmp_path.rglob("*") if "data-db" not in p.parts]
         for path in [*ours, *_target_files(own_target_jobs)]:
-            if path.is_file() and not path.is_symlink() and not path.name.endswith(".env"):
-                assert password.encode() not in path.read_bytes(), path
+            if path.is_file() and not path.is_symlink():
+                held = path.read_bytes()
+                assert ssh_users.pw_password.encode() not in held, path
+                if not path.name.endswith(".env"):
+                    assert password.encode() not in held, path
     finally:
         engine.cli("rm", "-f", name, check=False)
