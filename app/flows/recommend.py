@@ -21,11 +21,13 @@ from app.knobs import UnknownKnob
 
 
 def _away_from_durable(plan: Plan) -> list[str]:
-    """The sliders whose positions cost committed data in a crash."""
-    pos = plan.positions
-    away = {"crash_loss": pos.crash_loss != "none", "doublewrite": not pos.doublewrite}
-    away["binlog"] = not pos.binlog
-    return [slider for slider, is_away in away.items() if is_away]
+    """The sliders whose positions cost committed data in a crash.
+
+    Torn-page protection and the binary log count only where the plan turns them off.
+    """
+    changed = {c.slider for c in plan.changes}
+    away = [] if plan.positions.crash_loss == "none" else ["crash_loss"]
+    return away + [s for s in ("doublewrite", "binlog") if s in changed]
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,7 @@ def _why(change: Change, plan: Plan) -> str:
             f"more of the data and indexes stay in memory: {plan.positions.memory_share}% of "
             "the RAM, with room kept for the system, the other programs and every connection"
         )
-    if change.slider == "redo":
+    if change.key in ("innodb_redo_log_capacity", "innodb_log_file_size"):
         why = "a larger redo log lets the server write its changed pages out more smoothly"
         if "No redo write rate was measured" in change.reason:
             why += " (sized for an assumed 1 GiB of writes an hour: no write rate was measured)"
@@ -125,7 +127,7 @@ def _risk(plan: Plan) -> str:
             "Every change is undone from the snapshot taken first."
         )
     said = " ".join(loss.rstrip(".") + "." for loss in losses)
-    return "What a crash may cost: " + said[:1].lower() + said[1:]
+    return "In a crash, " + said[:1].lower() + said[1:]
 
 
 def _restart(facts: HostFacts, plan: Plan, changes: list[Change]) -> str:
@@ -151,6 +153,8 @@ def recommend(facts: HostFacts, plan: Plan, name: str) -> Recommendation:
     lines = []
     for change in applied:
         before, after = (_unit(v, change.key) for v in change_values(change, knobs))
+        if change.target == "option_remove":
+            before, after = f"set in {change.path}", "the line removed"
         lines.append(ChangeLine(_what(change), before, after, _why(change, plan)))
     flavour = {"mysql": "MySQL", "mariadb": "MariaDB"}.get(plan.facts.flavour or "", "")
     server = f"{flavour} {(plan.facts.version or '').split('-', 1)[0]}".strip()

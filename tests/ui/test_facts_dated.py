@@ -89,7 +89,9 @@ def test_back_to_inspect_after_a_restart_marks_the_old_facts_and_reads_the_new_o
     assert CLOCK.match(inspect.dated.text()), inspect.dated.text()
     assert not inspect.dated.old
 
-    # Trade-offs: one live change only (commits confirmed by the OS cache).
+    # Trade-offs (past the Recommendation): one live change only (commits confirmed by the
+    # OS cache).
+    wizard.next()
     wizard.next()
     tradeoffs = wizard.currentPage()
     assert isinstance(tradeoffs, TradeoffsPage)
@@ -142,6 +144,8 @@ def test_back_to_inspect_after_a_restart_marks_the_old_facts_and_reads_the_new_o
     assert tradeoffs.dated.old and "restarted the server" in tradeoffs.dated.text()
     assert "the “Now” values this plan starts from are out of date" in tradeoffs.dated.text()
     wizard.back()
+    assert wizard.currentPage() is wizard.pages["Recommendation"]
+    wizard.back()
     assert wizard.currentPage() is inspect
     assert wizard.state.facts is first and f"pid {old_pid}" in _server_text(inspect)
     note = inspect.dated.text()
@@ -155,7 +159,8 @@ def test_back_to_inspect_after_a_restart_marks_the_old_facts_and_reads_the_new_o
     # the new pid and uptime, dated now, nothing marked.
     wizard.next()
     assert wizard.currentPage() is inspect and inspect.task is not None
-    qtbot.waitUntil(lambda: wizard.currentPage() is tradeoffs, timeout=60_000)
+    rec = wizard.pages["Recommendation"]
+    qtbot.waitUntil(lambda: wizard.currentPage() is rec, timeout=60_000)
     facts = wizard.state.facts
     assert facts is not None and facts.server is not None and facts is not first
     assert facts.server.instance.pid == new_pid
@@ -167,6 +172,8 @@ def test_back_to_inspect_after_a_restart_marks_the_old_facts_and_reads_the_new_o
     assert CLOCK.match(inspect.dated.text()) and not inspect.dated.old
     assert not tradeoffs.dated.old and "before" not in tradeoffs.dated.text()
     qtbot.waitUntil(lambda: not inspect.task.is_running())  # type: ignore[union-attr]
+    wizard.next()
+    assert wizard.currentPage() is tradeoffs
 
     # Roll back (it restarts too), then Back to Trade-offs: marked again, and its link goes
     # back to Inspect and reads the server again.
