@@ -124,7 +124,7 @@ def _risk(plan: Plan) -> str:
     if not losses:
         return (
             "Nothing: durability is kept, so a crash loses no committed transaction, as now. "
-            "Every change is undone from the snapshot taken first."
+            "A snapshot is taken first, so every change can be undone."
         )
     said = " ".join(loss.rstrip(".") + "." for loss in losses)
     return "In a crash, " + said[:1].lower() + said[1:]

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QVBoxLayout,
+    QWidget,
     QWizardPage,
 )
 
@@ -80,7 +81,8 @@ class RecommendPage(QWizardPage):
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setWidget(self.text)
+        body = QWidget()
+        scroll.setWidget(body)
         self.consent = QCheckBox("I have read what will change; apply it to the &server")
         self.consent.setObjectName("recommendation_consent")
         self.consent.toggled.connect(self._on_consent_toggled)
@@ -101,11 +103,16 @@ class RecommendPage(QWizardPage):
         row.addStretch(1)
         self.status = WrapLabel()
         self.status.setObjectName("recommendation_status")
+        # The choice right under the words, whatever their length: no gap to cross.
+        inner = QVBoxLayout(body)
+        inner.setContentsMargins(0, 0, 0, 0)
+        inner.addWidget(self.text)
+        inner.addWidget(self.consent)
+        inner.addLayout(row)
+        inner.addWidget(self.status)
+        inner.addStretch(1)
         layout = QVBoxLayout(self)
         layout.addWidget(scroll, 1)
-        layout.addWidget(self.consent)
-        layout.addLayout(row)
-        layout.addWidget(self.status)
 
     def initializePage(self) -> None:  # noqa: N802 - Qt's name
         # The wizard calls refresh() whenever the page becomes current: forward, and Back
