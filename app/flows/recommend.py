@@ -73,7 +73,7 @@ def plan_key(plan: Plan | None) -> tuple[tuple[str, str, str], ...]:
 
 def _first_clause(text: str) -> str:
     """The reason's first sentence, lower-cased to follow "because", brackets left out."""
-    first = re.split(r"(?<=[.;:])\s", text.strip(), maxsplit=1)[0].rstrip(".;:")
+    first = re.split(r"(?<=[.;])\s", text.strip(), maxsplit=1)[0].rstrip(".;:")
     first = re.sub(r"\s*\([^()]*\)", "", first)
     first = first.split(" (", 1)[0]  # a bracket the sentence's end left open
     word = first.split(" ", 1)[0]
