@@ -117,6 +117,14 @@ def test_default_path_on_the_practice_server_in_at_most_8_clicks(
         assert all(v.startswith(STARTS) for v in verdicts), verdicts
 
         assert clicks.count <= MOST_CLICKS, clicks.count
+
+        # Back retraces the path taken: Apply, then the Recommendation, whose consent went
+        # with the apply it was given for.
+        wizard.back()
+        assert wizard.currentPage() is apply
+        wizard.back()
+        assert wizard.currentPage() is rec
+        assert not rec.consent.isChecked() and not rec.apply_button.isEnabled()
         print(
             f"\ndefault path: {clicks.count} clicks, {time.monotonic() - started:.1f} s "
             f"({time.monotonic() - applying:.1f} s from Apply this)"
