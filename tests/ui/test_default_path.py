@@ -56,7 +56,7 @@ def test_default_path_on_the_practice_server_in_at_most_8_clicks(
     # Shorter benchmarks than a person's (their length is the benchmark tests' business): the
     # path and its clicks are the same.
     def short(**kwargs: Any) -> MeasureOptions:
-        return MeasureOptions(**{**kwargs, "seconds": 2.0})
+        return MeasureOptions(**{**kwargs, "seconds": 1.0})
 
     monkeypatch.setattr(apply_module, "MeasureOptions", short)
     started = time.monotonic()
