@@ -97,13 +97,15 @@ def open_session(
         )
     if have is None:
         have = available_programs(transport, [*relays, *CLIENTS])
+    # Logged in as root, the relay runs as it is: "under sudo" would not be true.
+    how = "as root" if transport.is_root else "under sudo"
     for relay in relays:
         if relay in have:
-            say(f"Logging in as root through a {relay} relay under sudo to {socket_path}")
+            say(f"Logging in as root through a {relay} relay {how} to {socket_path}")
             opener = getattr(transport, "open_stream")  # noqa: B009 - both transports have it
             stream = opener(relay_argv(relay, socket_path), sudo=True)
             return PyMySQLSession.over_stream(
-                stream, f"{relay} relay under sudo to {socket_path}", user="root"
+                stream, f"{relay} relay {how} to {socket_path}", user="root"
             )
     for client in CLIENTS:
         if client in have:

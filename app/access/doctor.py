@@ -362,7 +362,7 @@ def run_doctor(
         yield from _skip_rest(result, "login")
         return
     who = answers[0][0]
-    relay_note = " (the relay gives sudo-level database access)" if "relay" in session.via else ""
+    relay_note = " (full database access)" if "relay" in session.via else ""
     yield emit(Step("login", "ok", f"{who[0]} on {who[1]} via {session.via}{relay_note}"))
 
     # 8. privileges

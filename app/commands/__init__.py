@@ -15,6 +15,7 @@ _MODULES: tuple[str, ...] = (
     "doctor",
     "inspect",
     "practice",
+    "exercise",
     "plan",
     "bench",
     "watch",

@@ -523,7 +523,7 @@ def run_rollback(args: argparse.Namespace) -> int:
             print(f"Restore {local_copy(transport, args.snapshot).summary()}")
             undo: list[str] | None = None
         else:
-            print(choice.text())
+            print(snapshots.rollback_text(choice))
             for caveat in choice.caveats:
                 say(f"note: {caveat}")
             undo = [r.id for r in choice.undo]

@@ -23,6 +23,11 @@ class ServerInstance:
     service: str | None = None  # unit or init-script name
     notes: tuple[str, ...] = field(default=())
     container: Container | None = None  # the Docker or Podman container it runs in
+    # Another server's buffer pool as its option files set it, read without logging in
+    # (app.inspect.otherpools): the value as written ("2G"), None when they set none.
+    files_pool: str | None = None
+    files_read: bool = False  # True when its option files were read for files_pool
+    files_connections: str | None = None  # max_connections as its option files set it
 
     @property
     def socket(self) -> str | None:

@@ -12,7 +12,16 @@ from collections.abc import Callable
 from typing import Any
 
 from app.domain.errors import InnoTuneError
-from app.exercises import badchange, bufferpool, crash, powercut, restart
+from app.exercises import (
+    badchange,
+    bufferpool,
+    crash,
+    doublewrite,
+    flushing,
+    powercut,
+    redolog,
+    restart,
+)
 from app.exercises.model import ExerciseResult, Lab, text_for
 from app.mysql import burst
 
@@ -24,6 +33,21 @@ RUNNERS: dict[str, Callable[..., ExerciseResult]] = {
     "bufferpool": bufferpool.run,
     "restart": restart.run,
     "badchange": badchange.run,
+    "redolog": redolog.run,
+    "flushing": flushing.run,
+    "doublewrite": doublewrite.run,
+}
+
+#: Each exercise's shorter form (``innotune exercise --quick``, the tests): fewer rows, rounds
+#: and seconds, so smaller and less certain figures.
+QUICK: dict[str, dict[str, Any]] = {
+    "crash": {"seconds": 3.0},
+    "powercut": {"seconds": 3.0},
+    "bufferpool": {"rows": 20000, "seconds": 1.5},
+    "restart": {"dirty_seconds": 1.0},
+    "redolog": {"rows": 10000, "transactions": 300},
+    "flushing": {"rows": 20000, "seconds": 10, "tail": 4},
+    "doublewrite": {"rows": 10000, "transactions": 250},
 }
 
 

@@ -11,6 +11,7 @@ from app.inspect.instances import find_instances
 from app.jobs import history, runner
 from app.jobs import snapshot as snap
 from app.places import local_snapshot_dir
+from app.planner.report import value_words
 from app.remote.transport import Transport
 
 # What both faces show of the snapshots and choose among them with.
@@ -22,6 +23,11 @@ describe_instance = history.describe_instance
 choose_rollback = history.choose_rollback
 list_records = history.list_records
 store_bench_locally = snap.store_bench_locally
+
+
+def rollback_text(choice: RollbackChoice) -> str:
+    """What a rollback brings back, its values as people read them (sizes in MiB, GiB)."""
+    return choice.text(value_words)
 
 
 @dataclass

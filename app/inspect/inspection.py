@@ -16,6 +16,7 @@ from app.domain.instance import ServerInstance
 from app.domain.serverfacts import ServerFacts
 from app.inspect.diskprobe import probe_disk
 from app.inspect.host import host_argv, host_facts_from
+from app.inspect.otherpools import finish_reading, start_reading
 from app.inspect.server import gather_server_facts
 from app.mysql.session import Session
 from app.remote.container import ContainerTransport
@@ -100,6 +101,8 @@ def inspect(
         say("Reading the machine, the filesystems and the disks")
         host_run.append(submit(transport, host_argv(directories), sudo=use_sudo, timeout=60))
 
+    # The other servers' pools from their option files, read while this one is.
+    pools = start_reading(transport, instances, instance, use_sudo)
     server: ServerFacts = gather_server_facts(
         session,
         instance,
@@ -121,7 +124,7 @@ def inspect(
         target=transport.label,
         collected_at=datetime.now(UTC).isoformat(timespec="seconds"),
         os=gathered,
-        instances=tuple(instances),
+        instances=tuple(finish_reading(pools)),
         server=server,
         disk_probe=probe,
         unknown=tuple(unknown),

@@ -23,6 +23,7 @@ from app.targetjob.formats import (
     JournalLine,
     applied_words,
 )
+from app.targetjob.health import ERROR_LINE
 
 JOBS_ROOT = formats.JOBS_ROOT
 FINAL = formats.FINAL
@@ -121,6 +122,11 @@ class JobStatus:
         if self.state != "applied":
             return self.state
         return applied_words(self.changes, self.not_applied)
+
+    @property
+    def error_log_lines(self) -> list[str]:
+        """The server's error-log lines the job kept that are errors (never its notes)."""
+        return [ln for ln in self.log_lines if ERROR_LINE.search(ln)]
 
     @property
     def final(self) -> bool:

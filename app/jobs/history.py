@@ -28,7 +28,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -343,8 +343,11 @@ class RollbackChoice:
     undo: tuple[Record, ...] = ()
     caveats: tuple[str, ...] = ()
 
-    def text(self) -> str:
-        """The rollback's preview: what comes back, and the later changes it undoes."""
+    def text(self, spell: Callable[[str, str], str] | None = None) -> str:
+        """The rollback's preview: what comes back, and the later changes it undoes.
+
+        ``spell(key, value)``: a saved value as people read it (sizes as 128 MiB).
+        """
         lines = [
             f"Restore snapshot {self.record.id} ({self.record.state_text()}) of "
             f"{describe_instance(self.record.snapshot.instance)}:",
@@ -357,7 +360,8 @@ class RollbackChoice:
             )
         for value in self.record.snapshot.values:
             where = value.path or value.key
-            lines.append(f"  {value.kind} {where}: back to {value.value}")
+            shown = spell(value.key, value.value) if spell and value.value else value.value
+            lines.append(f"  {value.kind} {where}: back to {shown}")
         if self.undo:
             lines.append(
                 f"This also undoes {count(len(self.undo), 'later change')} of this server still in "

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.domain.hostfacts import HostFacts
+from app.domain.instance import ServerInstance
 from app.domain.plan import Plan
 from app.domain.server import Flavour, ServerVersion
 from app.domain.serverfacts import ServerFacts
@@ -119,13 +120,53 @@ def _argv_pool(argv: tuple[str, ...]) -> int | None:
     return None
 
 
-def other_servers(facts: HostFacts) -> tuple[int, str]:
+#: A server's buffer pool when neither its command line nor its option files set it.
+DEFAULT_POOL = 128 * MIB
+
+
+def configured_pool(inst: ServerInstance) -> tuple[int, str] | None:
+    """The buffer pool another server is set to start with, and where that was read.
+
+    Its command line beats its option files; files read that set none leave the server's
+    default (128 MiB on every MySQL and MariaDB line). None when neither was read.
+    """
+    pool = _argv_pool(inst.argv)
+    if pool is not None:
+        return pool, "from its command line"
+    if inst.files_read:
+        pool = parse_int(inst.files_pool)
+        if pool is not None:
+            return pool, "from its option files"
+        if inst.files_pool is None:
+            return DEFAULT_POOL, "at the default size (its option files set none)"
+    return None
+
+
+#: max_connections when neither a server's command line nor its option files set it.
+DEFAULT_CONNECTIONS = 151
+
+
+def configured_connections(inst: ServerInstance) -> tuple[int, str]:
+    """The connections another server lets in, and where that was read (its default else)."""
+    for arg in inst.argv:
+        name, _, value = arg.partition("=")
+        if name.replace("_", "-") == "--max-connections" and value.isdigit():
+            return int(value), " (its command line)"
+    if inst.files_connections is not None and inst.files_connections.isdigit():
+        return int(inst.files_connections), " (its option files)"
+    return DEFAULT_CONNECTIONS, ""
+
+
+def other_servers(facts: HostFacts, per_conn: int = 0) -> tuple[int, str]:
     """The other database servers on the host, at what they may take, and the words for it.
 
-    Each other mysqld/mariadbd (a process or a container the inspection saw) counts at its
-    own buffer pool where its command line names it (or its resident memory now if that is
-    more), else at its resident memory now; within its container's memory limit. A server
-    whose memory was not read is named and not counted.
+    Each other mysqld/mariadbd (a process or a container the inspection saw) counts at the
+    larger of its buffer pool with its bookkeeping (the pool its command line or option
+    files set, :func:`configured_pool`) and its connections' buffers (its max_connections at
+    ``per_conn``, this server's buffers per connection: the other's are not read), and its
+    resident memory now; within its container's memory limit. A server whose memory was not
+    read is named and not counted. The words name each figure and where it came from; they
+    add up to the total.
     """
     server = facts.server
     me = server.instance.pid if server is not None else None
@@ -142,12 +183,32 @@ def other_servers(facts: HostFacts) -> tuple[int, str]:
             if inst.container is not None
             else f"{name} pid {inst.pid}"
         )
-        pool, resident = _argv_pool(inst.argv), rss.get(inst.pid)
+        configured, resident = configured_pool(inst), rss.get(inst.pid)
         limit = inst.container.memory_limit_bytes if inst.container is not None else None
-        if pool is not None and pool >= (resident or 0):
-            take, how = pool, f"its {size_text(pool)} buffer pool"
+        pool, where = configured if configured is not None else (0, "")
+        with_books = int(pool * POOL_OVERHEAD)
+        conns, conns_where = configured_connections(inst)
+        buffers = conns * per_conn if configured is not None else 0
+        if configured is not None and with_books + buffers >= (resident or 0):
+            take = with_books + buffers
+            parts = [
+                f"its {size_text(pool)} buffer pool {where}",
+                f"{size_text(with_books - pool)} of bookkeeping",
+            ]
+            if buffers:
+                # The product only: the per-connection figure is this server's, named
+                # once in the sentence, and the part's figures add up to its total.
+                parts.append(
+                    f"{size_text(buffers)} of buffers for its {conns} connections"
+                    f"{conns_where}, at this server's buffers per connection"
+                )
+            how = ", ".join(parts[:-1]) + " and " + parts[-1]
         elif resident is not None:
             take, how = resident, f"{size_text(resident)} resident now"
+            if configured is not None:
+                how += f", more than its buffer pool {where} with its bookkeeping and buffers"
+            elif not inst.files_read:
+                how += " (its option files were not read)"
         else:
             unread.append(who)
             continue
@@ -182,7 +243,7 @@ def memory_budget(facts: HostFacts, key_buffer: int | None = None) -> MemoryBudg
     max_conn = _var_int(server, "max_connections", 151)
     keys = _var_int(server, "key_buffer_size") if key_buffer is None else key_buffer
     others = sum(p.rss_bytes for p in facts.os.machine.big_processes)
-    servers, servers_words = other_servers(facts)
+    servers, servers_words = other_servers(facts, per_conn)
     parts = [
         ("key buffer", keys),
         ("log buffer", _var_int(server, "innodb_log_buffer_size")),

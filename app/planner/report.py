@@ -38,6 +38,11 @@ def human_value(value: str | None, kind: str) -> str:
     return value
 
 
+def value_words(key: str, value: str) -> str:
+    """A setting's value as people read it: a size as 128 MiB, never 134217728."""
+    return human_value(value, _kind(default_catalogue(), key))
+
+
 def spelled(value: str | None, key: str) -> str:
     """A value as the preview shows it: exact, and a size also as people read it.
 

@@ -14,6 +14,7 @@ from app.knobs.sliders import slider
 from app.planner.budget import memory_budget, pool_of
 from app.planner.context import server_variable
 from app.planner.memorysum import share_text
+from app.planner.redolog import representative
 from app.planner.values import parse_int, size_text
 
 
@@ -57,6 +58,8 @@ def note(key: str, plan: Plan, facts: HostFacts) -> str:
     of RAM (:func:`app.planner.memorysum.share_text`); where it differs from the share the
     slider asks, the note says why.
     """
+    if key == "redo":
+        return redo_note(plan, facts)
     if key != "memory":
         return ""
     share = plan.positions.memory_share
@@ -82,3 +85,24 @@ def plan_final(plan: Plan, facts: HostFacts, name: str) -> str | None:
     if change is not None:
         return change.proposed
     return server_variable(facts.server, name) if facts.server else None
+
+
+def redo_note(plan: Plan, facts: HostFacts) -> str:
+    """The redo slider's words where no writes were measured: the size, and what it assumes.
+
+    Its positions speak of minutes of writes; a sample that saw none cannot size a log in
+    minutes, so the words say the size and the assumed rate instead ("" where the sample's
+    rate is what the log is sized from, or the slider keeps the size).
+    """
+    minutes = plan.positions.redo_minutes
+    if minutes is None or facts.server is None or representative(facts.server):
+        return ""
+    spot = slider("redo").at(minutes)
+    name = spot.label.split(" (")[0] if spot is not None and spot.label else f"{minutes} min"
+    change = plan.change("innodb_redo_log_capacity") or plan.change("innodb_log_file_size")
+    size = parse_int(change.proposed) if change is not None else None
+    if change is not None and change.key == "innodb_log_file_size" and size is not None:
+        files = parse_int(server_variable(facts.server, "innodb_log_files_in_group")) or 1
+        size *= files
+    held = size_text(size) if size is not None else "kept"
+    return f"{name}: {held}, for an assumed 1 GiB of redo an hour"

@@ -157,6 +157,13 @@ def recommended_redo(facts: HostFacts) -> Start:
             f"The redo log already holds about {duration_text(held * 60)} of the measured "
             "writes, at least the hour InnoTune recommends, so it keeps its size.",
         )
+    if server is not None and not representative(server):
+        return Start(
+            balanced.value,
+            "A larger redo log lets InnoDB write pages back in large, calm batches instead of "
+            "in a hurry when it fills; the sample measured no writes, so it is sized for an "
+            "assumed 1 GiB of redo an hour. The price is a longer crash recovery (below).",
+        )
     return Start(
         balanced.value,
         "About an hour of writes lets InnoDB write pages back in large, calm batches instead "

@@ -33,7 +33,6 @@ from PySide6.QtWidgets import (
 )
 
 from app.access.doctor import DoctorResult
-from app.exercises import run as run_exercise
 from app.exercises.model import (
     Chart,
     ExerciseCancelled,
@@ -43,6 +42,8 @@ from app.exercises.model import (
     load_texts,
     nice_ticks,
 )
+from app.flows.exercising import practice_lab as lab_at
+from app.flows.exercising import run_exercise
 from app.ui.hostworker import HostWorker, Progress, Task, TaskHandle
 
 #: Builds the lab an exercise runs in (called in the task: it may start the server).
@@ -61,27 +62,15 @@ class ExerciseInputs:
 def exercise_task(_conn: DoctorResult, inputs: ExerciseInputs, progress: Progress) -> object:
     """Build the lab (it may start the practice server), then run the exercise in it."""
     lab = inputs.lab_factory(progress)
-    return run_exercise(inputs.exercise, lab, **dict(inputs.scale))
+    return run_exercise(inputs.exercise, lab, dict(inputs.scale))
 
 
 def practice_lab(progress: Progress) -> Lab:
     """The user's practice server, started if needed; scratch space next to it."""
     from app.places import default_practice_dir
-    from app.practice.practice import PracticeServer
 
-    base = default_practice_dir()
     progress.say("Starting the practice server (the first start takes a few seconds) …")
-    practice = PracticeServer(base)
-    practice.start(say=progress.say)
-    workdir = base.with_name("exercises")
-    workdir.mkdir(parents=True, exist_ok=True)
-    return Lab(
-        server=practice.server,
-        workdir=workdir,
-        say=progress.say,
-        cancelled=progress.cancelled,
-        restart_argv=practice.endpoint().restart_argv,
-    )
+    return lab_at(default_practice_dir(), progress.say, progress.cancelled)
 
 
 class ExerciseChart(QChartView):

@@ -151,3 +151,24 @@ class WizardState:
     def connected(self) -> bool:
         """True when the last check passed every step."""
         return self.connection is not None and self.connection.ok
+
+    def place(self) -> str:
+        """Where the server tuned runs, in words: "the docker container shop-db on db1".
+
+        A container is named with its host, never as "this computer" or "local" alone.
+        """
+        facts = self.facts
+        kind = self.target.kind if self.target is not None else None
+        if kind == "local":
+            host = "this computer"
+        elif kind == "practice":
+            host = "the practice server"
+        elif self.target is not None:
+            host = self.target.label
+        else:
+            host = facts.target if facts is not None else "the server"
+        server = facts.server if facts is not None else None
+        conn = self.connection
+        instance = server.instance if server is not None else conn.instance if conn else None
+        box = instance.container if instance is not None else None
+        return f"the {box.engine} container {box.name} on {host}" if box is not None else host

@@ -14,7 +14,11 @@ the clients on the target as the wizard picks them (InnoTune's load generator th
 (a) ``--change-trials`` trials of innodb_flush_log_at_trx_commit 1 → 0, set live round by
     round (put back to 1 after each): autocommit ×1 must be called *faster* in at least 4 of 5;
 (b) ``--trials`` trials of identical settings (1 → 1, through the same interleaved path): a
-    trial counts when no run is called *faster* or *slower*; at least 9 of 10 must.
+    trial counts when no run is called *faster* or *slower*; at least 9 of 10 must;
+(c) ``--plan-trials`` trials of the default plan's buffer pool and redo log (the changes the
+    wizard recommends for these two, nothing else), applied by the job with its restart and
+    measured before, then after (:func:`app.flows.measured.measured_apply`), rolled back after
+    each trial: autocommit ×1 must be called *faster* in at least 4 of 5.
 
 Prints one line per trial (method, rounds, budget used, each run's verdict) and where a step's
 time went (the table, the clients' start, the timed part, the readings), then the counts; exits
@@ -102,6 +106,74 @@ def trial(
     return before, after, found, benches[-1]
 
 
+POOL_REDO = frozenset(
+    {"innodb_buffer_pool_size", "innodb_log_file_size", "innodb_redo_log_capacity"}
+)
+
+
+def plan_trial(host: DebianHost, work: Path, options: MeasureOptions) -> tuple[Any, str]:
+    """The default plan's pool and redo changes, applied with a restart and measured before/after.
+
+    Rolled back (with its restart) at the end. Returns the measured apply and the changes in
+    words ("innodb_buffer_pool_size 128.0 MiB → 16.1 GiB; …").
+    """
+    import dataclasses
+
+    from app.commands.sliders import positions_from_args
+    from app.flows.apply import ApplyOptions, apply_preview, restore
+    from app.flows.inspecting import inspect_connected
+    from app.flows.measured import measured_apply, method_for
+    from app.flows.planning import plan_for
+    from app.flows.preview import preview_plan
+
+    conn, target, secrets = login(host, work)
+    try:
+        facts = inspect_connected(conn, sample_seconds=10.0, say=lambda _t: None)
+        from app.cli import build_parser
+
+        parser, _ = build_parser()
+        args = parser.parse_args(["preview", host.target])
+        plan = plan_for(facts, positions_from_args(args, facts))
+        changes = tuple(c for c in plan.changes if c.key in POOL_REDO)
+        if not changes:
+            raise SystemExit("the default plan changes neither the pool nor the redo log here")
+        plan = dataclasses.replace(
+            plan, changes=changes, restart_needed=any(c.restart_needed for c in changes)
+        )
+        preview = preview_plan(plan, facts, conn)
+        words = "; ".join(f"{c.key} {c.current} → {c.proposed}" for c in changes)
+        transport = conn.transport
+        assert transport is not None and facts.server is not None
+        if conn.session is not None:
+            conn.session.close()
+            conn.session = None
+        cancel = threading.Event()
+        server = facts.server
+
+        def apply_now() -> Any:
+            return apply_preview(
+                transport, preview, server, plan, ApplyOptions(), on_step=lambda _s: None
+            )
+
+        measuring = Measuring(
+            conn,
+            target,
+            secrets,
+            options,
+            cancel=cancel,
+            say=lambda _label, _text: None,
+            progress=lambda _f: None,
+        )
+        measured = measured_apply(measuring, apply_now, method_for(preview), cancel=cancel)
+        if measured.status is not None and measured.status.snapshot_id:
+            back = restore(transport, measured.status.snapshot_id, on_step=lambda _s: None)
+            if back.state != "rolled-back":
+                raise SystemExit(f"the rollback ended {back.state}: stopped")
+        return measured, words
+    finally:
+        conn.close()
+
+
 def verdict_cells(before: BenchReport, after: BenchReport) -> list[str]:
     """Each run's verdict: "autocommit×1 faster +480%"."""
     out = []
@@ -111,10 +183,35 @@ def verdict_cells(before: BenchReport, after: BenchReport) -> list[str]:
     return out
 
 
+def print_plan_trial(host: DebianHost, work: Path, options: MeasureOptions, n: int) -> str:
+    """Run one (c) trial, print its line; autocommit ×1's verdict ("—" when not measured)."""
+    measured, words = plan_trial(host, work, options)
+    found = measured.measurement
+    if measured.before is None or measured.after is None or found is None:
+        why = measured.no_after or measured.not_applied or "not measured"
+        print(f"c{n:<5} {'plan':<7} {'-':<12} {why}  [{words}]", flush=True)
+        return "—"
+    cells = verdict_cells(measured.before, measured.after)
+    verdicts = {
+        (v.workload, v.threads): v.verdict for v in measured.after.verdicts(measured.before)
+    }
+    rounds = f"{found.before_rounds}/{found.fewest_rounds}-{found.after_rounds}"
+    used = f"{found.seconds_used:.0f}/{found.budget_seconds:.0f} s"
+    print(
+        f"c{n:<5} {'plan':<7} {found.method:<12} {rounds:>6} {used:>14} {found.stopped:<8} "
+        f"{'':>11}  {'; '.join(cells)}  (load {load()})  [{words}]",
+        flush=True,
+    )
+    return str(verdicts.get(("autocommit", 1), "—"))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--change-trials", type=int, default=5, help="trx_commit 1 -> 0 trials")
     parser.add_argument("--trials", type=int, default=10, help="identical-settings trials")
+    parser.add_argument(
+        "--plan-trials", type=int, default=5, help="default plan's pool + redo trials (restart)"
+    )
     parser.add_argument("--busy", type=int, default=2, help="busy loops on this machine")
     parser.add_argument(
         "--seconds", type=float, default=MeasureOptions().seconds, help="the Benchmark time"
@@ -161,11 +258,16 @@ def main() -> int:
         single: list[str] = []
         quiet = 0
         phases: list[dict[str, float]] = []
-        # Alternating (a) and (b), so that a run stopped early (SIGTERM) has both kinds.
+        # Alternating (a), (b) and (c), so that a run stopped early (SIGTERM) has every kind.
         changes = [("a", n, "0") for n in range(1, args.change_trials + 1)]
         same = [("b", n, "1") for n in range(1, args.trials + 1)]
-        plan = [t for pair in itertools.zip_longest(changes, same) for t in pair if t]
+        pool = [("c", n, "") for n in range(1, args.plan_trials + 1)]
+        plan = [t for trio in itertools.zip_longest(changes, same, pool) for t in trio if t]
+        by_plan: list[str] = []
         for kind, n, new in plan:
+            if kind == "c":
+                by_plan.append(print_plan_trial(host, work, options, n))
+                continue
             try:
                 before, after, found, bench = trial(measuring, new, benches)
             finally:
@@ -199,12 +301,14 @@ def main() -> int:
                 + ", ".join(f"{k} {v:.2f} s" for k, v in mean.items())
             )
         needed_a = -(-4 * args.change_trials // 5)
+        needed_c = -(-4 * args.plan_trials // 5)
+        ok_c = by_plan.count("faster") >= needed_c
         needed_b = -(-9 * args.trials // 10)
         ok_a = single.count("faster") >= needed_a
         ok_b = quiet >= needed_b
         scaled = (
             " (scaled: fewer trials than 5/10)"
-            if (args.change_trials, args.trials) != (5, 10)
+            if (args.change_trials, args.trials, args.plan_trials) != (5, 10, 5)
             else ""
         )
         print(
@@ -215,7 +319,12 @@ def main() -> int:
             f"(b) identical settings: no run called faster or slower in {quiet} of {args.trials} "
             f"(needed {needed_b}) — {'holds' if ok_b else 'DOES NOT HOLD'}; load now {load()}"
         )
-        return 0 if ok_a and ok_b else 1
+        print(
+            f"(c) default plan's pool + redo (restart): autocommit ×1 faster in "
+            f"{by_plan.count('faster')} of {len(by_plan)} (needed {needed_c}) — "
+            f"{'holds' if ok_c else 'DOES NOT HOLD'}{scaled}"
+        )
+        return 0 if ok_a and ok_b and ok_c else 1
     finally:
         for loop in loops:
             loop.kill()

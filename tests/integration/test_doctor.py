@@ -78,6 +78,9 @@ def test_doctor_passes_every_step(
     assert set(steps.values()) == {"OK"}
     if user != "root":
         assert "relay under sudo" in proc.stdout  # the socket login of root, through sudo
+    else:  # logged in as root: one story, no sudo anywhere (issue 37)
+        assert "no sudo needed" in proc.stdout and "relay as root" in proc.stdout, proc.stdout
+        assert "under sudo" not in proc.stdout and "sudo-level" not in proc.stdout, proc.stdout
 
 
 def test_doctor_names_the_missing_sudo_password(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -10,12 +11,16 @@ import threading
 from pathlib import Path
 
 import pymysql
+import pytest
 
 from app.access.database import open_session
 from app.domain.hostfacts import HostFacts
 from app.inspect.inspection import inspect
 from app.inspect.instances import choose_instance, find_instances
-from app.planner.budget import memory_budget
+from app.knobs.catalogue import default_catalogue
+from app.planner import default_positions, make_plan
+from app.planner.budget import memory_budget, pool_of
+from app.planner.memorysum import POOL_OVERHEAD
 from app.planner.values import size_text
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
@@ -24,6 +29,7 @@ from tests.hosts.loopdev import LoopFs
 from tests.hosts.sshd import SshServer
 
 ROOT = Path(__file__).parents[2]
+GIB = 1024**3
 
 UNUSUAL = """[mysqld]
 bind-address = 127.0.0.1
@@ -104,7 +110,12 @@ def test_inspect_private_server_on_the_loop_device(
 def test_two_instances_choose_by_instance(
     private_servers: list[PrivateServer], tmp_path: Path
 ) -> None:
-    a = PrivateServer(tmp_path / "a")
+    # The other server's pool is set in its option files only (its --defaults-file includes
+    # it), not on its command line: read without logging in to it (issue 36).
+    a = PrivateServer(
+        tmp_path / "a",
+        server_cnf="[mysqld]\ninnodb_buffer_pool_size = 1G\nmax_connections = 40\n",
+    )
     b = PrivateServer(tmp_path / "b", server_cnf=UNUSUAL)
     private_servers += [a, b]
     a.start()
@@ -135,14 +146,40 @@ def test_two_instances_choose_by_instance(
     pool = [v for v in facts["server"]["variables"] if v["name"] == "innodb_buffer_pool_size"]
     assert pool[0]["value"] == str(72 * 1024 * 1024)
     assert facts["server"]["rates"] is None  # --sample 0
-    # The other server is seen with its resident memory, and the budget counts it (issue 36).
+    # The other server is counted at its configured pool (its option files, read without
+    # logging in) with its bookkeeping, not at its idle resident memory (issue 36).
     other = a.running_pid()
+    assert a.query("SELECT @@innodb_buffer_pool_size").split()[-1] == str(GIB)  # as set
     seen = HostFacts.from_json(out.stdout)
     rss = {p.pid: p.rss_bytes for p in seen.os.machine.database_processes}
-    assert other in rss and rss[other] > 0
+    assert other in rss and 0 < rss[other] < GIB
+    [inst] = [i for i in seen.instances if i.pid == other]
+    assert "--innodb" not in " ".join(inst.argv)  # not on its command line
+    assert (inst.files_read, inst.files_pool, inst.files_connections) == (True, "1G", "40")
     budget = memory_budget(seen)
-    assert budget is not None and budget.other_servers >= rss[other]
-    assert f"mariadbd pid {other}, {size_text(rss[other])} resident now" in budget.words()
+    assert budget is not None
+    may_take = int(GIB * POOL_OVERHEAD) + 40 * budget.per_connection
+    assert budget.other_servers >= may_take
+    assert (
+        f"mariadbd pid {other}, its 1 GiB buffer pool from its option files, "
+        f"{size_text(int(GIB * POOL_OVERHEAD) - GIB)} of bookkeeping and "
+        f"{size_text(40 * budget.per_connection)} of buffers for its 40 connections (its option "
+        "files), at this server's buffers per connection" in budget.words()
+    ), budget.words()
+    # Had its files not been read it would count at its resident memory: the pool that fits,
+    # and the plan's, shrink by the difference.
+    unread = [dataclasses.replace(i, files_read=False) if i is inst else i for i in seen.instances]
+    before = dataclasses.replace(seen, instances=tuple(unread))
+    idle = memory_budget(before)
+    assert idle is not None
+    assert idle.other_servers - budget.other_servers == rss[other] - may_take
+    assert idle.fits - budget.fits == pytest.approx((may_take - rss[other]) / POOL_OVERHEAD, abs=2)
+    catalogue = default_catalogue()
+    at = dataclasses.replace(default_positions(seen), memory_share=90)  # the most that fits
+    crowded = pool_of(make_plan(seen, at, catalogue), seen)
+    roomy = pool_of(make_plan(before, at, catalogue), before)
+    assert crowded is not None and roomy is not None
+    assert crowded <= budget.fits < roomy, (crowded, budget.fits, roomy)
     both = subprocess.run(
         [sys.executable, "-m", "app", "inspect", "local", "--sample", "0"],
         capture_output=True,

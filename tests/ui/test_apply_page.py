@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from pytestqt.qtbot import QtBot
 
 from app.practice.server import PrivateServer
 from app.ui.hostworker import Progress
+from app.ui.logview import LOG_LINK
 from app.ui.pages.apply import ApplyPage
 from app.ui.pages.preview import PreviewInputs, make_preview
 from tests.hosts.util import need_root
@@ -65,6 +67,12 @@ def test_apply_then_roll_back_from_the_page(
     assert page.state.changes_in_force == page.status.snapshot_id is not None
     # Complete once the worker's thread has ended (and while the list is read again after it).
     qtbot.waitUntil(page.isComplete)
+    # Applied: the same plan is not offered again, and the consent given for it is used up.
+    assert not page.consent.isChecked()
+    page.consent.setChecked(True)
+    assert not page.apply_button.isEnabled()
+    # Nothing failed: no server log lines (a start-up's notes would only alarm).
+    assert "Server log" not in page.state_label.text(), page.state_label.text()
 
     qtbot.waitUntil(page.rollback_button.isEnabled)
     page.rollback_button.click()
@@ -75,6 +83,12 @@ def test_apply_then_roll_back_from_the_page(
     assert server.query("SELECT @@innodb_flush_log_at_trx_commit").split()[-1] == "1"
     assert page.state.changes_in_force is None
     assert _tree(server.base / "etc") == before
+    # A restore that worked reads as success, not as "rolled-back".
+    shown = page.state_label.text()
+    assert shown.startswith(f"Restored snapshot {page.status.snapshot_id}: the old settings"), shown
+    assert "rolled-back" not in shown and LOG_LINK not in shown, shown
+    # Rolled back: the plan may be applied again.
+    qtbot.waitUntil(page.apply_button.isEnabled)
 
     qtbot.waitUntil(page.list_button.isEnabled)
     page.list_button.click()
@@ -82,3 +96,13 @@ def test_apply_then_roll_back_from_the_page(
     # Other test sessions on this host add snapshots of their own at any moment.
     ids = [page.snapshots.item(i).data(256) for i in range(page.snapshots.count())]
     assert page.status.snapshot_id in ids
+
+    # Another plan: the last job's words, its status and the consent go with the old one.
+    qtbot.waitUntil(page.list_button.isEnabled)  # the list read to its end
+    plan = page.state.plan
+    assert plan is not None
+    page.state.plan = dataclasses.replace(plan, changes=plan.changes[:0])
+    page.initializePage()
+    assert page.state_label.text() == "" and page.journal.toPlainText() == ""
+    assert page.status is None and not page.consent.isChecked()
+    assert not page.rollback_button.isEnabled() and not page.apply_button.isEnabled()

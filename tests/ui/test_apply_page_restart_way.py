@@ -15,7 +15,10 @@ from PySide6.QtWidgets import QListWidgetItem
 from pytestqt.qtbot import QtBot
 
 from app.domain.hostfacts import HostFacts
+from app.flows import snapshots
+from app.jobs.snapshot import SavedValue, Snapshot
 from app.ui.pages.apply import ApplyPage
+from app.ui.pages.snapshot_list import restore_question
 from app.ui.state import WizardState
 
 HOSTS = Path(__file__).parents[1] / "fixtures" / "hosts"
@@ -76,3 +79,23 @@ def test_restore_selected_asks_first_and_no_changes_nothing(qtbot: QtBot) -> Non
     assert asked == [(None, "20260101-000000-abcdef")]
     assert page.task is None  # nothing ran: no job, no restart
     assert "was not restored; nothing was changed" in page.state_label.text()
+
+
+def test_the_restore_question_shows_sizes_in_words(qtbot: QtBot) -> None:
+    """The question before a restore reads "back to 128 MiB", never "back to 134217728"."""
+    taken = Snapshot(
+        id="20260101-000000-abcdef",
+        created="2026-01-01T00:00:00Z",
+        target="sid",
+        instance={"key": "k", "datadir": "/var/lib/mysql"},
+        files=(),
+        values=(
+            SavedValue("variable", "innodb_buffer_pool_size", "134217728"),
+            SavedValue("variable", "innodb_flush_log_at_trx_commit", "1"),
+        ),
+    )
+    choice = snapshots.choose_rollback([snapshots.Record(taken, "applied")], "k", taken.id)
+    asked = restore_question(choice, taken.id, ["systemctl", "restart", "mysql.service"])
+    assert "innodb_buffer_pool_size: back to 128 MiB" in asked, asked
+    assert "innodb_flush_log_at_trx_commit: back to 1" in asked, asked
+    assert "134217728" not in asked, asked

@@ -13,7 +13,7 @@ from PySide6.QtCharts import (
     QValueAxis,
 )
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QColor, QFontMetrics, QPalette
 from pytestqt.qtbot import QtBot
 
 from app.domain.bench import BenchReport, Counters, Latency, WorkloadResult
@@ -128,3 +128,30 @@ def test_a_wide_spread_of_latencies_gets_a_log_axis_over_whole_decades() -> None
     assert isinstance(low, QLogValueAxis) and low.min() < 0.1 / 2
     linear = latency_axis(5.8, 27.0)
     assert isinstance(linear, QValueAxis) and linear.min() == 0 and linear.max() >= 27.0
+
+
+def test_labels_under_both_charts_are_whole_at_their_smallest(qtbot: QtBot) -> None:
+    """At the charts' minimum height the labels under the bars are laid out whole (issue 35,
+    37): never cut at the bottom, never shortened with "…"."""
+    chart = BenchChart()
+    qtbot.addWidget(chart)
+    # As a squeezed page gives it: no more than the throughput chart's own minimum.
+    chart.resize(860, chart.throughput_view.minimumHeight())
+    chart.show()
+    assert chart.minimumSizeHint().height() <= chart.throughput_view.minimumHeight()
+    wide = [_report("before", 100.0, 1.9), _report("after", 280.0, 1.9)]
+    chart.show_reports(wide)
+    assert not chart.latency.legend().isVisible()  # the chart beside it names the colours
+
+    def whole() -> None:
+        for drawn in (chart.throughput, chart.latency):
+            [axis] = drawn.axes(Qt.Orientation.Horizontal)
+            assert isinstance(axis, QBarCategoryAxis) and not axis.truncateLabels()
+            lines = max(label.count("<br>") + 1 for label in axis.categories())
+            room = drawn.size().height() - drawn.plotArea().bottom()
+            needed = lines * QFontMetrics(axis.labelsFont()).height()
+            assert room >= needed, (axis.categories(), room, needed)
+
+    qtbot.waitUntil(whole, timeout=5_000)  # once the charts are laid out at their size
+    inside = chart.latency_view.geometry().bottom() < chart.height()
+    assert inside, (chart.latency_view.geometry(), chart.height())  # not drawn past its widget

@@ -32,7 +32,7 @@ def test_summary_names_changes_snapshot_and_log(qtbot: QtBot) -> None:
     page.initializePage()
     text = page.text.text()
     assert "innodb_flush_log_at_trx_commit: 1 → 2" in text
-    assert re.search(r"\d+ changes? applied to practice", text), text
+    assert re.search(r"\d+ changes? applied to the practice server", text), text
     pool = next(c for c in state.plan.changes if c.key == "innodb_buffer_pool_size")
     assert f"innodb_buffer_pool_size: 128 MiB → {size_text(int(pool.proposed))}" in text
     assert "innotune rollback practice 20261122-120000-abcd" in text
@@ -40,7 +40,7 @@ def test_summary_names_changes_snapshot_and_log(qtbot: QtBot) -> None:
     state.snapshot_id = None  # planned, never applied
     page.initializePage()
     text = page.text.text()
-    assert re.search(r"\d+ changes? planned \(not applied\) for practice", text), text
+    assert re.search(r"\d+ changes? planned \(not applied\) for the practice server", text), text
     assert "Nothing was applied, so there is nothing to undo." in text
 
 

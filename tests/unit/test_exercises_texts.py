@@ -13,7 +13,16 @@ from app.exercises.powercut import WRITEBACK, recorded, writeback_notice
 
 def test_every_exercise_has_its_texts_and_every_text_an_exercise() -> None:
     texts = load_texts()
-    assert [t.id for t in texts] == ["crash", "powercut", "bufferpool", "restart", "badchange"]
+    assert [t.id for t in texts] == [
+        "crash",
+        "powercut",
+        "bufferpool",
+        "restart",
+        "badchange",
+        "redolog",
+        "doublewrite",
+        "flushing",
+    ]
     assert {t.id for t in texts} == set(RUNNERS)
     for text in texts:
         assert text.title and len(text.intro) > 100 and "{" in text.happened

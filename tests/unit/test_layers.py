@@ -43,7 +43,7 @@ ALLOWED = {
     # The use cases the wizard and the command line share.
     "flows": {
         "domain", "places", "remote", "access", "inspect", "knobs", "planner", "describe", "jobs",
-        "export", "bench",
+        "export", "bench", "practice", "exercises",
     },
     # The two faces: each uses the flows and the services, never the other face. A plan,
     # a preview, an apply and its job, the snapshots, a benchmark and an export are use

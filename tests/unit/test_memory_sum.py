@@ -26,6 +26,7 @@ from app.domain.facts import MachineFacts, ProcessMemory
 from app.domain.hostfacts import HostFacts
 from app.domain.instance import ServerInstance
 from app.domain.plan import Plan
+from app.domain.words import size_text
 from app.inspect.host_machine import parse_database_processes, parse_processes
 from app.inspect.report import machine_lines
 from app.planner import default_positions, make_plan
@@ -260,8 +261,10 @@ def with_process(facts: HostFacts, rss: int) -> HostFacts:
 def with_other_servers(facts: HostFacts) -> HostFacts:
     """Two more database servers beside this one (SYNTHETIC), as inspection records them.
 
-    One started with its own 4 GiB pool on its command line (RSS 300 MiB, idle), one in a
-    container with only its resident memory known, one whose memory was not read.
+    One started with its own 4 GiB pool on its command line (RSS 300 MiB, idle), one whose
+    option files set a 2 GiB pool (RSS 300 MiB), one whose files set none (the default
+    128 MiB pool, RSS 500 MiB), one in a container with only its resident memory known,
+    one whose memory was not read.
     """
     m = facts.os.machine
     server = facts.server
@@ -277,14 +280,29 @@ def with_other_servers(facts: HostFacts) -> HostFacts:
         container=Container("docker", "c0ffee", "db2", "mariadb:11.8"),
     )
     unread = ServerInstance(4444, "/usr/sbin/mysqld", ("mysqld",))
+    files = ServerInstance(
+        4545,
+        "/usr/sbin/mariadbd",
+        ("mariadbd", "--defaults-file=/etc/b.cnf"),
+        files_pool="2G",
+        files_read=True,
+        files_connections="300",
+    )
+    unset = ServerInstance(4646, "/usr/sbin/mysqld", ("mysqld",), files_read=True)
     procs = parse_database_processes(
-        [f"{me.pid} 200000 mariadbd", "4242 307200 mariadbd", "4343 1048576 mariadbd"]
+        [
+            f"{me.pid} 200000 mariadbd",
+            "4242 307200 mariadbd",
+            "4343 1048576 mariadbd",
+            "4545 307200 mariadbd",
+            "4646 512000 mysqld",
+        ]
     )
     machine = dataclasses.replace(m, database_processes=procs)
     return dataclasses.replace(
         facts,
         os=dataclasses.replace(facts.os, machine=machine),
-        instances=(me, pooled, boxed, unread),
+        instances=(me, pooled, boxed, unread, files, unset),
     )
 
 
@@ -431,17 +449,40 @@ def test_what_stays_free_adds_up_from_the_figures_shown() -> None:
 
 
 def test_other_database_servers_count_at_what_they_may_take() -> None:
-    """Another mariadbd with a 4 GiB pool counts 4 GiB (not its 300 MiB idle RSS), and says so."""
+    """Another mariadbd with a 4 GiB pool counts 4 GiB, its bookkeeping and its connections'
+    buffers (not its 300 MiB idle RSS), one whose option files set 2 GiB and 300 connections
+    counts those, and the words say which figure was used and where it came from."""
     facts = _sid()
     crowded = with_other_servers(facts)
     alone, shared = memory_budget(facts), memory_budget(crowded)
     assert alone is not None and shared is not None
-    # 4 GiB pool (its RSS is less) + the container's 1 GiB resident; pid 4444 unread.
-    assert shared.other_servers == 4 * GIB + GIB
-    assert alone.fits - shared.fits == pytest.approx(5 * GIB / POOL_OVERHEAD, abs=2)
+    conn = shared.per_connection
+    assert conn > 0
+    # 4 GiB (151 connections, the default) and 2 GiB (300 connections from its files) pools
+    # with their bookkeeping and buffers (their RSS is less), the container's 1 GiB resident,
+    # 500 MiB resident (more than a default 128 MiB pool and 151 connections at this server's
+    # buffers: checked below); pid 4444 unread.
+    assert int(128 * MIB * POOL_OVERHEAD) + 151 * conn < 500 * MIB
+    pools = int(4 * GIB * POOL_OVERHEAD) + 151 * conn + int(2 * GIB * POOL_OVERHEAD) + 300 * conn
+    assert shared.other_servers == pools + GIB + 500 * MIB
+    assert alone.fits - shared.fits == pytest.approx(shared.other_servers / POOL_OVERHEAD, abs=2)
     words = shared.words()
-    assert "the other database servers (5 GiB: mariadbd pid 4242, its 4 GiB buffer pool; " in words
-    assert "mariadbd in container db2, 1 GiB resident now" in words
+    assert (
+        "mariadbd pid 4242, its 4 GiB buffer pool from its command line, 204.8 MiB of "
+        f"bookkeeping and {size_text(151 * conn)} of buffers for its 151 connections, at this "
+        "server's buffers per connection; " in words
+    ), words
+    assert "mariadbd in container db2, 1 GiB resident now (its option files were not read)" in words
+    assert (
+        "mariadbd pid 4545, its 2 GiB buffer pool from its option files, 102.4 MiB of "
+        f"bookkeeping and {size_text(300 * conn)} of buffers for its 300 connections (its "
+        "option files), at this server's buffers per connection" in words
+    ), words
+    default = (
+        "mysqld pid 4646, 500 MiB resident now, more than its buffer pool at the default size "
+        "(its option files set none) with its bookkeeping and buffers"
+    )
+    assert default in words
     assert "mysqld pid 4444 not counted, its memory was not read" in words
     assert not fits_problems(words)[0]
     why = starting_points(crowded)["memory"].why

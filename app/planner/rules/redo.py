@@ -53,12 +53,16 @@ def _log_buffer(ctx: Ctx) -> None:
     )
 
 
-def _redo_words(minutes: int) -> str:
-    """The redo slider's words for ``minutes``: its position's label, or the minutes."""
+def _redo_words(minutes: int, measured: bool = True) -> str:
+    """The redo slider's words for ``minutes``: its position's label, or the minutes.
+
+    Without measured writes the label's "(about an hour of writes)" is left out: no writes
+    were seen, so the size comes from an assumed rate, which the sentence says.
+    """
     preset = slider("redo").at(minutes)
     if preset is not None and preset.label:
-        return f'"{preset.label}"'
-    return f"{minutes} min of writes"
+        return f'"{preset.label if measured else preset.label.split(" (")[0]}"'
+    return f"{minutes} min of writes" if measured else f"{minutes} min at the assumed rate"
 
 
 def _default_total(ctx: Ctx, per_file_default: int | None, files: int) -> int:
@@ -162,12 +166,13 @@ def redo(ctx: Ctx) -> None:  # noqa: C901 - the cases of one size, each with its
                 f"{recovery_words(current_total, spinning)}."
             )
         return
-    words = _redo_words(minutes)
     fast_value = slider("redo").position("fast-recovery").value
     fast = isinstance(fast_value, int) and minutes <= fast_value
     planned_rate, said = planning_rate(ctx.server)
     measured = representative(ctx.server)
-    basis = f"{said}, so {minutes} min of writes is"
+    words = _redo_words(minutes, measured)
+    span = f"{minutes} min of writes" if measured else f"{minutes} min at that rate"
+    basis = f"{said}, so {span} is"
     total = round_up(planned_rate * minutes * 60, 32 * MIB)
     vf = ctx.facts_for(name)
     if vf is None:  # pragma: no cover - every covered version has one of the two
@@ -195,7 +200,7 @@ def redo(ctx: Ctx) -> None:  # noqa: C901 - the cases of one size, each with its
             return
         if total < default_total:
             basis = (
-                f"{said}, so {minutes} min of writes would be {size_text(total)}, below the "
+                f"{said}, so {span} would be {size_text(total)}, below the "
                 f"server's default; no position plans less than the default, so it is"
             )
         total = max(total, default_total)
@@ -237,11 +242,13 @@ def redo(ctx: Ctx) -> None:  # noqa: C901 - the cases of one size, each with its
             )
     new_total = per_file * files
     if current_total and abs(new_total - current_total) <= current_total // 10:
+        # Said alone, the assumed rate is named (the sentence that says it is not beside it).
+        alone = span if measured else f"{minutes} min at an assumed 1 GiB of redo an hour"
         ctx.leave(
             name,
             "redo",
             f"It is {size_text(current_total)}, within 10% of the {size_text(new_total)} that "
-            f"{minutes} min of writes needs.",
+            f"{alone} needs.",
         )
         ctx.sentences["redo"] = (
             f"The redo log stays at {size_text(current_total)}, within 10% of what {words} "

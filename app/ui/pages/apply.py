@@ -20,29 +20,31 @@ from __future__ import annotations
 import html
 import logging
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 
-from app.domain.instance import ServerInstance
 from app.domain.words import count
 from app.flows import apply as jobs
 from app.flows import snapshots
 from app.flows.measure import MeasureOptions, quietness
 from app.flows.measured import MeasuredApply, method_for
-from app.flows.preview import Preview, with_requested_restart
-from app.places import local_snapshot_dir
+from app.flows.preview import Preview
 from app.ui import jobrecords
 from app.ui.hostworker import Task, TaskHandle
 from app.ui.logview import DETAILS_LINK, error_parts, log_error
 from app.ui.pages import apply_tasks as tasks
 from app.ui.pages import apply_texts as texts
 from app.ui.pages.apply_state import (
+    instance_of,
     keep_before,
     keep_bench,
     keep_bench_with_snapshot,
+    local_copy,
     note_changes_in_force,
+    relogin,
+    target_label,
+    with_restart,
 )
 from app.ui.pages.apply_view import CANCEL_AFTER_TEXT, CANCEL_BEFORE_TEXT, CANCEL_TEXT, ApplyView
 from app.ui.pages.snapshot_list import ask_before_restore, choose_restore, chosen_id, show_listing
@@ -80,6 +82,9 @@ class ApplyPage(ApplyView):
         self._listing: tasks.SnapshotListing | None = None
         self._list_after = False
         self._refreshing = False  # that quiet re-read runs: the page stays complete
+        # The plan the page last showed, and the plan last applied (not offered again).
+        self._shown_plan: object = None
+        self._applied_plan: object = None
         self.restart_edit.textChanged.connect(lambda _text: self._show_summary())
         self.restart_box.toggled.connect(self._on_restart_box_toggled)
         self.bench_time.valueChanged.connect(self._on_bench_time_changed)
@@ -99,17 +104,9 @@ class ApplyPage(ApplyView):
         self._sync_buttons()
 
     # -- state ------------------------------------------------------------------------------
-    def _instance(self) -> ServerInstance | None:
-        """The connected server instance, as inspected (else as the check found it)."""
-        facts = self.state.facts
-        if facts is not None and facts.server is not None:
-            return facts.server.instance
-        connection = self.state.connection
-        return connection.instance if connection is not None else None
-
     def _show_restart_way(self) -> None:
         """Say how the server is restarted; ask for a command only when nothing runs it."""
-        way = texts.restart_way(self._instance())
+        way = texts.restart_way(instance_of(self.state))
         if way is not None:
             self.restart_note.setText(way)
             self.restart_edit.clear()
@@ -149,6 +146,7 @@ class ApplyPage(ApplyView):
             if self.state.connected and not self._busy():
                 self._on_list_clicked()
         else:
+            self._follow_plan()
             if preview.restart_needed:
                 # The changes restart it anyway: the box shows that and cannot be cleared.
                 self.restart_box.setChecked(True)
@@ -160,6 +158,25 @@ class ApplyPage(ApplyView):
             self._show_summary()
             self._decide_measure()
         self._sync_buttons()
+
+    def _plan_key(self) -> object:
+        """What the plan changes: the same plan made again (Back, Next) is the same key."""
+        plan, preview = self.state.plan, self.state.preview
+        if plan is None:
+            return id(preview)
+        return tuple((c.key, c.device, c.proposed) for c in plan.changes)
+
+    def _follow_plan(self) -> None:
+        """A new plan: the last job's words and the consent given for the old one go."""
+        key = self._plan_key()
+        if key == self._shown_plan:
+            return
+        self._shown_plan = key
+        self.consent.setChecked(False)
+        if not self._busy() and (self.status is None or self.status.final):
+            self.status = None
+            self._say([])
+            self.journal.clear()
 
     def _decide_measure(self) -> None:
         """Tick "Measure before and after" when the inspection found the server quiet.
@@ -177,31 +194,19 @@ class ApplyPage(ApplyView):
 
     def effective_preview(self) -> Preview | None:
         """The preview of what Apply will do now: with the asked-for restart, if ticked."""
-        preview, facts, plan = self.state.preview, self.state.facts, self.state.plan
-        if preview is None or not self.restart_box.isChecked() or preview.restart_needed:
-            return preview
-        if facts is None or plan is None:
-            return preview
-        argv = jobs.restart_argv_from(self.restart_edit.text().strip() or None)
-        return with_requested_restart(preview, facts, plan, argv)
+        return with_restart(self.state, self.restart_box.isChecked(), self._restart_command())
 
     def _show_summary(self) -> None:
         preview = self.effective_preview()
         if preview is None:
             return
-        self.summary.setText(texts.summary_text(preview, bool(self._restart_command())))
+        given = bool(self._restart_command())
+        self.summary.setText(texts.summary_text(preview, given))
         # The words for the restart box's other state too: ticking it must not move it.
-        shown, facts, plan = self.state.preview, self.state.facts, self.state.plan
-        other = None
-        if shown is not None and not shown.restart_needed and facts and plan:
-            if preview.restart_requested:
-                other = shown
-            else:
-                argv = jobs.restart_argv_from(self.restart_edit.text().strip() or None)
-                other = with_requested_restart(shown, facts, plan, argv)
-        self.summary.reserve(
-            [texts.summary_text(other, bool(self._restart_command()))] if other is not None else []
-        )
+        other = with_restart(self.state, not preview.restart_requested, self._restart_command())
+        shown = self.state.preview
+        keep = other is not None and shown is not None and not shown.restart_needed
+        self.summary.reserve([texts.summary_text(other, given)] if keep and other else [])
 
     def _show_followed(self) -> None:
         """The summary of the job followed after a reconnect: where, since when, what."""
@@ -213,16 +218,10 @@ class ApplyPage(ApplyView):
         record = jobrecords.load(jobrecords.records_dir(), job_id)
         plan = self._followed_plan
         mode = plan.mode if plan is not None else record.mode if record is not None else "apply"
-        target = record.target if record is not None else self._target_label()
+        target = record.target if record is not None else target_label(self.state)
         started = record.started if record is not None else self._followed_started
         self.summary.reserve([])  # no restart box to toggle
         self.summary.setText(texts.followed_text(job_id, mode, target, started, plan))
-
-    def _target_label(self) -> str | None:
-        conn = self.state.connection
-        if conn is not None and conn.transport is not None:
-            return str(conn.transport.label)
-        return self.state.target.label if self.state.target is not None else None
 
     def _busy(self) -> bool:
         return self.task is not None and self.task.is_running()
@@ -233,6 +232,7 @@ class ApplyPage(ApplyView):
             preview is not None
             and not preview.errors
             and self.consent.isChecked()
+            and self._plan_key() != self._applied_plan
             and not self._busy()
             and (self.status is None or self.status.final)
         )
@@ -290,18 +290,6 @@ class ApplyPage(ApplyView):
         self._sync_buttons()
         self.completeChanged.emit()
 
-    def _relogin(self) -> tasks.Relogin:
-        target = self.state.target
-        return tasks.Relogin(
-            target.options.mysql_user if target is not None else None,
-            self.state.secrets.mysql_password,
-            use_sudo=target is None or target.kind != "practice",
-        )
-
-    def _local_copy(self) -> Path:
-        """Where this computer keeps its copy of the host's snapshots."""
-        return local_snapshot_dir(self._target_label() or "host")
-
     def _restart_command(self) -> str | None:
         return self.restart_edit.text().strip() or None
 
@@ -332,16 +320,19 @@ class ApplyPage(ApplyView):
             preview,
             facts.server,
             plan,
-            self._local_copy(),
+            local_copy(self.state),
             self._restart_command(),
             float(confirm) if confirm else None,
             self._restart_anyway,
-            self._relogin(),
+            relogin(self.state),
         )
+        self.bench_bar.setRange(0, 1000)
         if not self.measure_box.isChecked() or self.state.target is None:
             name, run, task_inputs, started = tasks.plain_apply(inputs, self.state, self.watch_box)
             self.bench_bar.setVisible(name == "watched apply")
             self._run(name, run, task_inputs, started)
+            assert self.task is not None
+            self.task.say.connect(self._on_task_say)
             return
         measured = tasks.MeasuredInputs(
             inputs,
@@ -358,6 +349,8 @@ class ApplyPage(ApplyView):
         self.task.say.connect(self._on_task_say)
 
     def _on_task_say(self, text: str) -> None:
+        if text == tasks.APPLYING:  # how long it takes is not known: the bar says it works
+            self.bench_bar.setRange(0, 0)
         self._say([text + "…"])
 
     def _on_cancel_clicked(self) -> None:
@@ -376,16 +369,7 @@ class ApplyPage(ApplyView):
             return
         self._cancelling = True
         self.task.cancel()
-        self._say(
-            [
-                "Stopping the “after” benchmark: the change stays applied…"
-                if self._after_phase
-                else "Cancelling: the job on the server stops at its next step and rolls back "
-                "what it changed (a restart under way finishes first)…"
-                if self._written
-                else "Cancelling before anything on the server is changed…"
-            ]
-        )
+        self._say([texts.cancelling(self._after_phase, self._written)])
         self._sync_buttons()
 
     def _cancel_waiting(self, job_id: str) -> None:
@@ -404,7 +388,7 @@ class ApplyPage(ApplyView):
         """Give a job waiting for its confirmation its answer, then follow it to its end."""
         self.journal.clear()
         self._run(
-            "answer", tasks.answer_job, tasks.JobInputs(job_id, self._relogin(), answer), doing
+            "answer", tasks.answer_job, tasks.JobInputs(job_id, relogin(self.state), answer), doing
         )
 
     def _on_rollback_clicked(self) -> None:
@@ -431,7 +415,7 @@ class ApplyPage(ApplyView):
 
     def ask_restore(self, choice: snapshots.RollbackChoice | None, snapshot_id: str = "") -> bool:
         """Ask before a restore: it may restart the server (see ``restore_question``)."""
-        instance = self._instance()
+        instance = instance_of(self.state)
         argv = instance.restart_argv() if instance is not None else None
         return ask_before_restore(self, choice, snapshot_id, argv)
 
@@ -439,9 +423,9 @@ class ApplyPage(ApplyView):
         inputs = tasks.RestoreInputs(
             snapshot_id,
             undo,
-            self._local_copy(),
+            local_copy(self.state),
             self._restart_command(),
-            self._relogin(),
+            relogin(self.state),
         )
         self.journal.clear()
         self._run("rollback", tasks.run_restore, inputs, f"Restoring snapshot {snapshot_id}…")
@@ -485,6 +469,7 @@ class ApplyPage(ApplyView):
 
     def _on_task_progress(self, item: object) -> None:
         if isinstance(item, float):  # a benchmark's progress, within its side
+            self.bench_bar.setRange(0, 1000)
             self.bench_bar.setValue(round(item * 1000))
             return
         if keep_before(self.state, item):  # "before" measured or watched: a new pair begins
@@ -495,6 +480,7 @@ class ApplyPage(ApplyView):
             note_changes_in_force(self.state, item)
             if self._after_phase:
                 self.cancel_button.setText(CANCEL_AFTER_TEXT)
+                self.bench_bar.setRange(0, 1000)
                 self.bench_bar.setValue(0)
             return
         if isinstance(item, jobs.JobPlan) and item.job_id == self._followed:
@@ -552,6 +538,12 @@ class ApplyPage(ApplyView):
             result = result.status
         assert isinstance(result, jobs.JobStatus)
         self.status = result
+        if result.mode != "restore" and result.state in ("applied", "awaiting-confirm"):
+            # Done for this plan: applying it again would change nothing; consent was used.
+            self._applied_plan = self._plan_key()
+            self.consent.setChecked(False)
+        elif result.state == "rolled-back":
+            self._applied_plan = None
         # The list shows the snapshot just taken (or restored) with its new state.
         self._list_after = result.final and result.snapshot_id is not None
         self._apply_work_returned()

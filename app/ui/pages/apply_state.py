@@ -7,16 +7,52 @@ page and the Verify page (which store their benchmarks beside the apply's snapsh
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 from app.domain.bench import BenchReport
 from app.domain.errors import InnoTuneError
+from app.domain.instance import ServerInstance
 from app.domain.watch import Watch
 from app.flows import apply as jobs
 from app.flows import snapshots
 from app.flows.apply import not_taken
 from app.flows.freshness import ServerChange
+from app.flows.preview import Preview, with_requested_restart
 from app.places import local_snapshot_dir
+from app.ui.pages.apply_tasks import Relogin
 from app.ui.state import WizardState
+
+
+def instance_of(state: WizardState) -> ServerInstance | None:
+    """The connected server instance, as inspected (else as the check found it)."""
+    facts = state.facts
+    if facts is not None and facts.server is not None:
+        return facts.server.instance
+    connection = state.connection
+    return connection.instance if connection is not None else None
+
+
+def target_label(state: WizardState) -> str | None:
+    """The connected host's name (else the target's)."""
+    conn = state.connection
+    if conn is not None and conn.transport is not None:
+        return str(conn.transport.label)
+    return state.target.label if state.target is not None else None
+
+
+def relogin(state: WizardState) -> Relogin:
+    """How a job's task logs in to the database again after a restart."""
+    target = state.target
+    return Relogin(
+        target.options.mysql_user if target is not None else None,
+        state.secrets.mysql_password,
+        use_sudo=target is None or target.kind != "practice",
+    )
+
+
+def local_copy(state: WizardState) -> Path:
+    """Where this computer keeps its copy of the host's snapshots."""
+    return local_snapshot_dir(target_label(state) or "host")
 
 
 def keep_bench(state: WizardState, label: str, report: object) -> None:
@@ -80,3 +116,11 @@ def keep_before(state: WizardState, item: object) -> bool:
         state.watch_before, state.watch_after = item, None
         return True
     return False
+
+
+def with_restart(state: WizardState, ticked: bool, command: str | None) -> Preview | None:
+    """The preview Apply runs: with a restart asked for when ``ticked`` and none is needed."""
+    preview, facts, plan = state.preview, state.facts, state.plan
+    if preview is None or not ticked or preview.restart_needed or facts is None or plan is None:
+        return preview
+    return with_requested_restart(preview, facts, plan, jobs.restart_argv_from(command))

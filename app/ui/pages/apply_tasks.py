@@ -147,6 +147,11 @@ def _reconnect_after(
     return result
 
 
+#: Said as the apply itself begins (after a "before" measured or watched): the phase whose
+#: length nobody knows, so the progress bar only shows that it works.
+APPLYING = "Taking the snapshot, then applying on the server"
+
+
 def run_apply(conn: DoctorResult, inputs: ApplyInputs, progress: Progress) -> JobStatus:
     """The apply task: snapshot, bundle and job on the target, followed to its end."""
     options = ApplyOptions(
@@ -196,7 +201,7 @@ def run_watched_apply(conn: DoctorResult, inputs: WatchedInputs, progress: Progr
     progress.post(found)
     if progress.cancelled.is_set():
         raise InnoTuneError("Cancelled during the watch: nothing was changed.")
-    progress.say("Taking the snapshot, then applying on the server")
+    progress.say(APPLYING)
     return run_apply(conn, inputs.apply, progress)
 
 
@@ -218,7 +223,7 @@ def plain_apply(
             "added); nothing is changed yet…"
         )
         return "watched apply", run_watched_apply, watched, started
-    return "apply", run_apply, inputs, "Taking the snapshot, then applying on the server…"
+    return "apply", run_apply, inputs, APPLYING + "…"
 
 
 def run_measured_apply(
@@ -245,7 +250,7 @@ def run_measured_apply(
     )
 
     def apply() -> JobStatus:
-        progress.say("Taking the snapshot, then applying on the server")
+        progress.say(APPLYING)
         return run_apply(conn, inputs.apply, progress)
 
     method = method_for(inputs.apply.preview, inputs.apply.confirm_within)

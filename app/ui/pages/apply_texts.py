@@ -104,6 +104,18 @@ def measuring(method: Method) -> str:
     )
 
 
+def cancelling(after_phase: bool, written: bool) -> str:
+    """What Cancel does now: stop "after", roll back what was written, or stop before."""
+    if after_phase:
+        return "Stopping the “after” benchmark: the change stays applied…"
+    if written:
+        return (
+            "Cancelling: the job on the server stops at its next step and rolls back "
+            "what it changed (a restart under way finishes first)…"
+        )
+    return "Cancelling before anything on the server is changed…"
+
+
 def measured_lines(result: MeasuredApply) -> list[str]:
     """What a measured apply measured, in a line or two (Verify shows the figures)."""
     if result.after is None or result.before is None:
@@ -133,7 +145,10 @@ def measured_lines(result: MeasuredApply) -> list[str]:
 
 def outcome_lines(result: jobs.JobStatus) -> list[str]:
     """How a job ended: its state, a cancel's outcome, its errors, warnings and last log lines."""
-    lines = [f"Job {result.job_id}: {result.applied_words}."]
+    if result.mode == "restore":
+        lines = [restore_words(result)]
+    else:
+        lines = [f"Job {result.job_id}: {result.applied_words}."]
     said = set(result.not_applied.values())
     lines += [f"Not applied: {c}: {why}" for c, why in sorted(result.not_applied.items())]
     if result.cancelled:
@@ -148,8 +163,23 @@ def outcome_lines(result: jobs.JobStatus) -> list[str]:
         lines.append("Check the server now; press Keep before the deadline or it rolls back.")
     lines += [f"Error: {e}" for e in result.errors]
     lines += [f"Warning: {w}" for w in result.warnings if w not in said]
-    lines += [f"Log: {ln}" for ln in result.log_lines[-10:]]
+    # The server's start-up log explains a failure; after a success it only alarms.
+    if failed(result):
+        lines += [f"Server log: {ln}" for ln in result.error_log_lines[-10:]]
     return lines
+
+
+def restore_words(result: jobs.JobStatus) -> str:
+    """How a restore ended, in words: "rolled-back" is its success, not a failure."""
+    snapshot = f"snapshot {result.snapshot_id}" if result.snapshot_id else "the snapshot"
+    if result.state == "rolled-back":
+        restarted = " (the server restarted)" if result.restarted else ""
+        return f"Restored {snapshot}: the old settings are back in force{restarted}."
+    if result.state == "failed-rollback":
+        return f"Restoring {snapshot} did not complete (job {result.job_id}): see the errors."
+    if result.state == "refused":
+        return f"Restoring {snapshot} was refused (job {result.job_id}): nothing was changed."
+    return f"Restoring {snapshot} (job {result.job_id}): {result.state}."
 
 
 def failed(result: jobs.JobStatus) -> bool:

@@ -46,6 +46,14 @@ from app.ui.pages.profiles import Profiles
 from app.ui.pages.saved_files import SavedFiles
 from app.ui.state import WizardState
 
+#: What each kind of target is, under the choice (the practice server's words depend on
+#: whether MariaDB is installed here).
+KIND_NOTES = {
+    "local": "A MySQL or MariaDB server running on this computer; changing its settings "
+    "needs sudo (its password, if sudo asks for one, goes below).",
+    "ssh": "A server on another computer, reached over SSH with your keys, an agent or a "
+    "password: fill in the SSH fields below.",
+}
 STATUS_TEXT = {"ok": "OK", "warn": "OK (note)", "fail": "Failed", "skip": "Not checked"}
 
 
@@ -549,19 +557,22 @@ class ConnectPage(QWizardPage):
     def _show_kind_boxes(self) -> None:
         self.view.ssh_box.setEnabled(self.kind() == "ssh")
         self.view.access_box.setEnabled(self.kind() != "practice")
-        self.view.practice_note.setVisible(self.kind() == "practice")
+        # One note for each kind, in the same place, with room kept for the tallest: choosing
+        # another kind moves no field under the pointer.
+        notes = {**KIND_NOTES, "practice": self._practice_words}
+        self.view.practice_note.setText(notes[self.kind()])
+        self.view.practice_note.reserve(notes.values())
 
     def _update_practice_note(self) -> None:
         # A path lookup only: running the server program would block the GUI thread.
         from app.practice.binaries import INSTALL_HINT, server_program
 
-        if server_program() is None:
-            self.view.practice_note.setText(INSTALL_HINT)
-        else:
-            self.view.practice_note.setText(
-                "A private MariaDB with its own data directory under your user account; "
-                "InnoTune starts it when you press Check and stops it when you close InnoTune."
-            )
+        self._practice_words = (
+            INSTALL_HINT
+            if server_program() is None
+            else "A private MariaDB with its own data directory under your user account; "
+            "InnoTune starts it when you press Check and stops it when you close InnoTune."
+        )
 
     def _on_browse_clicked(self) -> None:
         path, _ = QFileDialog.getOpenFileName(

@@ -22,6 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.ui.widgets.wraplabel import WrapLabel
+
 
 class WrappingDelegate(QStyledItemDelegate):
     """Cells as tall as their text wrapped at their column's width.
@@ -166,8 +168,7 @@ class ConnectView(QWidget):
         kind_row.addStretch(1)
         layout.addLayout(kind_row)
         self.practice.setChecked(True)
-        self.practice_note = QLabel()
-        self.practice_note.setWordWrap(True)
+        self.practice_note = WrapLabel()  # what the chosen kind is (not only the practice's)
         self.practice_note.setIndent(24)
         layout.addWidget(self.practice_note)
 

@@ -36,7 +36,8 @@ def gains(before: BenchReport | None, after: BenchReport | None) -> list[str]:
 def summary_html(state: WizardState, log_path: str) -> str:
     """The page's text, from what the wizard did."""
     parts: list[str] = []
-    target = state.target.label if state.target else "the server"
+    target = state.place()  # a container by its name, and its host
+    cli_target = state.target.label if state.target else "TARGET"
     plan = state.plan
     if plan is not None:
         changes = [c for c in plan.changes if c.target != "advice"]
@@ -69,7 +70,7 @@ def summary_html(state: WizardState, log_path: str) -> str:
         parts.append(
             f"<p>Snapshot <b>{html.escape(state.snapshot_id)}</b> holds everything as it was. "
             "Undo at any time: the Apply page's snapshot list, or "
-            f"<code>innotune rollback {html.escape(target)} {html.escape(state.snapshot_id)}"
+            f"<code>innotune rollback {html.escape(cli_target)} {html.escape(state.snapshot_id)}"
             "</code>.</p>"
         )
     else:

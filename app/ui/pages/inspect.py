@@ -93,6 +93,23 @@ def run_inspection(conn: DoctorResult, inputs: InspectInputs, progress: Progress
 
 
 #: The result sections, in the order they are shown.
+def no_path_words(facts: HostFacts) -> str:
+    """What is known where the write path could not be followed (a server in a container)."""
+    server = facts.server
+    container = server.instance.container if server is not None else None
+    where = f" ({server.datadir})" if server is not None and server.datadir else ""
+    if container is not None:
+        return (
+            f"The data directory{where} is inside the container {container.name} "
+            f"({container.engine}): the filesystem and disks under it could not be followed "
+            "from there, so which disks hold it is not known."
+        )
+    return (
+        f"The filesystem and disks under the data directory{where} could not be read "
+        "(see Could not be read)."
+    )
+
+
 SECTIONS = ("Machine", "Write path", "Server", "Could not be read")
 
 
@@ -304,12 +321,13 @@ class InspectPage(QWizardPage):
         empty): new widgets would be polished and laid out from scratch each time.
         """
         self.picture.set_paths(list(facts.os.write_paths))
+        self.picture.setVisible(bool(facts.os.write_paths))  # no blank band for no path
         texts = dict.fromkeys(SECTIONS, "")
         texts["Machine"] = "\n".join(machine_lines(facts.os.machine))
         paths: list[str] = []
         for p in facts.os.write_paths:
             paths += path_lines(p)
-        texts["Write path"] = "\n".join(paths)
+        texts["Write path"] = "\n".join(paths) or no_path_words(facts)
         if facts.server is not None:
             lines = server_lines(facts.server, window=True)
             if len(facts.instances) > 1:

@@ -184,7 +184,7 @@ class SliderSection(QGroupBox):
         )
         if shown == self._shown:
             return  # unchanged: relaying out the section is most of a move's cost
-        same_rows = bool(self._shown) and self._shown[3] == rows
+        same_rows = bool(self._shown) and self._shown[3] == rows and self._shown[5] == inactive
         self._shown = shown
         self._filling = True
         try:
@@ -204,7 +204,7 @@ class SliderSection(QGroupBox):
                 for change_id, item in self._checkable.items():
                     item.setCheckState(0, _tick(change_id not in rejected))
             else:
-                self._fill_changes(changes, rejected, max(room, len(changes)))
+                self._fill_changes(changes, rejected, max(room, len(changes)), inactive)
             self.changes.setEnabled(not inactive)
             self.changes.setToolTip(
                 "Not made now: what the box above makes when you change it." if inactive else ""
@@ -212,26 +212,31 @@ class SliderSection(QGroupBox):
         finally:
             self._filling = False
 
-    def _fill_changes(self, changes: list[Change], rejected: set[str], room: int) -> None:
+    def _fill_changes(
+        self, changes: list[Change], rejected: set[str], room: int, inactive: bool = False
+    ) -> None:
+        """Fill the list of changes, keeping room for ``room`` rows.
+
+        ``inactive``: the box's other position's changes, greyed, unticked and not made:
+        they read "unchanged", their values in a tooltip.
+        """
         self.changes.clear()
         self._checkable = {}
         catalogue = default_catalogue()
         for change in changes:
             current, proposed = change_values(change, catalogue)
-            item = QTreeWidgetItem(
-                [
-                    change_label(change),
-                    current,
-                    proposed,
-                    TARGET_WORDS.get(change.target, change.target),
-                ]
-            )
-            if (current, proposed) != (change.current, change.proposed):
+            where = TARGET_WORDS.get(change.target, change.target)
+            if inactive:
+                item = QTreeWidgetItem([change_label(change), current, "unchanged", ""])
+                item.setToolTip(2, f"Only if you change the box above: {current} → {proposed}")
+            else:
+                item = QTreeWidgetItem([change_label(change), current, proposed, where])
+            if not inactive and (current, proposed) != (change.current, change.proposed):
                 exact = f"{change.current} → {change.proposed}"
                 item.setToolTip(1, exact)
                 item.setToolTip(2, exact)
             item.setData(0, Qt.ItemDataRole.UserRole, change.id)
-            if change.target != "advice":
+            if change.target != "advice" and not inactive:
                 item.setCheckState(0, _tick(change.id not in rejected))
                 self._checkable[change.id] = item
             details = [

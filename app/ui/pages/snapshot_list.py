@@ -108,7 +108,7 @@ def restore_question(
         f" ({shlex.join(argv)})." if argv else "."
     )
     about = (
-        [*choice.caveats, choice.text()]
+        [*choice.caveats, snapshots.rollback_text(choice)]
         if choice is not None
         else [f"Snapshot {snapshot_id}: its option files and values come back."]
     )

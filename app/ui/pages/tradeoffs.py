@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QScrollArea,
     QSlider,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
     QWizard,
@@ -41,6 +40,7 @@ from app.ui.logview import error_html, error_parts, link_to_log, log_error
 from app.ui.pages.slider_section import SliderSection
 from app.ui.state import WizardState
 from app.ui.widgets.factsnote import PLAN_SUBJECT, FactsNote
+from app.ui.widgets.fittedtext import FittedText
 from app.ui.widgets.wraplabel import WrapLabel
 
 log = logging.getLogger(__name__)
@@ -106,20 +106,18 @@ class TradeoffsPage(QWizardPage):
             section.rejected_changed.connect(self._on_rejected_changed)
             self.sections[declared.key] = section
             body_layout.addWidget(section)
-        # A text view of its own, not a word-wrapped label: its height never depends on its
-        # text, so a slider move that changes the list does not relay out the whole page (as
-        # a label, its 4 KB of rich text was laid out a dozen times per move: most of a
-        # move's time). It scrolls inside, like the lists of changes.
+        # A text view of its own, not a word-wrapped label (as a label, its 4 KB of rich text
+        # was laid out a dozen times per move: most of a move's time), as tall as its text:
+        # no scroll area inside the page's own.
         left_title = QLabel("Left alone, and &why")
         bold = left_title.font()
         bold.setBold(True)
         left_title.setFont(bold)
         body_layout.addWidget(left_title)
-        self.left_alone = QTextBrowser()
+        self.left_alone = FittedText()
         self.left_alone.setObjectName("left_alone")
         self.left_alone.setAccessibleName("settings left alone, and why")
         self.left_alone.setOpenLinks(False)
-        self.left_alone.setFixedHeight(self.left_alone.fontMetrics().lineSpacing() * 12 + 12)
         left_title.setBuddy(self.left_alone)
         self._left_alone_html = ""  # the list for the last plan
         self._left_alone_set = ""  # the text the view holds
@@ -305,6 +303,8 @@ class TradeoffsPage(QWizardPage):
             else:
                 spot = declared.at(start.value)
                 words = (spot.label if spot is not None else None) or str(start.value)
+                if note(key, first, facts):  # no minutes of writes where none were measured
+                    words = words.split(" (")[0]
             lead = (
                 "Recommended for this host" if start.recommended else "Starts where the server is"
             )
@@ -405,6 +405,14 @@ class TradeoffsPage(QWizardPage):
         section.control.setEnabled(lock is None)
         section.locked = lock is not None
         section.locked_note = f"Locked: {lock}." if lock else ""
+        off = facts.server is not None and not facts.server.binlog_enabled
+        # Off already: no "Keep" box ticked beside it, only the plain fact.
+        section.control.setHidden(off)
+        if off:
+            section.locked_note = (
+                "The binary log is off on this server: nothing to keep or turn off "
+                "(InnoTune never turns it on)."
+            )
 
     def positions_from_controls(self) -> SliderPositions:
         """Read every control into slider positions."""
@@ -474,7 +482,8 @@ class TradeoffsPage(QWizardPage):
         if section.locked:
             words = section.locked_note or declared.locked or ""
         elif isinstance(section.control, QSlider) and declared.positions:
-            words = declared.positions[int(value)].label or ""  # the position the control shows
+            # The position the control shows (its own words where the facts need them).
+            words = note(slider, shown, facts) or declared.positions[int(value)].label or ""
         else:
             words = note(slider, shown, facts)
         changes = [c for c in shown.changes if c.slider == slider]
@@ -511,7 +520,7 @@ class TradeoffsPage(QWizardPage):
         else:
             restart = f"No restart needed: {'it applies' if n == 1 else 'they all apply'} live."
         self.summary.setText(
-            f"<b>{count(n, 'change')}</b> for {html.escape(plan.facts.target)} "
+            f"<b>{count(n, 'change')}</b> for {html.escape(self.state.place())} "
             f"({html.escape(plan.facts.flavour or '')} {html.escape(plan.facts.version or '')}). "
             f"{restart}"
             + (f"<br><i>{html.escape(self.summary_note)}</i>" if self.summary_note else "")

@@ -72,8 +72,8 @@ COLUMNS = (
     ("rows/s\nbefore / after", "Rows written per second: before / after"),
     ("redo MiB\nbefore / after", "Redo log written during the run, in MiB: before / after"),
     (
-        "server CPU\ncores, before / after",
-        "CPU the server process used during the run, in cores (1.00: one core busy the whole "
+        "server CPU, cores\nbefore / after",
+        "CPU the server process used during the run, in cores busy (1.00: one core busy the whole "
         "run): before / after. Runs whose clients set the pace are named below the table.",
     ),
 )

@@ -72,6 +72,9 @@ def category_label(workload: str, threads: int, reports: list[BenchReport]) -> s
     return f"{name}<br>{found.short()}{bound}"
 
 
+#: The charts' smallest height: the six runs' names (up to five lines) stay whole under it.
+CHART_HEIGHT = 260
+
 #: Above this ratio of the highest to the lowest latency shown, the axis is logarithmic.
 LOG_RATIO = 30.0
 
@@ -131,7 +134,7 @@ class BenchChart(QWidget):
         self.latency_view = QChartView(self.latency)
         for view in (self.throughput_view, self.latency_view):
             view.setRenderHint(QPainter.RenderHint.Antialiasing)
-            view.setMinimumHeight(260)
+            view.setMinimumHeight(CHART_HEIGHT)
             view.chart().setTheme(chart_theme(self.palette()))
         self.throughput_view.setAccessibleName("commits per second chart")
         self.latency_view.setAccessibleName("commit latency chart")
@@ -147,6 +150,11 @@ class BenchChart(QWidget):
         pick.addWidget(self.run_box, 1)
         right.addLayout(pick)
         right.addWidget(self.latency_view, 1)
+        # Both columns need the same height: below the picker, the latency chart is that much
+        # shorter. Needing more, it overflowed a squeezed page and its p50/p95/p99 were cut.
+        right.setSpacing(4)
+        picker = max(self.run_box.sizeHint().height(), pick_label.sizeHint().height())
+        self.latency_view.setMinimumHeight(CHART_HEIGHT - picker - right.spacing())
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         # Three quarters for the six runs, whose names must read whole under their bars.
@@ -201,6 +209,7 @@ class BenchChart(QWidget):
         small = x.labelsFont()
         small.setPointSizeF(small.pointSizeF() * 0.85)  # six runs side by side, names whole
         x.setLabelsFont(small)
+        x.setTruncateLabels(False)  # a verdict is read whole, never "+2…"
         self.throughput.addAxis(x, Qt.AlignmentFlag.AlignBottom)
         series.attachAxis(x)
         y = QValueAxis()
@@ -237,6 +246,10 @@ class BenchChart(QWidget):
         self.latency.addSeries(series)
         x = QBarCategoryAxis()
         x.append(["p50", "p95", "p99"])
+        x.setTruncateLabels(False)
+        # The chart beside it names the same colours: the room a legend took here goes to
+        # the bars and to the p50/p95/p99 under them, which it left cut at the bottom.
+        self.latency.legend().setVisible(False)
         self.latency.addAxis(x, Qt.AlignmentFlag.AlignBottom)
         series.attachAxis(x)
         y = latency_axis(low, high)

@@ -6,7 +6,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QFontMetrics, QPainter, QPainterPath, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from app.domain.facts import BlockDevice, WritePath
+from app.domain.facts import VIRTUAL_TRANSPORTS, BlockDevice, WritePath
 
 BOX_W, BOX_H, GAP = 250, 58, 26
 
@@ -22,7 +22,10 @@ def device_caption(d: BlockDevice) -> tuple[str, str]:
     bits = []
     if d.transport:
         bits.append(d.transport)
-    if d.rotational is not None:
+    if d.transport in VIRTUAL_TRANSPORTS or d.rotational is None:
+        # What a virtual disk reports says nothing of the disk behind it (as the text says).
+        bits.append("spins: not known")
+    else:
         bits.append("spinning" if d.rotational else "SSD/flash")
     if d.scheduler:
         bits.append(f"sched {d.scheduler}")

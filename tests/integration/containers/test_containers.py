@@ -16,6 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from app.domain.hostfacts import HostFacts
+from app.planner.budget import memory_budget
+from app.planner.memorysum import POOL_OVERHEAD
+from app.planner.values import size_text
+from app.practice.server import PrivateServer
 from tests.containers.engines import IMAGES, Docker, Engine
 from tests.containers.lifecycle import JOB_ID, SLIDERS, innotune, run_lifecycle, table
 from tests.hosts.util import need
@@ -190,3 +195,41 @@ def test_docker_run_export_recreates_the_container(
         assert f"docker start {name}" in said, said
     finally:
         docker.cli("rm", "-f", name, old, check=False)
+
+
+def test_a_container_beside_the_server_counts_at_its_files_pool(
+    docker: Docker, tmp_path: Path, private_servers: list[PrivateServer]
+) -> None:
+    """Issue 36: a MariaDB container on the same host whose pool is set in its option files
+    (a mounted drop-in, nothing on its command line) counts at that pool, read inside it
+    through the engine without logging in to it."""
+    spec = IMAGES["trixie"]
+    docker.load(spec)
+    name = f"innotune-other-{tmp_path.name[-6:].strip('_')}"
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "50-pool.cnf").write_text("[mysqld]\ninnodb_buffer_pool_size = 768M\n")
+    docker.run_server(name, spec, data_dir=tmp_path / "data", conf_dir=conf)
+    try:
+        assert docker.sql(name, spec, "SELECT @@innodb_buffer_pool_size") == str(768 << 20)
+        server = PrivateServer(tmp_path / "host-server")
+        private_servers.append(server)
+        server.start()
+        out = innotune(docker, tmp_path / "innotune-data", "inspect", "local", "--instance",
+                       str(server.port), "--sample", "0", "--json")  # fmt: skip
+        assert out.returncode == 0, out.stdout + out.stderr
+        facts = HostFacts.from_json(out.stdout)
+        [boxed] = [i for i in facts.instances if i.container and i.container.name == name]
+        assert "innodb" not in " ".join(boxed.argv)
+        assert (boxed.files_read, boxed.files_pool) == (True, "768M")
+        budget = memory_budget(facts)
+        assert budget is not None
+        said = (
+            f"mariadbd in container {name}, its 768 MiB buffer pool from its option files, "
+            f"{size_text(int((768 << 20) * POOL_OVERHEAD) - (768 << 20))} of bookkeeping and "
+            f"{size_text(151 * budget.per_connection)} of buffers for its 151 connections, at "
+            "this server's buffers per connection"
+        )
+        assert said in budget.words(), budget.words()
+    finally:
+        docker.cli("rm", "-f", name, check=False)
