@@ -162,9 +162,11 @@ class MainWizard(QWizard):
         The Apply page's consent box shows the consent given to the current plan (on the
         Recommendation page, or there before): none once the plan changed.
         """
-        if self.page(page_id) is self.pages.get("Apply"):
-            self.pages["Apply"].consent.setChecked(self.state.consented())  # type: ignore[attr-defined]
+        apply = self.pages.get("Apply")
+        given = self.state.consented()  # the page clears its box for a plan new to it
         super().initializePage(page_id)
+        if apply is not None and self.page(page_id) is apply:
+            apply.consent.setChecked(given)  # type: ignore[attr-defined]
         if self.page(page_id) is self.pages.get("Trade-offs"):
             self._show_saved_plan()
 
