@@ -4,7 +4,8 @@ On the practice server (the Connect page's default), with no typing: Check, Next
 Next (the Recommendation), the consent box, Apply this, then Next to Verify once the apply
 and its "Measure before and after" (ticked by default on a quiet server) are done. Every
 click is a real mouse click through one helper that counts it. The change is read back from
-the running server, and the Verify page shows a verdict per run.
+the running server, and the Verify page shows a verdict per run; Back then retraces the path,
+and the preview is one click away from the Recommendation.
 """
 
 from __future__ import annotations
@@ -125,6 +126,11 @@ def test_default_path_on_the_practice_server_in_at_most_8_clicks(
         wizard.back()
         assert wizard.currentPage() is rec
         assert not rec.consent.isChecked() and not rec.apply_button.isEnabled()
+        # The preview is one click away, and Back comes back here.
+        rec.preview_button.click()
+        assert wizard.currentPage() is wizard.pages["Preview"]
+        wizard.back()
+        assert wizard.currentPage() is rec
         print(
             f"\ndefault path: {clicks.count} clicks, {time.monotonic() - started:.1f} s "
             f"({time.monotonic() - applying:.1f} s from Apply this)"
