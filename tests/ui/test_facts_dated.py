@@ -128,6 +128,7 @@ def test_back_to_inspect_after_a_restart_marks_the_old_facts_and_reads_the_new_o
     _job_done(qtbot, apply)
     assert apply.status is not None and apply.status.state == "applied", apply.state_label.text()
     assert apply.status.restarted
+    snapshot = apply.status.snapshot_id
     new_pid = server.running_pid()
     assert new_pid is not None and new_pid != old_pid
     # The connection names the new server process from the reconnect on.
@@ -181,9 +182,16 @@ def test_back_to_inspect_after_a_restart_marks_the_old_facts_and_reads_the_new_o
     qtbot.waitUntil(lambda: wizard.state.preview is not None, timeout=60_000)
     wizard.next()
     assert wizard.currentPage() is apply
-    qtbot.waitUntil(apply.rollback_button.isEnabled, timeout=60_000)
+    # Planned from the changed server, the plan is a new one (its change is in force): the
+    # page starts afresh, and the apply is rolled back from the snapshot list.
+    qtbot.waitUntil(apply.list_button.isEnabled, timeout=60_000)
+    apply.list_button.click()
+    qtbot.waitUntil(lambda: apply.snapshots.count() > 0 and not apply._busy(), timeout=60_000)
+    ids = [apply.snapshots.item(i).data(256) for i in range(apply.snapshots.count())]
+    apply.snapshots.setCurrentRow(ids.index(snapshot))
+    qtbot.waitUntil(apply.restore_button.isEnabled, timeout=60_000)
     apply.ask_restore = lambda choice, _id="": True  # type: ignore[method-assign]
-    apply.rollback_button.click()
+    apply.restore_button.click()
     qtbot.waitUntil(
         lambda: apply.status is not None and apply.status.mode == "restore", timeout=120_000
     )
