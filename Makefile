@@ -116,7 +116,8 @@ icons: $(VENV)/.run-stamp
 # installers/screenshots/*.png: every wizard page, from a run against a throwaway practice server
 # under its own Xvfb (the results are committed; README.md shows them). TARGET=sid or
 # TARGET=trixie (root) walks that booted test host instead, before and after Apply, at SCALES
-# (default 1,2), into docs/screenshots/<host>/<scale>x/; SHOTS_ARGS=--exercises adds each exercise.
+# (default 1,2), into docs/screenshots/<host>/<scale>x/; SHOTS_ARGS=--exercises adds each exercise,
+# SHOTS_ARGS="--only recommendation" pictures that page alone (unnumbered) and stops there.
 SCALES ?= 1,2
 screenshots: sysdeps-test $(VENV)/.run-stamp
 	$(BIN)/python installers/make_screenshots.py $(if $(TARGET),--target $(TARGET) --scales $(SCALES)) \

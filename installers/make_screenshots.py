@@ -24,6 +24,10 @@ worker thread at the end (the transport layer refuses to run on the GUI thread).
 
     python installers/make_screenshots.py [--out installers/screenshots] [--scale 2]
     python installers/make_screenshots.py --target sid --scales 1,2 [--exercises]
+    python installers/make_screenshots.py --target sid --only recommendation
+
+``--only recommendation`` (a comma list of page names) pictures those pages alone, unnumbered,
+beside the set, and ends the walk there.
 
 ``--scale 2`` sets QT_SCALE_FACTOR=2 (a HiDPI check; the window is then 2000×1520 pixels).
 """
@@ -99,6 +103,8 @@ def run_inner(args: argparse.Namespace, scale: float, out: Path, host: dict[str,
                 argv.append("--exercises")
             if args.record is not None:
                 argv += ["--record", str(args.record)]
+            if args.only:
+                argv += ["--only", args.only]
             return subprocess.run(argv, env=env, cwd=ROOT, check=False).returncode
     finally:
         server.terminate()
@@ -139,6 +145,10 @@ def outer(args: argparse.Namespace) -> int:
     return failed
 
 
+class WalkDone(Exception):
+    """Every page asked for with --only is pictured: the walk ends there."""
+
+
 def inner(args: argparse.Namespace) -> int:
     """Drive the wizard through every page and save one PNG per page (and per exercise)."""
     from PySide6.QtCore import QEventLoop, Qt
@@ -158,13 +168,15 @@ def inner(args: argparse.Namespace) -> int:
     register_gui_thread()
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
-    if os.environ.get(HOST):
+    if os.environ.get(HOST) and not args.only:
         # A walk of a host pictures the whole set again: an older set's numbering differs.
         for old in out.glob("[0-9][0-9]-*.png"):
             old.unlink()
     host: dict[str, Any] = json.loads(os.environ.get(HOST) or "{}")
     walk = "practice" if not host else "host"
     shots: list[str] = []
+    only = {x for x in args.only.split(",") if x}
+    wanted = set(only)
 
     def wait_for(what: str, done: Callable[[], bool], timeout: float = 180.0) -> None:
         deadline = time.monotonic() + timeout
@@ -181,6 +193,9 @@ def inner(args: argparse.Namespace) -> int:
             time.sleep(0.01)
 
     def shoot(name: str, window: QWidget | None = None) -> None:
+        if only and not any(name.split("-", 1)[-1].startswith(x) for x in only):
+            return
+        wanted.difference_update(x for x in only if name.split("-", 1)[-1].startswith(x))
         settle()
         window = window or wizard
         if walk == "practice":
@@ -198,13 +213,15 @@ def inner(args: argparse.Namespace) -> int:
             QImage.Format.Format_Indexed8,
             Qt.ImageConversionFlag.ThresholdDither | Qt.ImageConversionFlag.AvoidDither,
         )
-        if walk == "host":
+        if walk == "host" and not only:
             name = f"{len(shots) + 1:02d}-{name}"
         shots.append(name)
         path = out / f"{name}.png"
         if not small.save(str(path), "PNG", 0):  # quality 0: the strongest compression
             raise SystemExit(f"could not write {path}")
         print(f"{path}  {image.width()}×{image.height()}  {path.stat().st_size // 1024} KiB")
+        if only and not wanted:
+            raise WalkDone  # every page asked for is pictured
 
     def shoot_scrolled(name: str, page: QWidget, window: QWidget | None = None) -> None:
         """A long page: one picture per screenful of its scroll area."""
@@ -239,12 +256,15 @@ def inner(args: argparse.Namespace) -> int:
     settle(1.0)
     stopped = False
     try:
-        if walk == "practice":
-            practice_walk(wizard, wait_for, shoot)
-        else:
-            host_walk(wizard, host, wait_for, shoot, shoot_scrolled, record)
-        if args.exercises:
-            exercises_walk(wizard, wait_for, shoot, shoot_scrolled)
+        try:
+            if walk == "practice":
+                practice_walk(wizard, wait_for, shoot)
+            else:
+                host_walk(wizard, host, wait_for, shoot, shoot_scrolled, record)
+            if args.exercises:
+                exercises_walk(wizard, wait_for, shoot, shoot_scrolled)
+        except WalkDone:
+            pass
         stop_practice(wizard, wait_for)
         stopped = True
     finally:
@@ -291,6 +311,12 @@ def wait_for_verify(wizard: Any, wait_for: Callable[..., None]) -> None:
         print("the apply measured no before and after: Verify shows none", file=sys.stderr)
 
 
+def wait_for_recommendation(wizard: Any, wait_for: Callable[..., None]) -> None:
+    """The Recommendation page, its plan shown and its preview built behind it."""
+    wait_for("the plan", lambda: wizard.state.plan is not None)
+    wait_for("the preview", lambda: wizard.state.preview is not None, 120)
+
+
 def practice_walk(wizard: Any, wait_for: Callable[..., None], shoot: Callable[..., None]) -> None:
     """README's pictures: the practice server, one picture per page."""
     connect = wizard.pages["Connect"]
@@ -306,23 +332,27 @@ def practice_walk(wizard: Any, wait_for: Callable[..., None], shoot: Callable[..
     shoot("2-inspect")
 
     wizard.next()
+    wait_for_recommendation(wizard, wait_for)
+    shoot("3-recommendation")
+
+    wizard.next()  # Next there: the trade-offs, to adjust
     move_sliders(wizard, wait_for)
-    shoot("3-tradeoffs")
+    shoot("4-tradeoffs")
 
     wizard.next()
     wait_for("the preview", lambda: wizard.state.preview is not None)
-    shoot("4-preview")
+    shoot("5-preview")
 
     # Apply measures "before" on the unchanged server and "after" with the change in force
     # (its "Measure before and after" box, ticked on a quiet server), so Verify shows both.
     wizard.next()
     apply_changes(wizard, wait_for)
-    shoot("5-apply")
+    shoot("6-apply")
     wizard.next()
     wait_for_verify(wizard, wait_for)
-    shoot("6-verify")
+    shoot("7-verify")
     wizard.next()
-    shoot("7-done")
+    shoot("8-done")
 
 
 def host_walk(
@@ -363,6 +393,10 @@ def host_walk(
     record("facts.json", json.loads(wizard.state.facts.to_json()))
 
     wizard.next()
+    wait_for_recommendation(wizard, wait_for)
+    shoot_scrolled("recommendation", wizard.pages["Recommendation"])
+
+    wizard.next()  # Next there: the trade-offs, to adjust
     wait_for("the plan", lambda: wizard.state.plan is not None)
     shoot_scrolled("tradeoffs", wizard.pages["Trade-offs"])
     move_sliders(wizard, wait_for)
@@ -468,6 +502,9 @@ def main() -> int:
     parser.add_argument("--scales", default="1", help="comma list of scales, e.g. 1,2")
     parser.add_argument("--exercises", action="store_true", help="each exercise too")
     parser.add_argument("--record", type=Path, default=None, help="keep what the walk saw here")
+    parser.add_argument(
+        "--only", default="", help="picture only these pages (comma list of names), then stop"
+    )
     args = parser.parse_args()
     if args.scale is not None:
         args.scales = [args.scale]

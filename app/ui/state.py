@@ -15,6 +15,7 @@ from app.domain.target import Target
 from app.domain.watch import Watch
 from app.flows.freshness import ServerChange, is_old, of_target
 from app.flows.preview import Preview
+from app.flows.recommend import plan_key
 from app.ui.hostworker import HostWorker
 
 log = logging.getLogger(__name__)
@@ -37,6 +38,9 @@ class WizardState:
     positions: SliderPositions | None = None
     plan: Plan | None = None
     preview: Preview | None = None
+    # The plan the person consented to apply (app.flows.recommend.plan_key): given on the
+    # Recommendation page or the Apply page, it lapses as soon as the plan changes.
+    consent: tuple[tuple[str, str, str], ...] | None = None
     bench_before: BenchReport | None = None  # kept with the snapshot, to compare after
     bench_after: BenchReport | None = None
     # Watches of the server's own workload (no load added): "before" the apply, "after" it.
@@ -67,6 +71,14 @@ class WizardState:
     practice_bases: set[Path] = field(default_factory=set)
     # Work on this computer alone: a preview without a connection, an export.
     local: HostWorker = field(default_factory=lambda: HostWorker(name="local"))
+
+    def consented(self) -> bool:
+        """True when the person consented to applying the current plan (not an earlier one)."""
+        return self.consent is not None and self.consent == plan_key(self.plan)
+
+    def give_consent(self, given: bool) -> None:
+        """Consent to applying the current plan (True), or take it back."""
+        self.consent = plan_key(self.plan) if given else None
 
     @property
     def connection(self) -> DoctorResult | None:

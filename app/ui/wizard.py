@@ -10,11 +10,12 @@ from app import APP_NAME, __version__
 from app.ui.collector import install_gui_collector
 from app.ui.state import WizardState
 
-STEPS = ("Connect", "Inspect", "Trade-offs", "Preview", "Apply", "Verify", "Done")
+STEPS = ("Connect", "Inspect", "Recommendation", "Trade-offs", "Preview", "Apply", "Verify", "Done")
 
 _INTRO = {
     "Connect": "Choose the server to tune: the practice server, this computer, or a host over SSH.",
     "Inspect": "InnoTune reads the hardware, the disks under the data directory and the server.",
+    "Recommendation": "What InnoTune recommends, why, what it risks, and whether it restarts.",
     "Trade-offs": "Each slider trades speed against what a crash may cost; you choose.",
     "Preview": "The exact changes: option-file diffs, disk and kernel settings, restarts.",
     "Apply": "A snapshot first, then the changes, a health check, and rollback if needed.",
@@ -37,7 +38,10 @@ class StepPage(QWizardPage):
 
 
 class MainWizard(QWizard):
-    """InnoTune's wizard: Connect → Inspect → Trade-offs → Preview → Apply → Verify → Done."""
+    """InnoTune's wizard: Connect → Inspect → Recommendation → Trade-offs → … → Done.
+
+    Then Preview → Apply → Verify; the Recommendation page may go straight to Apply or Preview.
+    """
 
     def __init__(self, state: WizardState | None = None) -> None:
         super().__init__()
@@ -85,6 +89,7 @@ class MainWizard(QWizard):
         ours.toggled.connect(theirs.setChecked)
         theirs.toggled.connect(ours.setChecked)
         connect.reconnect_ready.connect(self._on_reconnect_ready)  # type: ignore[attr-defined]
+        self._wire_recommendation()
         for title in ("Trade-offs", "Preview"):  # "Read them again" on facts out of date
             self.pages[title].dated.read_again.connect(self.read_facts_again)  # type: ignore[attr-defined]
         self.resize(900, 650)
@@ -101,6 +106,10 @@ class MainWizard(QWizard):
             from app.ui.pages.inspect import InspectPage
 
             return InspectPage(self.state)
+        if title == "Recommendation":
+            from app.ui.pages.recommend import RecommendPage
+
+            return RecommendPage(self.state)
         if title == "Trade-offs":
             from app.ui.pages.tradeoffs import TradeoffsPage
 
@@ -140,13 +149,24 @@ class MainWizard(QWizard):
             ("offline", "Connect"): "Trade-offs",
             ("offline", "Preview"): "Done",
         }.get((self.state.mode, title or ""))
+        if title == "Recommendation" and self.state.mode == "tune":
+            route = self.pages["Recommendation"].route  # type: ignore[attr-defined]
+            skip_to = {"apply": "Apply", "preview": "Preview"}.get(route)
         if skip_to is None:
             return super().nextId()
         return self.pageIds()[order.index(skip_to)]
 
     def initializePage(self, page_id: int) -> None:  # noqa: N802 - Qt's name
-        """Prepare a page; a saved plan under review sets the Trade-offs sliders once."""
+        """Prepare a page; a saved plan under review sets the Trade-offs sliders once.
+
+        The Apply page's consent box shows the consent given to the current plan (on the
+        Recommendation page, or there before): none once the plan changed.
+        """
+        apply = self.pages.get("Apply")
+        given = self.state.consented()  # the page clears its box for a plan new to it
         super().initializePage(page_id)
+        if apply is not None and self.page(page_id) is apply:
+            apply.consent.setChecked(given)  # type: ignore[attr-defined]
         if self.page(page_id) is self.pages.get("Trade-offs"):
             self._show_saved_plan()
 
@@ -176,6 +196,40 @@ class MainWizard(QWizard):
         if self.currentPage() is inspect:
             inspect.start()  # type: ignore[attr-defined]
 
+    # -- the recommendation -----------------------------------------------------------------
+    def _wire_recommendation(self) -> None:
+        """The Recommendation page plans as Trade-offs starts and previews as Preview does."""
+        from app.ui.pages.recommend import RecommendPage
+
+        rec, tradeoffs, preview = (
+            self.pages[t] for t in ("Recommendation", "Trade-offs", "Preview")
+        )
+        assert isinstance(rec, RecommendPage)
+        rec.ensure_plan = tradeoffs.ensure_plan  # type: ignore[attr-defined]
+        rec.build_preview = preview.initializePage
+        preview.completeChanged.connect(rec.sync)
+        rec.go.connect(self._on_recommendation_go)
+        self.currentIdChanged.connect(self._on_current_id_changed)
+        apply = self.pages["Apply"]
+        apply.consent.toggled.connect(self.state.give_consent)  # type: ignore[attr-defined]
+
+    def _on_current_id_changed(self, _page_id: int) -> None:
+        rec = self.pages["Recommendation"]
+        if self.currentPage() is rec:
+            rec.refresh()  # type: ignore[attr-defined]
+
+    def _on_recommendation_go(self, route: str) -> None:
+        """Apply this (on to Apply, applying at once), Adjust the trade-offs, or Preview."""
+        rec, apply = self.pages["Recommendation"], self.pages["Apply"]
+        rec.route = route  # type: ignore[attr-defined]
+        try:
+            self.next()
+        finally:
+            rec.route = ""  # type: ignore[attr-defined]
+        button = apply.apply_button  # type: ignore[attr-defined]
+        if route == "apply" and self.currentPage() is apply and button.isEnabled():
+            button.click()  # the consent was given on the Recommendation page
+
     # -- jobs on the target -----------------------------------------------------------------
     def _on_apply_seen(self, item: object) -> None:
         """Keep this computer's record of the job: started, and the last state seen."""
@@ -191,6 +245,9 @@ class MainWizard(QWizard):
                 profile = self.pages["Connect"].profiles.values()  # type: ignore[attr-defined]
                 jobrecords.note_step(folder, item, target, profile)
             elif isinstance(item, JobStatus):
+                if item.final:  # a consent is for one apply: the next one asks again
+                    self.state.give_consent(False)
+                    self.pages["Apply"].consent.setChecked(False)  # type: ignore[attr-defined]
                 jobrecords.note_status(folder, item)
                 self.pages["Connect"].show_unfinished_jobs()  # type: ignore[attr-defined]
         except OSError:

@@ -243,8 +243,11 @@ def run_wizard(tmp: Path) -> dict[str, float]:
             lambda: wizard.state.facts is not None,
             settle=1.0,
         )
-        measure("plan (open Trade-offs)", wizard.next, lambda: wizard.state.plan is not None)
+        measure(
+            "plan (open the Recommendation)", wizard.next, lambda: wizard.state.plan is not None
+        )
         page = wizard.pages["Trade-offs"]
+        measure("open Trade-offs", wizard.next, lambda: wizard.currentPage() is page)
         assert isinstance(page, TradeoffsPage)
         sliders = [s.control for s in page.sections.values() if isinstance(s.control, QSlider)]
         moves = [

@@ -89,7 +89,9 @@ def test_back_to_inspect_after_a_restart_marks_the_old_facts_and_reads_the_new_o
     assert CLOCK.match(inspect.dated.text()), inspect.dated.text()
     assert not inspect.dated.old
 
-    # Trade-offs: one live change only (commits confirmed by the OS cache).
+    # Trade-offs (past the Recommendation): one live change only (commits confirmed by the
+    # OS cache).
+    wizard.next()
     wizard.next()
     tradeoffs = wizard.currentPage()
     assert isinstance(tradeoffs, TradeoffsPage)
@@ -126,6 +128,7 @@ def test_back_to_inspect_after_a_restart_marks_the_old_facts_and_reads_the_new_o
     _job_done(qtbot, apply)
     assert apply.status is not None and apply.status.state == "applied", apply.state_label.text()
     assert apply.status.restarted
+    snapshot = apply.status.snapshot_id
     new_pid = server.running_pid()
     assert new_pid is not None and new_pid != old_pid
     # The connection names the new server process from the reconnect on.
@@ -142,6 +145,8 @@ def test_back_to_inspect_after_a_restart_marks_the_old_facts_and_reads_the_new_o
     assert tradeoffs.dated.old and "restarted the server" in tradeoffs.dated.text()
     assert "the “Now” values this plan starts from are out of date" in tradeoffs.dated.text()
     wizard.back()
+    assert wizard.currentPage() is wizard.pages["Recommendation"]
+    wizard.back()
     assert wizard.currentPage() is inspect
     assert wizard.state.facts is first and f"pid {old_pid}" in _server_text(inspect)
     note = inspect.dated.text()
@@ -155,7 +160,8 @@ def test_back_to_inspect_after_a_restart_marks_the_old_facts_and_reads_the_new_o
     # the new pid and uptime, dated now, nothing marked.
     wizard.next()
     assert wizard.currentPage() is inspect and inspect.task is not None
-    qtbot.waitUntil(lambda: wizard.currentPage() is tradeoffs, timeout=60_000)
+    rec = wizard.pages["Recommendation"]
+    qtbot.waitUntil(lambda: wizard.currentPage() is rec, timeout=60_000)
     facts = wizard.state.facts
     assert facts is not None and facts.server is not None and facts is not first
     assert facts.server.instance.pid == new_pid
@@ -165,8 +171,10 @@ def test_back_to_inspect_after_a_restart_marks_the_old_facts_and_reads_the_new_o
     assert f"uptime {uptime} s" in _server_text(inspect)
     assert facts.server.variable("innodb_flush_log_at_trx_commit") == "2"
     assert CLOCK.match(inspect.dated.text()) and not inspect.dated.old
-    assert not tradeoffs.dated.old and "before" not in tradeoffs.dated.text()
     qtbot.waitUntil(lambda: not inspect.task.is_running())  # type: ignore[union-attr]
+    wizard.next()
+    assert wizard.currentPage() is tradeoffs
+    assert not tradeoffs.dated.old and "before" not in tradeoffs.dated.text()
 
     # Roll back (it restarts too), then Back to Trade-offs: marked again, and its link goes
     # back to Inspect and reads the server again.
@@ -174,9 +182,16 @@ def test_back_to_inspect_after_a_restart_marks_the_old_facts_and_reads_the_new_o
     qtbot.waitUntil(lambda: wizard.state.preview is not None, timeout=60_000)
     wizard.next()
     assert wizard.currentPage() is apply
-    qtbot.waitUntil(apply.rollback_button.isEnabled, timeout=60_000)
+    # Planned from the changed server, the plan is a new one (its change is in force): the
+    # page starts afresh, and the apply is rolled back from the snapshot list.
+    qtbot.waitUntil(apply.list_button.isEnabled, timeout=60_000)
+    apply.list_button.click()
+    qtbot.waitUntil(lambda: apply.snapshots.count() > 0 and not apply._busy(), timeout=60_000)
+    ids = [apply.snapshots.item(i).data(256) for i in range(apply.snapshots.count())]
+    apply.snapshots.setCurrentRow(ids.index(snapshot))
+    qtbot.waitUntil(apply.restore_button.isEnabled, timeout=60_000)
     apply.ask_restore = lambda choice, _id="": True  # type: ignore[method-assign]
-    apply.rollback_button.click()
+    apply.restore_button.click()
     qtbot.waitUntil(
         lambda: apply.status is not None and apply.status.mode == "restore", timeout=120_000
     )

@@ -85,8 +85,12 @@ def walk(wizard: MainWizard, host: str) -> Iterator[tuple[str, QWidget]]:
     yield "Inspect", inspect
 
     wizard.next()
-    tradeoffs = wizard.pages["Trade-offs"]
+    rec = wizard.pages["Recommendation"]
     assert state.plan is not None, f"no plan for {host}"
+    yield "Recommendation", rec
+
+    wizard.next()
+    tradeoffs = wizard.pages["Trade-offs"]
     yield "Trade-offs", tradeoffs
 
     preview_page = wizard.pages["Preview"]

@@ -42,6 +42,7 @@ def _apply_and_drop(qtbot: QtBot, tmp_path: Path, server: PrivateServer) -> str:
     inspect.sample.setValue(0)
     wizard.next()
     qtbot.waitUntil(lambda: wizard.state.facts is not None, timeout=120_000)
+    wizard.next()  # the Recommendation
     wizard.next()
     tradeoffs = wizard.currentPage()
     assert isinstance(tradeoffs, TradeoffsPage)

@@ -24,7 +24,9 @@ def test_self_test_passes_and_says_what_it_checked(qapp: QApplication) -> None:
     assert "(from source," in text
     for name, _check in CHECKS:
         assert f"ok   {name}: " in text
-    assert "pages: Connect, Inspect, Trade-offs, Preview, Apply, Verify, Done" in text
+    assert (
+        "pages: Connect, Inspect, Recommendation, Trade-offs, Preview, Apply, Verify, Done" in text
+    )
     assert "PySide6.QtCharts" in text and "paramiko " in text
     assert text.rstrip().endswith("self-test passed")
     after = {id(w) for w in qapp.topLevelWidgets() if w.isVisible()}

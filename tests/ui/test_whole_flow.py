@@ -119,6 +119,8 @@ def test_whole_flow_over_ssh_with_restart_and_rollback(
     # Trade-offs: crash_loss to 1 (trx_commit=2), and a restart if any slider position needs
     # one (every knob the crash-loss slider moves is dynamic).
     wizard.next()
+    assert wizard.currentPage().title() == "Recommendation"
+    wizard.next()  # Next there: the trade-offs, to adjust
     tradeoffs = wizard.currentPage()
     assert isinstance(tradeoffs, TradeoffsPage) and tradeoffs.title() == "Trade-offs"
     for shared in ("fit_os", "fit_disks"):  # this machine's kernel and disks serve other tests
@@ -232,6 +234,8 @@ def test_whole_flow_measures_before_and_after_as_part_of_applying(
 
     # Trade-offs: the crash-loss slider to 1 (innodb_flush_log_at_trx_commit 2).
     wizard.next()
+    assert wizard.currentPage().title() == "Recommendation"
+    wizard.next()  # Next there: the trade-offs, to adjust
     tradeoffs = wizard.currentPage()
     assert isinstance(tradeoffs, TradeoffsPage)
     for shared in ("fit_os", "fit_disks"):

@@ -41,6 +41,7 @@ def test_whole_flow_on_a_busy_server_watches_its_own_workload(
     assert _trx(server_host) == "1"
     with SteadyWrites(server_host, 150.0):
         wizard = _connect_and_inspect(qtbot, tmp_path, server_host)
+        wizard.next()  # the Recommendation
         wizard.next()
         tradeoffs = wizard.currentPage()
         assert isinstance(tradeoffs, TradeoffsPage)

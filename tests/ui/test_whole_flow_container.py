@@ -22,6 +22,7 @@ from app.ui.pages.apply import ApplyPage
 from app.ui.pages.connect import ConnectPage
 from app.ui.pages.inspect import InspectPage
 from app.ui.pages.preview import PreviewPage
+from app.ui.pages.recommend import RecommendPage
 from app.ui.pages.tradeoffs import TradeoffsPage
 from tests.containers.engines import IMAGES, Docker
 from tests.containers.fixtures import docker  # noqa: F401 - the fixture
@@ -100,6 +101,13 @@ def test_whole_flow_on_a_container(
         assert facts is not None and facts.server is not None
         assert facts.server.instance.container is not None
 
+        wizard.next()
+        rec = wizard.currentPage()
+        assert isinstance(rec, RecommendPage)
+        assert f"For the container {name}" in rec.text.text(), rec.text.text()
+        qtbot.waitUntil(lambda: wizard.state.preview is not None, timeout=60_000)
+        if shots:
+            wizard.grab().save(str(Path(shots) / "recommendation-container.png"))
         wizard.next()
         tradeoffs = wizard.currentPage()
         assert isinstance(tradeoffs, TradeoffsPage)

@@ -31,10 +31,12 @@ from pytestqt.qtbot import QtBot
 
 from app.domain.hostfacts import HostFacts
 from app.domain.target import parse_target
+from app.flows.planning import default_positions, plan_for
 from app.flows.preview import preview_plan
 from app.ui.pages.done import summary_html
 from app.ui.pages.inspect import InspectPage
 from app.ui.pages.preview import PreviewPage
+from app.ui.pages.recommend import RecommendPage
 from app.ui.pages.tradeoffs import TradeoffsPage
 from app.ui.state import WizardState
 from app.ui.wizard import MainWizard
@@ -43,6 +45,7 @@ from tests.unit.test_plan_words import window_faults
 from tests.unit.test_planner_matrix import facts_for, hosts
 
 FLAG = re.compile(r"(^|[\s(`])--[a-z]")
+BYTES = re.compile(r"\b\d{7,}\b")  # a size in bytes where MiB/GiB belong
 FOUR = ("10.5.27", "10.11.19", "11.8.2", "9.7.4")
 HOSTS = Path(__file__).parents[1] / "fixtures" / "hosts"
 
@@ -141,6 +144,13 @@ def test_every_page_in_window_words_on_the_four_server_lines(
     bad += [f"Inspect: {f}" for f in _faults(inspect)]
 
     state = WizardState(target=parse_target("local"), facts=facts)
+    rec = RecommendPage(state)
+    qtbot.addWidget(rec)
+    state.plan = plan_for(facts, default_positions(facts))
+    rec.refresh()
+    bad += [f"Recommendation: {f}" for f in _faults(rec)]
+    bad += [f"Recommendation: raw bytes {n}" for n in BYTES.findall(rec.text.text())]
+    state.plan = None
     tradeoffs = TradeoffsPage(state)
     qtbot.addWidget(tradeoffs)
     tradeoffs.initializePage()
@@ -162,6 +172,11 @@ def test_every_page_in_window_words_on_the_four_server_lines(
             control.setChecked(not control.isChecked())
     plan = state.plan
     assert plan is not None
+    rec.refresh()  # every slider at its far end: the risks in words
+    bad += [f"Recommendation (sliders moved): {f}" for f in _faults(rec)]
+    bad += [
+        f"Recommendation (sliders moved): raw bytes {n}" for n in BYTES.findall(rec.text.text())
+    ]
 
     preview = PreviewPage(WizardState(facts=facts, plan=plan))
     qtbot.addWidget(preview)

@@ -283,7 +283,7 @@ class InspectPage(QWizardPage):
         self.state.facts = facts
         self.show_facts(facts)
         self.dated.refresh()
-        self.status.setText("Done. Press Next to see the trade-offs.")
+        self.status.setText("Done. Press Next to see what InnoTune recommends.")
         self.completeChanged.emit()
         wizard = self.wizard()
         if self._next_after and wizard is not None and wizard.currentPage() is self:
@@ -378,7 +378,9 @@ class InspectPage(QWizardPage):
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         """Shown again by Back after an apply or a rollback: say the facts are out of date."""
         if self.state.facts_old and not (self.task is not None and self.task.is_running()):
-            self.status.setText("Next reads the server again first, then shows the trade-offs.")
+            self.status.setText(
+                "Next reads the server again first, then shows what InnoTune recommends."
+            )
         super().showEvent(event)
 
     def validatePage(self) -> bool:  # noqa: N802 - Qt's name

@@ -229,6 +229,13 @@ class TradeoffsPage(QWizardPage):
         self.refresh()  # cheap when filled ahead: the same plans, no text changes
         self._flush_left_alone()
 
+    def ensure_plan(self) -> None:
+        """Plan for the current facts now, if not done yet (the Recommendation page shows it)."""
+        facts = self.state.facts
+        if facts is not None and facts is not self._facts:
+            self._finish_preparing()
+            self._adopt(facts)
+
     def _adopt(self, facts: HostFacts) -> None:
         """Take new facts: at InnoTune's start, or the person's choices on the same server.
 
