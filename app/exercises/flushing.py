@@ -178,7 +178,7 @@ def measure(
         sampler.wait_for(seconds + tail)
     dirty = [100 * s[DIRTY] / s[TOTAL] if s[TOTAL] else 0.0 for _, s in sampler.samples[1:]]
     found = FlushRun(capacity, dirty[: seconds + tail], seconds)
-    lab.say(f"io_capacity {capacity}: dirty pages levelled at {found.level:.1f} % of the pool.")
+    lab.say(f"io_capacity {capacity}: {found.level:.1f} % of the pool dirty as the load ended.")
     return found
 
 

@@ -22,12 +22,13 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QListWidget,
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
+    QStackedWidget,
     QTableWidget,
     QTableWidgetItem,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -91,7 +92,9 @@ class ExerciseChart(QChartView):
             bars = QBarSet(name)
             bars.append([float(v) for v in values])
             series.append(bars)
-        series.setLabelsVisible(True)
+        # A figure on each bar while the bars are wide enough to hold one (the flushing
+        # chart's 18 seconds are not: its values are in the table).
+        series.setLabelsVisible(len(spec.categories) <= 8)
         chart.addSeries(series)
         x = QBarCategoryAxis()
         x.append(spec.categories)
@@ -304,26 +307,39 @@ class ExercisesDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("exercises_dialog")
         self.setWindowTitle("Exercises: see each trade-off happen")
-        self.resize(820, 760)
+        self.resize(1060, 760)
         layout = QVBoxLayout(self)
-        layout.addWidget(
-            QLabel(
-                "Each exercise runs for real on the practice server (never on a server you "
-                "connected to) and ends with what it measured. A practice server started here "
-                "stops when you close InnoTune."
-            )
+        about = QLabel(
+            "Each exercise runs for real on the practice server (never on a server you "
+            "connected to) and ends with what it measured. A practice server started here "
+            "stops when you close InnoTune."
         )
-        self.tabs = QTabWidget()
-        # Every exercise's tab in sight, none behind scroll arrows: the window is as wide as
-        # the tabs need.
-        self.tabs.setUsesScrollButtons(False)
+        about.setWordWrap(True)
+        layout.addWidget(about)
+        # The exercises in a list beside the one shown: eight tabs in a row were wider than
+        # a 1280-pixel screen, and tabs behind scroll arrows hide exercises.
+        self.chooser = QListWidget()
+        self.chooser.setObjectName("exercise_list")
+        self.tabs = QStackedWidget()
         worker = HostWorker(name="exercises")  # the practice server's
         self.panels: dict[str, ExercisePanel] = {}
-        for text in load_texts():
+        self.panels_texts = load_texts()
+        for text in self.panels_texts:
             panel = ExercisePanel(text, lab_factory, (scale or {}).get(text.id), worker=worker)
             self.panels[text.id] = panel
-            self.tabs.addTab(panel, text.title)
-        layout.addWidget(self.tabs, 1)
+            self.tabs.addWidget(panel)
+            self.chooser.addItem(text.title)
+        metrics = self.chooser.fontMetrics()
+        widest = max(metrics.horizontalAdvance(t.title) for t in self.panels_texts)
+        width = widest + 2 * self.chooser.frameWidth() + 16
+        self.chooser.setFixedWidth(width)
+        self.chooser.currentRowChanged.connect(self.tabs.setCurrentIndex)
+        self.tabs.currentChanged.connect(self.chooser.setCurrentRow)
+        self.chooser.setCurrentRow(0)
+        row = QHBoxLayout()
+        row.addWidget(self.chooser)
+        row.addWidget(self.tabs, 1)
+        layout.addLayout(row, 1)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QListView,
     QStyle,
     QStyleOptionViewItem,
     QTabBar,
@@ -155,7 +156,9 @@ def _cell_faults(view: QAbstractItemView) -> list[str]:
 
     def visit(parent: QModelIndex) -> None:
         for row in range(model.rowCount(parent)):
-            for column in range(model.columnCount(parent)):
+            # A list's model keeps columnCount private in PySide6: a list has one column.
+            columns = 1 if isinstance(view, QListView) else model.columnCount(parent)
+            for column in range(columns):
                 index = model.index(row, column, parent)
                 if isinstance(view, QTableView) and view.isColumnHidden(column):
                     continue

@@ -172,8 +172,12 @@ def test_the_exercises_window_shows_every_tab_and_introduction_whole(qtbot: QtBo
     dialog = ExercisesDialog()
     qtbot.addWidget(dialog)
     dialog.show()
+    # It fits a 1280×800 screen with every exercise in the list (eight tabs in a row did not).
+    assert dialog.minimumSizeHint().width() <= 1280 and dialog.width() <= 1280
+    assert dialog.chooser.count() == len(dialog.panels)
     bad = []
-    for panel in dialog.panels.values():
-        dialog.tabs.setCurrentWidget(panel)
+    for row, panel in enumerate(dialog.panels.values()):
+        dialog.chooser.setCurrentRow(row)  # as a click on the list does
+        assert dialog.tabs.currentWidget() is panel
         bad += [f"{panel.text.title}: {fault}" for fault in clipped(dialog)]
     assert not bad, f"{dialog.width()}×{dialog.height()}:\n" + "\n".join(bad)
