@@ -192,6 +192,10 @@ class ExercisePanel(QWidget):
         self.table = QTableWidget()
         self.table.setAccessibleName("result table")
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        # Long headers ("pages written per 1,000 transactions") wrap instead of being cut.
+        self.table.horizontalHeader().setDefaultAlignment(
+            Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap
+        )
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
         self.chart = ExerciseChart()
@@ -277,6 +281,12 @@ class ExercisePanel(QWidget):
             for c, cell in enumerate(row):
                 self.table.setItem(r, c, QTableWidgetItem(cell))
         self.table.resizeRowsToContents()
+        # A header longer than its share of the width gets two lines (it wraps, see above).
+        header = self.table.horizontalHeader()
+        metrics = header.fontMetrics()
+        share = max(1, self.table.viewport().width() // max(1, len(result.headers)))
+        lines = 2 if any(metrics.horizontalAdvance(h) + 12 > share for h in result.headers) else 1
+        header.setFixedHeight(lines * metrics.lineSpacing() + 10)
         # As tall as its rows: the panel scrolls, the table does not.
         height = self.table.horizontalHeader().height() + 2 * self.table.frameWidth()
         height += sum(self.table.rowHeight(r) for r in range(self.table.rowCount()))

@@ -124,6 +124,14 @@ def _header_faults(header: QHeaderView) -> list[str]:
         lines = text.split("\n")
         need = max(metrics.horizontalAdvance(line) for line in lines) + 2 * margin
         size = header.sectionSize(section)
+        if header.defaultAlignment() & Qt.TextFlag.TextWordWrap:  # type: ignore[operator]
+            # A wrapping header needs the lines its words take at the section's width.
+            room = QRect(0, 0, max(1, size - 2 * margin), 10_000)
+            flags = int(Qt.TextFlag.TextWordWrap)
+            lines = ["x"] * max(
+                1, metrics.boundingRect(room, flags, text).height() // max(1, metrics.lineSpacing())
+            )
+            need = min(need, size)
         if header.orientation() == Qt.Orientation.Horizontal:
             if need > size + SLACK:
                 faults.append(f"header {text!r} needs {need} px, has {size}")

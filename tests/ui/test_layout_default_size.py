@@ -26,6 +26,7 @@ from pytestqt.qtbot import QtBot
 from app.access.doctor import DoctorResult, Step
 from app.domain.bench import BenchReport
 from app.domain.hostfacts import HostFacts
+from app.exercises.model import ExerciseResult
 from app.flows.preview import preview_plan
 from app.ui.exercises import ExercisesDialog
 from app.ui.wizard import MainWizard
@@ -181,3 +182,13 @@ def test_the_exercises_window_shows_every_tab_and_introduction_whole(qtbot: QtBo
         assert dialog.tabs.currentWidget() is panel
         bad += [f"{panel.text.title}: {fault}" for fault in clipped(dialog)]
     assert not bad, f"{dialog.width()}×{dialog.height()}:\n" + "\n".join(bad)
+    # A result's long headers wrap onto two lines instead of being cut (the redo log
+    # exercise's, as one run gave them).
+    panel = dialog.panels["redolog"]
+    dialog.tabs.setCurrentWidget(panel)
+    headers = ["redo log", "commits/s", "pages written per 1,000 transactions"]
+    headers += ["pages left to write at the end", "peak checkpoint age"]
+    rows = [["16 MiB", "1298", "2219", "1313", "12.3 MiB"]]
+    rows += [["1 GiB", "2389", "0", "1430", "42.7 MiB"]]
+    panel.show_result(ExerciseResult("redolog", headers, rows, "What the run found."))
+    assert not clipped(dialog), clipped(dialog)
