@@ -169,10 +169,7 @@ def run(
                 "dblwr_pages_written": r.dblwr,
                 "commits_per_s": r.rate,
                 "written_out_at_end": r.final,
-                "rounds": [
-                    {"transactions": x.transactions, "seconds": x.seconds, **x.counters}
-                    for x in r.rounds
-                ],
+                "rounds": [x.as_dict() for x in r.rounds],
             }
             for r in runs
         ],

@@ -223,10 +223,7 @@ def run(
                 "left_dirty": r.left_dirty,
                 "peak_checkpoint_age": r.peak_age,
                 "commits_per_s": r.rate,
-                "rounds": [
-                    {"transactions": x.transactions, "seconds": x.seconds, **x.counters}
-                    for x in r.rounds
-                ],
+                "rounds": [x.as_dict() for x in r.rounds],
             }
             for r in runs
         ],
