@@ -157,7 +157,7 @@ def configured_connections(inst: ServerInstance) -> tuple[int, str]:
     return DEFAULT_CONNECTIONS, ""
 
 
-def other_servers(facts: HostFacts, per_conn: int = 0) -> tuple[int, str]:
+def other_servers(facts: HostFacts, per_conn: int) -> tuple[int, str]:
     """The other database servers on the host, at what they may take, and the words for it.
 
     Each other mysqld/mariadbd (a process or a container the inspection saw) counts at the
