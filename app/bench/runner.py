@@ -24,7 +24,7 @@ from app.bench.cpu import CpuProbe, cpu_between
 from app.bench.figures import STATUS_NAMES, CounterTrack, latency_of, merge_rounds, rate
 from app.bench.rate import status_values
 from app.bench.settings import SETTINGS as SETTINGS
-from app.bench.settings import server_settings
+from app.bench.settings import pool_free_bytes, server_settings
 from app.bench.steps import ScratchTables, StepTimes
 from app.bench.workloads import ROW_BYTES, ROWS_PER_TX, Statements
 from app.domain.bench import WORKLOADS, BenchReport, WorkloadResult
@@ -295,6 +295,7 @@ class Benchmark:
         base_seconds = self.options.seconds * len(sides)
         limit = started + max(budget or 0.0, base_seconds)
         settings: dict[str, dict[str, str]] = {}
+        free: dict[str, int | None] = {}  # the pool's free bytes as each side began
         rounds: dict[tuple[str, str, int], list[WorkloadResult]] = {}
         engine = "innotune" if self.route is None else self.route.engine
 
@@ -311,6 +312,7 @@ class Benchmark:
                         if (side.label, w, t) in rounds
                     ),
                     settings=settings.get(side.label, {}),
+                    pool_free_bytes=free.get(side.label),
                     cancelled=self.cancel.is_set(),
                     label=side.label,
                 )
@@ -320,6 +322,7 @@ class Benchmark:
         try:
             if sides[0].enter is None:
                 settings[sides[0].label] = server_settings(control)
+                free[sides[0].label] = pool_free_bytes(control)
             self.say(f"Creating the scratch schema {self.schema}")
             control.query(f"CREATE DATABASE `{self.schema}`")
             steps = [(n, w, t, side) for n, w, t in self.options.steps for side in sides]
@@ -349,6 +352,7 @@ class Benchmark:
                         side.enter(control)
                         if side.label not in settings:
                             settings[side.label] = server_settings(control)
+                            free[side.label] = pool_free_bytes(control)
                 current = side
                 of = f", round {n} of {self.rounds_done}" if self.rounds_done > 1 else ""
                 who = f" “{side.label}”" if len(sides) > 1 else ""

@@ -51,3 +51,12 @@ def server_settings(session: Session) -> dict[str, str]:
     listed = ", ".join(f"'{n}'" for n in SETTINGS)
     rows = session.query(f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({listed})")  # noqa: S608
     return {str(r[0]): r[1] or "" for r in rows if r and r[0]}
+
+
+def pool_free_bytes(session: Session) -> int | None:
+    """The buffer pool's free pages, in bytes (None: the server does not say)."""
+    rows = session.query("SHOW GLOBAL STATUS WHERE Variable_name = 'Innodb_buffer_pool_pages_free'")
+    size = session.query("SELECT @@GLOBAL.innodb_page_size")
+    free = str(rows[0][1]) if rows and rows[0] else ""
+    page = str(size[0][0]) if size and size[0] else ""
+    return int(free) * int(page) if free.isdigit() and page.isdigit() else None

@@ -390,6 +390,8 @@ class BenchReport:
             (applied and not rolled back); "" when none of them was, or it is not known.
         measurement: how the before/after measurement this report is a side of was made
             (None: a benchmark of its own).
+        pool_free_bytes: the buffer pool's free pages, in bytes, as the benchmark began
+            (None: not read).
     """
 
     target: str
@@ -403,6 +405,7 @@ class BenchReport:
     label: str = ""  # "before", "after", "rollback", or a configuration's name
     snapshot_in_force: str = ""
     measurement: Measurement | None = None
+    pool_free_bytes: int | None = None
     format: str = FORMAT
 
     def result(self, workload: str, threads: int) -> WorkloadResult | None:

@@ -39,6 +39,8 @@ class Measurement:
         restart: a restart sat between the sides (before-after only): the "before" rounds
             were fixed before it, so only "after" rounds could be added.
         why: why the change was not measured interleaved ("" when it was).
+        cannot_show: sentences on changes the benchmark's figures cannot show
+            (:func:`app.bench.reach.cannot_show`).
     """
 
     method: str
@@ -50,6 +52,7 @@ class Measurement:
     restart: bool = False
     why: str = ""
     fewest_rounds: int = 0
+    cannot_show: tuple[str, ...] = ()
 
     def _after(self) -> str:
         fewest = self.fewest_rounds or self.after_rounds
@@ -88,7 +91,7 @@ class Measurement:
             f"Time budget {self.budget_seconds:.0f} s, {self.seconds_used:.0f} s used: "
             f"{STOPS.get(self.stopped, self.stopped)}."
         )
-        return f"{how} {spent}"
+        return " ".join((how, spent, *self.cannot_show))
 
     def as_dict(self) -> dict[str, object]:
         """The JSON form, beside the verdicts."""
@@ -103,4 +106,5 @@ class Measurement:
             "stopped": self.stopped,
             "restart": self.restart,
             "why_not_interleaved": self.why,
+            "cannot_show": list(self.cannot_show),
         }

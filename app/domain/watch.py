@@ -43,6 +43,7 @@ STATUS_NAMES = (
     "Innodb_lsn_current",
     "Innodb_redo_log_current_lsn",
     "Innodb_pages_written",
+    "Innodb_buffer_pool_reads",
     "Innodb_log_waits",
     "Innodb_rows_inserted",
     "Innodb_rows_updated",
@@ -209,6 +210,8 @@ COSTS = (
     Figure("fsyncs_per_commit", "InnoDB fsyncs per commit", "fsyncs", digits=3),
     Figure("redo_bytes_per_commit", "redo log bytes per commit", "bytes", digits=0),
     Figure("pages_written_per_commit", "pages written per commit", "pages", digits=3),
+    # What a larger buffer pool saves: pages it lacked, read from disk (queries' reads too).
+    Figure("pages_read_per_commit", "pages read from disk per commit", "pages", digits=3),
     Figure("log_waits_per_commit", "waits for the redo log buffer per commit", "waits", digits=4),
     Figure("disk_flushes_per_commit", "disk cache flushes per commit", "flushes", digits=3),
     Figure("disk_writes_per_commit", "disk writes per commit", "writes", digits=3),
@@ -293,6 +296,7 @@ def round_figures(a: Sample, b: Sample, counter: str) -> dict[str, float | None]
         "fsyncs_per_commit": per_commit(_delta(a.status, b.status, "Innodb_data_fsyncs")),
         "redo_bytes_per_commit": per_commit(_redo(a, b)),
         "pages_written_per_commit": per_commit(_delta(a.status, b.status, "Innodb_pages_written")),
+        "pages_read_per_commit": per_commit(_delta(a.status, b.status, "Innodb_buffer_pool_reads")),
         "log_waits_per_commit": per_commit(_delta(a.status, b.status, "Innodb_log_waits")),
     }
     writes = _delta(a.disk, b.disk, "writes")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.access.doctor import DoctorResult, Secrets
+from app.bench.reach import cannot_show
 from app.bench.runner import Side
 from app.domain.bench import BenchReport
 from app.domain.errors import InnoTuneError
@@ -71,11 +72,13 @@ class Method:
             change is measured before, then after.
         why: why it is not interleaved ("" when it is).
         restart: the apply restarts the server.
+        changes: every server variable the plan changes (key, old, new), live or not.
     """
 
     values: tuple[tuple[str, str, str], ...]
     why: str
     restart: bool
+    changes: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def interleaved(self) -> bool:
@@ -91,6 +94,11 @@ def method_for(preview: Preview, confirm_within: float | None = None) -> Method:
     """
     restart = preview.will_restart
     values: list[tuple[str, str, str]] = []
+    changes = tuple(
+        (v.key, v.current, v.new)
+        for v in preview.values
+        if v.kind == "dynamic" and v.current is not None
+    )
     why = ""
     for action in preview.actions:
         for value in action.values:
@@ -110,7 +118,7 @@ def method_for(preview: Preview, confirm_within: float | None = None) -> Method:
         why = why or "the change waits to be kept or rolled back"
     elif not values:
         why = why or "no server variable changes live"
-    return Method(() if why else tuple(values), why, restart)
+    return Method(() if why else tuple(values), why, restart, changes)
 
 
 def undecided(before: BenchReport, after: BenchReport) -> list[tuple[str, int]]:
@@ -343,6 +351,7 @@ def measured_apply(
         stopped=stopped,
         restart=method.restart or status.restarted,
         why=method.why,
+        cannot_show=cannot_show(method.changes, before),
     )
     return MeasuredApply(
         dataclasses.replace(before, measurement=found),

@@ -202,6 +202,8 @@ def print_plan_trial(host: DebianHost, work: Path, options: MeasureOptions, n: i
         f"{'':>11}  {'; '.join(cells)}  (load {load()})  [{words}]",
         flush=True,
     )
+    for line in found.cannot_show:
+        print(f"       {line}", flush=True)
     return str(verdicts.get(("autocommit", 1), "—"))
 
 

@@ -2,8 +2,9 @@
 
 It stands for an application: one ``mysql`` client on the host reads INSERT statements that
 a small Python loop (the host's python3) writes at a fixed rate, each its own commit, or
-``per_tx`` inserts in one transaction. It runs until stopped; nothing of it stays but its
-table, which :meth:`SteadyWrites.stop` drops.
+``per_tx`` inserts in one transaction; or, given ``update_rows``, single-row UPDATEs at random
+among that many rows of about 250 bytes (a table bigger than a small buffer pool). It runs
+until stopped; nothing of it stays but its table, which :meth:`SteadyWrites.stop` drops.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from typing import Protocol
 # The loop paces itself against the clock, so a slow commit does not lower the rate for long.
 _LOOP = """
 import sys, time
-rate, per_tx = float(sys.argv[1]), int(sys.argv[2])
+import random
+rate, per_tx, rows = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 start = time.monotonic()
 n = 0
 while True:
@@ -23,11 +25,14 @@ while True:
     now = time.monotonic()
     if due > now:
         time.sleep(due - now)
-    rows = ",".join("(%d)" % (n * per_tx + i) for i in range(per_tx))
-    if per_tx > 1:
-        sys.stdout.write("BEGIN; INSERT INTO steady.t (v) VALUES %s; COMMIT;\\n" % rows)
+    if rows:
+        row = random.randint(1, rows)
+        sys.stdout.write("UPDATE steady.t SET v = v + 1 WHERE id = %d;\\n" % row)
+    elif per_tx > 1:
+        values = ",".join("(%d)" % (n * per_tx + i) for i in range(per_tx))
+        sys.stdout.write("BEGIN; INSERT INTO steady.t (v) VALUES %s; COMMIT;\\n" % values)
     else:
-        sys.stdout.write("INSERT INTO steady.t (v) VALUES %s;\\n" % rows)
+        sys.stdout.write("INSERT INTO steady.t (v) VALUES %d;\\n" % n)
     sys.stdout.flush()
     n += 1
 """
@@ -44,20 +49,37 @@ class Host(Protocol):
 class SteadyWrites:
     """``rate`` commits a second into ``steady.t`` on ``host``, until stopped."""
 
-    def __init__(self, host: Host, rate: float, per_tx: int = 1) -> None:
+    def __init__(self, host: Host, rate: float, per_tx: int = 1, update_rows: int = 0) -> None:
+        """``update_rows``: a power of two (the table is filled by doubling), or 0 (inserts)."""
+        if update_rows & (update_rows - 1):
+            raise ValueError("update_rows is a power of two")
         self.host = host
         self.rate = rate
         self.per_tx = per_tx
+        self.update_rows = update_rows
         self._proc: subprocess.Popen[bytes] | None = None
         self.errors = ""  # the client's stderr, once stopped
 
     def start(self) -> SteadyWrites:
         """Create the table and start the client."""
+        pad = ", pad CHAR(230) NOT NULL" if self.update_rows else ""
         self.host.sql(
             "CREATE DATABASE IF NOT EXISTS steady; CREATE TABLE IF NOT EXISTS steady.t "
-            "(id BIGINT AUTO_INCREMENT PRIMARY KEY, v BIGINT) ENGINE=InnoDB"
+            f"(id BIGINT AUTO_INCREMENT PRIMARY KEY, v BIGINT{pad}) ENGINE=InnoDB"
         )
-        pipeline = f"python3 -u -c '{_LOOP}' {self.rate} {self.per_tx} | mysql --force -NB"
+        if self.update_rows:
+            # Ids 1..update_rows, each doubling numbered on from the last (no gaps).
+            self.host.sql("INSERT INTO steady.t (id, v, pad) VALUES (1, 0, REPEAT('x', 230))")
+            have = 1
+            while have < self.update_rows:
+                self.host.sql(
+                    f"INSERT INTO steady.t (id, v, pad) SELECT id + {have}, v, pad FROM steady.t"  # noqa: S608
+                )
+                have *= 2
+        pipeline = (
+            f"python3 -u -c '{_LOOP}' {self.rate} {self.per_tx} {self.update_rows}"
+            " | mysql --force -NB"
+        )
         self._proc = subprocess.Popen(
             self.host.command("sh", "-c", pipeline),
             stdin=subprocess.DEVNULL,

@@ -19,6 +19,8 @@ from tests.integration.test_lifecycle import innotune, ok
 
 RATE = 100.0  # commits per second of the host's own client
 SECONDS = "7"  # each watch: 7 rounds of 1 s
+SMALL_POOL = 24 << 20  # the buffer pool sizes of the pool test
+LARGE_POOL = 256 << 20
 
 
 def _watch(host: DebianHost, tmp_path: Path, change: str | None) -> dict[str, Any]:
@@ -74,3 +76,38 @@ def test_an_unchanged_server_reads_neither_better_nor_worse(
     for key, fig in found["figures"].items():
         assert fig["verdict"] not in ("better", "worse"), (key, fig)
     assert found["figures"]["fsyncs_per_commit"]["verdict"] in ("no_change", "undecided")
+
+
+@pytest.mark.parametrize("server_host", ["trixie"], indirect=True)
+def test_a_larger_buffer_pool_reads_as_fewer_pages_read_per_commit(
+    server_host: DebianHost, tmp_path: Path
+) -> None:
+    """Updates at random in a table three times the pool, then the pool grown live past it."""
+    host = server_host
+    cli, target = innotune(host, tmp_path)
+    before = tmp_path / "before.json"
+    pool = host.sql("SELECT @@GLOBAL.innodb_buffer_pool_size")
+    host.sql(f"SET GLOBAL innodb_buffer_pool_size = {SMALL_POOL}")
+    try:
+        # 2^18 rows of about 250 bytes: some 70 MiB, against a 24 MiB pool.
+        with SteadyWrites(host, RATE, update_rows=1 << 18) as client:
+            ok(cli("watch", *target, "--seconds", SECONDS, "--out", str(before)))
+            host.sql(f"SET GLOBAL innodb_buffer_pool_size = {LARGE_POOL}")
+            # The server has worked a while with its new pool: the table is in it.
+            host.sql("SELECT COUNT(*) FROM steady.t WHERE pad <> ''")
+            out = ok(
+                cli("watch", *target, "--seconds", SECONDS, "--compare", str(before), "--json")
+            )
+            assert client.running(), "the client stopped during the watches"
+    finally:
+        host.sql(f"SET GLOBAL innodb_buffer_pool_size = {pool}")
+    found: dict[str, Any] = json.loads(out)
+    assert found["traffic_alike"], found["why_not"]
+    reads = found["figures"]["pages_read_per_commit"]
+    print(reads, found["traffic"])
+    assert reads["before"] > 0.3, reads  # the small pool lacked most pages an update needed
+    assert reads["verdict"] == "better" and reads["after"] < reads["before"] / 10, reads
+    assert found["settings_changed"]["innodb_buffer_pool_size"] == {
+        "before": str(SMALL_POOL),
+        "after": str(LARGE_POOL),
+    }

@@ -27,9 +27,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSpinBox,
-    QTableWidget,
     QTableWidgetItem,
-    QVBoxLayout,
     QWizardPage,
 )
 
@@ -51,6 +49,8 @@ from app.ui.pages.apply_view import BENCH_TIME_LABEL, bench_time_spin
 from app.ui.pages.verify_watch import WatchPanel
 from app.ui.state import WizardState
 from app.ui.widgets.benchchart import BenchChart, run_key
+from app.ui.widgets.fittable import FitTable
+from app.ui.widgets.scrollpage import scrolling_body
 
 log = logging.getLogger(__name__)
 LABELS = ("before", "after")
@@ -207,7 +207,7 @@ class VerifyPage(QWizardPage):
         self.status.setObjectName("verify_status")
         link_to_log(self.status)  # rich text: every text put here is escaped
         self.chart = BenchChart()
-        self.table = QTableWidget(0, len(COLUMNS))
+        self.table = FitTable(0, len(COLUMNS))
         self.table.setObjectName("bench_table")
         self.table.setHorizontalHeaderLabels([short for short, _ in COLUMNS])
         for column, (_, meaning) in enumerate(COLUMNS):
@@ -231,8 +231,6 @@ class VerifyPage(QWizardPage):
         rows.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         rows.hide()  # row numbers mean nothing here
         self.table.setWordWrap(True)
-        self.table.setMaximumHeight(200)
-        self.table.setMinimumHeight(110)  # the header and two runs at least, beside the chart
         self.table.setAccessibleName("benchmark results")
         # Runs whose clients, not the server, set the pace: their change is not the server's.
         self.client_note = QLabel("")
@@ -263,7 +261,9 @@ class VerifyPage(QWizardPage):
         for b in (self.run_before, self.run_after, self.cancel, self.save):
             buttons.addWidget(b)
         buttons.addStretch(1)
-        layout = QVBoxLayout(self)
+        # The page scrolls as a whole: the chart, every run's row and the notes under them
+        # are taller together than the default window.
+        layout = scrolling_body(self)
         layout.addWidget(self.rate_label)
         layout.addLayout(options)
         layout.addLayout(buttons)
@@ -560,6 +560,7 @@ class VerifyPage(QWizardPage):
             ]
             for col, text in enumerate(cells):
                 self.table.setItem(row, col, QTableWidgetItem(text))
+        self.table.fit()
         note = client_bound_text(reports)
         self.client_note.setText(note)
         self.client_note.setVisible(bool(note))
