@@ -61,35 +61,3 @@ def test_cli_apply_measures_a_live_change_interleaved_and_names_each_verdict(
     assert back.returncode == 0, back.stdout + back.stderr
     assert variable(server, "innodb_flush_log_at_trx_commit") == "1"
     assert tree(server.base / "etc") == before
-
-
-def test_a_larger_pool_is_measured_before_and_after_and_says_what_the_benchmark_cannot_show(
-    private_server: PrivateServer, tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
-    """The pool grown: the benchmark's tables fit in the old one, and the report says so."""
-    need_root()
-    innotune = Cli(tmp_path / "xdg")
-    request.addfinalizer(lambda: remove_jobs_and_snapshots(innotune.ids))
-    server = private_server
-    common = ["local", "--instance", str(server.socket_path)]
-    sliders = ["--crash-loss", "none", "--fit-os", "off", "--fit-disks", "off"]
-    sliders += ["--memory-share", "2", "--redo", "keep"]
-    old = variable(server, "innodb_buffer_pool_size")
-    done = innotune(
-        "apply", *common, *sliders, "--sample", "0", "--yes", "--watch", "1",
-        "--measure", "--measure-budget", "30",
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    out = done.stdout
-    assert int(variable(server, "innodb_buffer_pool_size")) > int(old), out
-    assert "Method: before, then after the change" in out, out
-    assert "Not interleaved: changing innodb_buffer_pool_size takes the server" in out, out
-    assert re.search(
-        r"The benchmark's tables held about [\d.]+ [KM]iB at most, and the old buffer pool "
-        r"\(128 MiB\) had [\d.]+ MiB free for them, so the larger pool cannot change its "
-        r"figures",
-        out,
-    ), out
-    back = innotune("rollback", *common, "--yes")
-    assert back.returncode == 0, back.stdout + back.stderr
-    assert variable(server, "innodb_buffer_pool_size") == old
