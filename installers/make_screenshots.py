@@ -258,7 +258,7 @@ def inner(args: argparse.Namespace) -> int:
     try:
         try:
             if walk == "practice":
-                practice_walk(wizard, wait_for, shoot)
+                practice_walk(wizard, wait_for, shoot, shoot_scrolled)
             else:
                 host_walk(wizard, host, wait_for, shoot, shoot_scrolled, record)
             if args.exercises:
@@ -317,7 +317,12 @@ def wait_for_recommendation(wizard: Any, wait_for: Callable[..., None]) -> None:
     wait_for("the preview", lambda: wizard.state.preview is not None, 120)
 
 
-def practice_walk(wizard: Any, wait_for: Callable[..., None], shoot: Callable[..., None]) -> None:
+def practice_walk(
+    wizard: Any,
+    wait_for: Callable[..., None],
+    shoot: Callable[..., None],
+    shoot_scrolled: Callable[..., None],
+) -> None:
     """README's pictures: the practice server, one picture per page."""
     connect = wizard.pages["Connect"]
     connect.view.practice.setChecked(True)
@@ -350,7 +355,7 @@ def practice_walk(wizard: Any, wait_for: Callable[..., None], shoot: Callable[..
     shoot("6-apply")
     wizard.next()
     wait_for_verify(wizard, wait_for)
-    shoot("7-verify")
+    shoot_scrolled("7-verify", wizard.pages["Verify"])
     wizard.next()
     shoot("8-done")
 
@@ -414,7 +419,7 @@ def host_walk(
     shoot("apply-done")
     wizard.next()
     wait_for_verify(wizard, wait_for)
-    shoot("verify")
+    shoot_scrolled("verify", wizard.pages["Verify"])
     before = wizard.state.bench_before
     record("bench-before.json", json.loads(before.to_json()) if before is not None else None)
     after = wizard.state.bench_after

@@ -48,7 +48,7 @@ from app.ui.logview import error_html, error_parts, link_to_log, log_error
 from app.ui.pages.apply_view import BENCH_TIME_LABEL, bench_time_spin
 from app.ui.pages.verify_watch import WatchPanel
 from app.ui.state import WizardState
-from app.ui.widgets.benchchart import BenchChart, run_key
+from app.ui.widgets.benchchart import CHART_HEIGHT, BenchChart, run_key
 from app.ui.widgets.fittable import FitTable
 from app.ui.widgets.scrollpage import scrolling_body
 
@@ -207,6 +207,9 @@ class VerifyPage(QWizardPage):
         self.status.setObjectName("verify_status")
         link_to_log(self.status)  # rich text: every text put here is escaped
         self.chart = BenchChart()
+        # Its own height, no more: in the scrolling page a stretched chart pushed the table
+        # below the window.
+        self.chart.setFixedHeight(CHART_HEIGHT)
         self.table = FitTable(0, len(COLUMNS))
         self.table.setObjectName("bench_table")
         self.table.setHorizontalHeaderLabels([short for short, _ in COLUMNS])
@@ -269,7 +272,7 @@ class VerifyPage(QWizardPage):
         layout.addLayout(buttons)
         layout.addWidget(self.bar)
         layout.addWidget(self.status)
-        layout.addWidget(self.chart, 1)
+        layout.addWidget(self.chart)
         layout.addWidget(self.table)
         layout.addWidget(self.settings_note)
         layout.addWidget(self.client_note)
