@@ -119,3 +119,25 @@ def cpu_between(
         threads=threads,
         where=where,
     )
+
+
+#: How long the machine is watched with the benchmark paused (:func:`machine_busy`).
+PAUSE_SECONDS = 1.0
+
+
+def machine_busy(probe: CpuProbe | None, seconds: float = PAUSE_SECONDS) -> float | None:
+    """The share (0-1) of the target's CPUs busy over ``seconds`` while the benchmark waits.
+
+    What other work (and the server's own background work) takes, read between a
+    measurement's sides; None when /proc/stat could not be read.
+    """
+    if probe is None:
+        return None
+    first = probe.sample()
+    time.sleep(seconds)
+    second = probe.sample()
+    if first.host is None or second.host is None:
+        return None
+    busy = second.host[0] - first.host[0]
+    total = second.host[1] - first.host[1]
+    return busy / total if total > 0 else None

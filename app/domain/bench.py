@@ -219,6 +219,7 @@ class Verdict:
         too_short: which sides completed no transaction ("before", "after" or both), so were
             too short to measure; empty when both did.
         comparisons: how many runs were judged at once (the interval is widened for them).
+        held: why a decided answer was held back as undecided (:func:`drift_held`); "" none.
     """
 
     workload: str
@@ -234,6 +235,7 @@ class Verdict:
     client_bound: bool
     too_short: tuple[str, ...] = ()
     comparisons: int = 1
+    held: str = ""
 
     @property
     def decided(self) -> bool:
@@ -258,6 +260,8 @@ class Verdict:
             return "unmeasured: fewer than 3 rounds a side; no change claimed" + bound
         assert self.change_percent is not None
         span = self.interval_text()
+        if self.held:
+            return f"undecided: {self.held}" + bound
         if self.verdict == "no_change":
             return f"no change: within ±{NO_CHANGE_PERCENT:.0f}% ({span}){bound}"
         if self.verdict == "undecided" and self.low_percent is None:
@@ -298,6 +302,7 @@ class Verdict:
             "after_spread_percent": _rounded(self.after_spread_percent),
             "client_bound": self.client_bound,
             "too_short": list(self.too_short),
+            "held": self.held,
         }
 
 
@@ -310,14 +315,18 @@ def _rounds_of(result: WorkloadResult) -> tuple[float, ...]:
 
 
 def verdict(
-    before: WorkloadResult | None, after: WorkloadResult | None, comparisons: int = 1
+    before: WorkloadResult | None,
+    after: WorkloadResult | None,
+    comparisons: int = 1,
+    held: str = "",
 ) -> Verdict | None:
     """Faster, slower, no change or undecided: a run's verdict, as every face shows it.
 
     The run's rounds of commits/s, compared by :func:`compare_rounds` (``comparisons``: how
     many runs are judged together). A side that completed no transaction (:func:`measured`)
     measured nothing, and a side with fewer than :data:`MIN_ROUNDS` rounds too little: the
-    verdict is "unmeasured". None unless both ran.
+    verdict is "unmeasured". ``held`` (:func:`drift_held`): why no decided answer can be
+    trusted; a decided one becomes "undecided" with that reason. None unless both ran.
     """
     if before is None or after is None:
         return None
@@ -347,19 +356,53 @@ def verdict(
     found = compare_rounds(b, a, comparisons=comparisons)
     word = {"better": "faster", "worse": "slower"}.get(found.word, found.word)
     return Verdict(
-        verdict=word,
+        verdict="undecided" if held else word,
         change_percent=found.change_percent,
         low_percent=found.low_percent,
         high_percent=found.high_percent,
+        held=held,
         **common,  # type: ignore[arg-type]
     )
 
 
+#: A before/after measurement's verdicts are held back when the machine's own busy share,
+#: sampled with the benchmark paused at the start and end of each side, moved by more than
+#: this share of its CPUs: the rounds of the two sides ran beside different other work, which
+#: no comparison of them can tell from the change. (Interleaved rounds share any drift.)
+BUSY_DRIFT = 0.25
+
+
+def drift_held(before: BenchReport | None, after: BenchReport | None) -> str:
+    """Why a before/after pair's verdicts cannot be trusted, in words ("" when they can).
+
+    Only a "before-after" measurement is judged, and only where both sides sampled the
+    machine (:attr:`BenchReport.machine_busy`).
+    """
+    if before is None or after is None:
+        return ""
+    found = after.measurement
+    if found is None or found.method != "before-after":
+        return ""
+    samples = [*before.machine_busy, *after.machine_busy]
+    if not before.machine_busy or not after.machine_busy:
+        return ""
+    low, high = min(samples), max(samples)
+    if high - low <= BUSY_DRIFT:
+        return ""
+    return (
+        f"other work on the machine changed between the sides ({low:.0%} → {high:.0%} of its "
+        "CPUs busy with the benchmark paused); measure again when it is steadier"
+    )
+
+
 def change_text(
-    before: WorkloadResult | None, after: WorkloadResult | None, comparisons: int = 1
+    before: WorkloadResult | None,
+    after: WorkloadResult | None,
+    comparisons: int = 1,
+    held: str = "",
 ) -> str:
     """The verdict on a change in words (:meth:`Verdict.text`); "" unless both ran."""
-    found = verdict(before, after, comparisons)
+    found = verdict(before, after, comparisons, held)
     return "" if found is None else found.text()
 
 
@@ -392,6 +435,9 @@ class BenchReport:
             (None: a benchmark of its own).
         pool_free_bytes: the buffer pool's free pages, in bytes, as the benchmark began
             (None: not read).
+        machine_busy: the share (0-1) of the machine's CPUs busy with the benchmark paused,
+            sampled at the start and the end of a before/after measurement's side (empty:
+            not sampled).
     """
 
     target: str
@@ -406,6 +452,7 @@ class BenchReport:
     snapshot_in_force: str = ""
     measurement: Measurement | None = None
     pool_free_bytes: int | None = None
+    machine_busy: tuple[float, ...] = ()
     format: str = FORMAT
 
     def result(self, workload: str, threads: int) -> WorkloadResult | None:
@@ -451,7 +498,8 @@ class BenchReport:
         """The verdict on each run this report and ``before`` both have, in ``before``'s order."""
         pairs = [(b, self.result(b.workload, b.threads)) for b in before.results]
         both = sum(1 for _, a in pairs if a is not None)
-        found = (verdict(b, a, comparisons=both) for b, a in pairs)
+        held = drift_held(before, self)
+        found = (verdict(b, a, comparisons=both, held=held) for b, a in pairs)
         return [v for v in found if v is not None]
 
     def to_json(self) -> str:

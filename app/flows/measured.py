@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.access.doctor import DoctorResult, Secrets
+from app.bench.cpu import machine_busy
 from app.bench.reach import cannot_show
 from app.bench.runner import Side
 from app.domain.bench import BenchReport
@@ -134,6 +136,11 @@ def undecided(before: BenchReport, after: BenchReport) -> list[tuple[str, int]]:
     ]
 
 
+def _samples(*values: float | None) -> tuple[float, ...]:
+    """The machine's busy shares read; empty unless every one was (drift_held needs both)."""
+    return () if any(v is None for v in values) else tuple(v for v in values if v is not None)
+
+
 def _most(report: BenchReport) -> int:
     return max((len(r.rounds) for r in report.results), default=0)
 
@@ -187,19 +194,27 @@ class Measuring:
         rounds = max(opts.rounds, min(FIXED_BEFORE_ROUNDS, fit))
         longer = dataclasses.replace(opts, seconds=opts.round_seconds * rounds, rounds=rounds)
         bench = self._bench("before", longer)
+        began = time.monotonic()  # the pauses that sample the machine count as used too
+        start = machine_busy(bench.cpu_probe)
         report = bench.run()
-        return dataclasses.replace(report, snapshot_in_force=in_force), bench.seconds_used
+        busy = _samples(start, machine_busy(bench.cpu_probe))
+        report = dataclasses.replace(report, snapshot_in_force=in_force, machine_busy=busy)
+        return report, time.monotonic() - began
 
     def after(self, before: BenchReport, in_force: str, spent: float) -> tuple[BenchReport, str]:
         """The "after" side: rounds added until every verdict is decided or the budget is out."""
         bench = self._bench("after", self.options)
+        began = time.monotonic()
+        start = machine_busy(bench.cpu_probe)
         (report,) = bench.run_sides(
             (Side("after"),),
             more=lambda found: undecided(before, found[0]),
             budget=max(0.0, self.options.budget_seconds - spent),
         )
-        self.used = spent + bench.seconds_used
-        return dataclasses.replace(report, snapshot_in_force=in_force), bench.stopped
+        busy = _samples(start, machine_busy(bench.cpu_probe))
+        self.used = spent + time.monotonic() - began
+        report = dataclasses.replace(report, snapshot_in_force=in_force, machine_busy=busy)
+        return report, bench.stopped
 
     def interleaved(
         self, values: Sequence[tuple[str, str, str]], in_force: str, snapshot: str

@@ -304,6 +304,10 @@ def test_whole_flow_measures_before_and_after_as_part_of_applying(
     assert found is not None and found.method == "before-after" and not found.restart
     assert found.why == "changing innodb_buffer_pool_size takes the server seconds of work"
     assert before.measurement == found and found.budget_seconds == 40.0
+    # The machine sampled with the benchmark paused, at each side's start and end: the
+    # verdicts are held back when other work moved between them (drift_held).
+    for report in (before, after):
+        assert len(report.machine_busy) == 2 and all(0 <= x <= 1 for x in report.machine_busy)
     for report in (before, after):  # each side's six runs
         assert len(report.results) == 6
     # "before" fixed up front: every run as many rounds (40 s / 3 of 10 s / 3 rounds: 4);

@@ -39,6 +39,7 @@ from app.domain.bench import (
     WriteRate,
     change_text,
     commits_text,
+    drift_held,
 )
 from app.domain.errors import InnoTuneError
 from app.domain.target import Target
@@ -536,6 +537,7 @@ class VerifyPage(QWizardPage):
                 if before and after and before.result(w, t) and after.result(w, t)
             ),
         )
+        held = drift_held(before, after)
         for row, (workload, threads) in enumerate(keys):
             b = before.result(workload, threads) if before else None
             a = after.result(workload, threads) if after else None
@@ -555,7 +557,7 @@ class VerifyPage(QWizardPage):
                 run_key(workload, threads),
                 commits_text(b),
                 commits_text(a),
-                change_text(b, a, comparisons),
+                change_text(b, a, comparisons, held),
                 "\n".join(f"{side} {lat(r)}" for side, r in zip(LABELS, (b, a), strict=True) if r),
                 f"{rows(b)} / {rows(a)}",
                 f"{redo(b)} / {redo(a)}",

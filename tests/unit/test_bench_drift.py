@@ -1,0 +1,63 @@
+"""A before/after pair measured beside changing other work is held back as undecided."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from app.domain.bench import BUSY_DRIFT, BenchReport, change_text, drift_held
+from app.domain.measurement import Measurement
+
+FIXTURES = Path(__file__).parents[1] / "fixtures/bench/sid-mysql-9.7"
+BEFORE = BenchReport.from_json((FIXTURES / "bench-before.json").read_text())
+AFTER = BenchReport.from_json((FIXTURES / "bench-after.json").read_text())
+
+
+def _pair(method: str, before: tuple[float, ...], after: tuple[float, ...]):  # type: ignore[no-untyped-def]
+    found = Measurement(method, 250.0, 200.0, 6, 7, "decided")
+    b = dataclasses.replace(BEFORE, measurement=found, machine_busy=before)
+    a = dataclasses.replace(AFTER, measurement=found, machine_busy=after)
+    return b, a
+
+
+def _eight_rounds(report: BenchReport) -> BenchReport:
+    """The recorded runs with eight steady rounds each (the fixture has one a side)."""
+    results = tuple(
+        dataclasses.replace(r, rounds=tuple(r.commits_per_s * (1 + i / 100) for i in range(8)))
+        for r in report.results
+    )
+    return dataclasses.replace(report, results=results)
+
+
+def test_steady_other_work_keeps_the_verdicts() -> None:
+    b, a = _pair("before-after", (0.30, 0.35), (0.32, 0.30))
+    assert drift_held(b, a) == ""
+
+
+def test_other_work_that_moved_holds_every_decided_verdict_back() -> None:
+    b, a = _pair("before-after", (0.30, 0.35), (0.30, 0.30 + BUSY_DRIFT + 0.1))
+    held = drift_held(b, a)
+    assert "other work on the machine changed between the sides (30% → 65%" in held, held
+    b, a = _eight_rounds(b), _eight_rounds(a)
+    plain = dataclasses.replace(a, machine_busy=(0.3, 0.3))
+    decided = [v for v in plain.verdicts(b) if v.verdict in ("faster", "slower", "no_change")]
+    assert decided, "the recorded pair decides some runs when the machine is steady"
+    for v in a.verdicts(b):
+        assert v.verdict in ("undecided", "unmeasured"), v
+        if v.verdict == "undecided":
+            assert v.text().startswith("undecided: other work on the machine changed"), v.text()
+    run = b.results[0]
+    text = change_text(run, a.result(run.workload, run.threads), 6, held)
+    assert text.startswith("undecided: other work"), text
+
+
+def test_interleaved_rounds_and_unsampled_sides_are_not_held() -> None:
+    b, a = _pair("interleaved", (0.1,), (0.9,))
+    assert drift_held(b, a) == ""
+    b, a = _pair("before-after", (), (0.1, 0.9))
+    assert drift_held(b, a) == ""
+
+
+def test_the_samples_survive_json() -> None:
+    b, _ = _pair("before-after", (0.25, 0.5), ())
+    assert BenchReport.from_json(b.to_json()).machine_busy == (0.25, 0.5)
