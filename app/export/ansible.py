@@ -121,7 +121,8 @@ def _site(export: Export) -> str:
         "  hosts: \"{{ innotune_hosts | default('innotune') }}\"\n"
         "  become: true\n"
         "  gather_facts: true\n"
-        "  gather_subset: [min, hardware]\n"
+        "  # Only ansible_os_family is read (defaults/main.yml); the role reads MemTotal itself.\n"
+        "  gather_subset: ['!all', '!min', distribution]\n"
         "  roles:\n"
         "    - innotune\n"
     )
@@ -170,10 +171,10 @@ settings that apply live are set with SET GLOBAL instead.
 ## Per-host values
 
 `innodb_buffer_pool_size` is not the planned host's number: `templates/pool.j2` computes it
-on each host from `ansible_memtotal_mb` with the plan's rule (`innotune_pool_rule` in
-`defaults/main.yml`: the share of RAM, the OS reserve, the room for connections and other
-processes, the server's rounding unit). Set `innotune_ram_bytes` or
-`innotune_pool_rule.fixed_bytes` per host to override.
+on each host from its RAM (MemTotal in `/proc/meminfo`) with the plan's rule
+(`innotune_pool_rule` in `defaults/main.yml`: the share of RAM, the OS reserve, the room
+for connections and other processes, the server's rounding unit). Set `innotune_ram_bytes`
+or `innotune_pool_rule.fixed_bytes` per host to override.
 
 ## Variables (defaults/main.yml)
 
@@ -218,9 +219,11 @@ def _defaults(export: Export) -> str:
         f"innotune_server_version: {_q(export.version)}",
         f"innotune_sysctl_file: {_q(SYSCTL_FILE)}",
         f"innotune_udev_dir: {_q(UDEV_DIR)}",
-        "# MemTotal in bytes as the planner reads it; ansible_memtotal_mb (whole MiB) otherwise.",
+        "# MemTotal in bytes as the planner reads it; ansible_memtotal_mb (whole MiB) otherwise",
+        "# (a fact the play does not gather: add hardware to its gather_subset for that).",
         "innotune_ram_bytes: >-",
-        "  {{ innotune_meminfo_bytes | default((ansible_memtotal_mb | int) * 1048576) }}",
+        "  {{ innotune_meminfo_bytes if innotune_meminfo_bytes is defined",
+        "  else (ansible_memtotal_mb | int) * 1048576 }}",
         "# Settings with the same value on every host.",
         f"innotune_static_settings: {json.dumps(static)}",
         "# Settings that need a restart when they change; the others are set live.",
