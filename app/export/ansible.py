@@ -368,20 +368,28 @@ def _udev_template(export: Export) -> str:
 def _tasks(export: Export) -> str:
     parts = [
         "# Tasks of the InnoTune role: checks, then the drop-in, kernel and disk settings.",
-        "- name: Read the server's version",
+        # One query for both (one round trip): the version, and the datadir the disks are
+        # found under.
+        "- name: Read the server's version and datadir",
         "  ansible.builtin.command:",
-        "    argv: \"{{ innotune_mysql_command + ['-N', '-B', '-e', 'SELECT VERSION()'] }}\"",
-        "  register: innotune_version",
+        "    argv: \"{{ innotune_mysql_command + ['-N', '-B', '-e',"
+        " 'SELECT VERSION(), @@datadir'] }}\"",
+        "  register: innotune_server",
         "  changed_when: false",
         "  check_mode: false",
+        "",
+        "- name: Take the version and the datadir",
+        "  ansible.builtin.set_fact:",
+        "    innotune_version: \"{{ innotune_server.stdout.split('\\t')[0] }}\"",
+        "    innotune_datadir: \"{{ innotune_server.stdout.split('\\t')[-1] }}\"",
         "",
         "- name: Refuse a server version other than the plan's",
         "  ansible.builtin.assert:",
         "    that:",
-        "      - (innotune_version.stdout | regex_search('^[0-9]+(\\.[0-9]+){0,2}')) =="
+        "      - (innotune_version | regex_search('^[0-9]+(\\.[0-9]+){0,2}')) =="
         " innotune_server_version",
         "    fail_msg: >-",
-        "      The server runs {{ innotune_version.stdout }}, the plan was made for",
+        "      The server runs {{ innotune_version }}, the plan was made for",
         "      {{ innotune_server_version }}: make a plan for this version (innotune plan),",
         "      or set innotune_server_version for this host if you checked it.",
         "    quiet: true",
@@ -479,16 +487,9 @@ def _tasks(export: Export) -> str:
         ]
     if export.queue:
         parts += [
-            "- name: Read the server's datadir",
-            "  ansible.builtin.command:",
-            "    argv: \"{{ innotune_mysql_command + ['-N', '-B', '-e', 'SELECT @@datadir'] }}\"",
-            "  register: innotune_datadir",
-            "  changed_when: false",
-            "  check_mode: false",
-            "",
             "- name: Find the disks under the datadir, their kind and a stable identifier",
             "  ansible.builtin.command:",
-            "    argv: [sh, -c, " + _q(FIND_DISKS) + ', sh, "{{ innotune_datadir.stdout }}"]',
+            "    argv: [sh, -c, " + _q(FIND_DISKS) + ', sh, "{{ innotune_datadir }}"]',
             "  register: innotune_found_disks",
             "  changed_when: false",
             "  check_mode: false",
