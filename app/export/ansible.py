@@ -121,7 +121,8 @@ def _site(export: Export) -> str:
         "  hosts: \"{{ innotune_hosts | default('innotune') }}\"\n"
         "  become: true\n"
         "  gather_facts: true\n"
-        "  gather_subset: [min, hardware]\n"
+        "  # Only ansible_os_family is read (defaults/main.yml); the role reads MemTotal itself.\n"
+        "  gather_subset: ['!all', '!min', distribution]\n"
         "  roles:\n"
         "    - innotune\n"
     )
@@ -170,10 +171,10 @@ settings that apply live are set with SET GLOBAL instead.
 ## Per-host values
 
 `innodb_buffer_pool_size` is not the planned host's number: `templates/pool.j2` computes it
-on each host from `ansible_memtotal_mb` with the plan's rule (`innotune_pool_rule` in
-`defaults/main.yml`: the share of RAM, the OS reserve, the room for connections and other
-processes, the server's rounding unit). Set `innotune_ram_bytes` or
-`innotune_pool_rule.fixed_bytes` per host to override.
+on each host from its RAM (MemTotal in `/proc/meminfo`) with the plan's rule
+(`innotune_pool_rule` in `defaults/main.yml`: the share of RAM, the OS reserve, the room
+for connections and other processes, the server's rounding unit). Set `innotune_ram_bytes`
+or `innotune_pool_rule.fixed_bytes` per host to override.
 
 ## Variables (defaults/main.yml)
 
@@ -218,9 +219,11 @@ def _defaults(export: Export) -> str:
         f"innotune_server_version: {_q(export.version)}",
         f"innotune_sysctl_file: {_q(SYSCTL_FILE)}",
         f"innotune_udev_dir: {_q(UDEV_DIR)}",
-        "# MemTotal in bytes as the planner reads it; ansible_memtotal_mb (whole MiB) otherwise.",
+        "# MemTotal in bytes as the planner reads it; ansible_memtotal_mb (whole MiB) otherwise",
+        "# (a fact the play does not gather: add hardware to its gather_subset for that).",
         "innotune_ram_bytes: >-",
-        "  {{ innotune_meminfo_bytes | default((ansible_memtotal_mb | int) * 1048576) }}",
+        "  {{ innotune_meminfo_bytes if innotune_meminfo_bytes is defined",
+        "  else (ansible_memtotal_mb | int) * 1048576 }}",
         "# Settings with the same value on every host.",
         f"innotune_static_settings: {json.dumps(static)}",
         "# Settings that need a restart when they change; the others are set live.",
@@ -365,20 +368,28 @@ def _udev_template(export: Export) -> str:
 def _tasks(export: Export) -> str:
     parts = [
         "# Tasks of the InnoTune role: checks, then the drop-in, kernel and disk settings.",
-        "- name: Read the server's version",
+        # One query for both (one round trip): the version, and the datadir the disks are
+        # found under.
+        "- name: Read the server's version and datadir",
         "  ansible.builtin.command:",
-        "    argv: \"{{ innotune_mysql_command + ['-N', '-B', '-e', 'SELECT VERSION()'] }}\"",
-        "  register: innotune_version",
+        "    argv: \"{{ innotune_mysql_command + ['-N', '-B', '-e',"
+        " 'SELECT VERSION(), @@datadir'] }}\"",
+        "  register: innotune_server",
         "  changed_when: false",
         "  check_mode: false",
+        "",
+        "- name: Take the version and the datadir",
+        "  ansible.builtin.set_fact:",
+        "    innotune_version: \"{{ innotune_server.stdout.split('\\t')[0] }}\"",
+        "    innotune_datadir: \"{{ innotune_server.stdout.split('\\t')[-1] }}\"",
         "",
         "- name: Refuse a server version other than the plan's",
         "  ansible.builtin.assert:",
         "    that:",
-        "      - (innotune_version.stdout | regex_search('^[0-9]+(\\.[0-9]+){0,2}')) =="
+        "      - (innotune_version | regex_search('^[0-9]+(\\.[0-9]+){0,2}')) =="
         " innotune_server_version",
         "    fail_msg: >-",
-        "      The server runs {{ innotune_version.stdout }}, the plan was made for",
+        "      The server runs {{ innotune_version }}, the plan was made for",
         "      {{ innotune_server_version }}: make a plan for this version (innotune plan),",
         "      or set innotune_server_version for this host if you checked it.",
         "    quiet: true",
@@ -476,16 +487,9 @@ def _tasks(export: Export) -> str:
         ]
     if export.queue:
         parts += [
-            "- name: Read the server's datadir",
-            "  ansible.builtin.command:",
-            "    argv: \"{{ innotune_mysql_command + ['-N', '-B', '-e', 'SELECT @@datadir'] }}\"",
-            "  register: innotune_datadir",
-            "  changed_when: false",
-            "  check_mode: false",
-            "",
             "- name: Find the disks under the datadir, their kind and a stable identifier",
             "  ansible.builtin.command:",
-            "    argv: [sh, -c, " + _q(FIND_DISKS) + ', sh, "{{ innotune_datadir.stdout }}"]',
+            "    argv: [sh, -c, " + _q(FIND_DISKS) + ', sh, "{{ innotune_datadir }}"]',
             "  register: innotune_found_disks",
             "  changed_when: false",
             "  check_mode: false",

@@ -169,7 +169,9 @@ def test_the_playbook_finds_each_hosts_datadir_disk_at_run_time(
     try:
         out, (_, changed, _, failed) = run_playbook(play, "--check", "--diff")
         assert failed == 0 and changed > 0, out
+        assert out.count("+innodb_io_capacity = 1234") == 2, out  # each host's drop-in diff
         assert not trixie.differences() and not bullseye.differences(), "--check wrote a file"
+        assert {h.name: h.sql("SELECT @@innodb_io_capacity") for h in two_hosts} == before
 
         out, (_, changed, _, failed) = run_playbook(play)
         assert failed == 0 and changed > 0, out
