@@ -21,6 +21,17 @@ MAX_OUTPUT = 64 * 1024 * 1024
 # The temp name starts with a dot and never ends in .cnf, so !includedir never reads it.
 ATOMIC_WRITE_SCRIPT = r"""
 set -eu
+# fsync one file or directory: coreutils' sync takes paths (8.24+, 2015) and starts at once;
+# python3 (a tenth of a second to start, more behind a version manager's shim) where not.
+fsync_path() {
+    sync -- "$1" 2>/dev/null && return 0
+    if command -v python3 >/dev/null 2>&1; then
+        python3 -c 'import os,sys
+fd=os.open(sys.argv[1],os.O_RDONLY); os.fsync(fd); os.close(fd)' "$1"
+    else
+        sync
+    fi
+}
 target=$1
 if [ -L "$target" ]; then target=$(readlink -f -- "$target"); fi
 dir=$(dirname -- "$target")
@@ -39,20 +50,10 @@ else
     chmod "$2" -- "$tmp"
     if [ -n "$3" ]; then chown -- "$3" "$tmp"; fi
 fi
-if command -v python3 >/dev/null 2>&1; then
-    python3 -c 'import os,sys
-fd=os.open(sys.argv[1],os.O_RDONLY); os.fsync(fd); os.close(fd)' "$tmp"
-else
-    sync -- "$tmp" 2>/dev/null || sync
-fi
+fsync_path "$tmp"
 mv -f -- "$tmp" "$target"
 trap - EXIT
-if command -v python3 >/dev/null 2>&1; then
-    python3 -c 'import os,sys
-fd=os.open(sys.argv[1],os.O_RDONLY); os.fsync(fd); os.close(fd)' "$dir"
-else
-    sync -- "$dir" 2>/dev/null || sync
-fi
+fsync_path "$dir"
 """
 
 

@@ -285,6 +285,22 @@ class Engine:
         With ``root_password`` the image is :meth:`password_image`'s, given the password as
         the official images take it (MARIADB_ROOT_PASSWORD, from an env file: not in argv).
         """
+        self.start_server(name, spec, data_dir=data_dir, conf_dir=conf_dir, labels=labels,
+                          env=env, root_password=root_password)  # fmt: skip
+        self.wait_ready(name, spec, password=root_password)
+
+    def start_server(
+        self,
+        name: str,
+        spec: ImageSpec,
+        *,
+        data_dir: Path,
+        conf_dir: Path | None = None,
+        labels: dict[str, str] | None = None,
+        env: dict[str, str] | None = None,
+        root_password: str | None = None,
+    ) -> None:
+        """:meth:`run_server` without the wait: several containers initialise side by side."""
         data_dir.mkdir(parents=True, exist_ok=True)
         args = ["run", "-d", "--name", name, "--network=none", "-v", f"{data_dir}:/var/lib/mysql"]
         if conf_dir is not None:
@@ -302,7 +318,6 @@ class Engine:
             env_file.write_text(f"MARIADB_ROOT_PASSWORD={root_password}\n")
             args += ["--env-file", str(env_file)]
         self.cli(*args, image)
-        self.wait_ready(name, spec, password=root_password)
 
     def _client(self, name: str, spec: ImageSpec, password: str | None) -> list[str]:
         """The image's client as root; a password goes in an option file on stdin."""

@@ -27,6 +27,11 @@ TRX = "innodb_flush_log_at_trx_commit"
 # Only the crash-loss slider moves: the kernel and disks are this machine's.
 SLIDERS = ("--crash-loss", "os", "--fit-disks", "off", "--fit-os", "off",
            "--memory-share", "keep", "--redo", "keep")  # fmt: skip
+# The write rates are sampled for a moment only: no step here reads them (the sampling through
+# the engine runs all the same; the rates' figures are tested on a server of the suite's own,
+# tests/integration/test_bench.py::test_write_rate_sees_another_writer and
+# tests/unit/test_server_facts.py).
+SAMPLE = ("--sample", "0.2")
 JOB_ID = re.compile(r"\b\d{8}T\d{6}Z-[0-9a-f]{6}(?:-restore)?\b")
 
 
@@ -77,7 +82,12 @@ def listing(path: Path) -> dict[str, bytes]:
 
 
 def run_lifecycle(
-    engine: Engine, spec: ImageSpec, workdir: Path, *, bench_seconds: float = 15
+    engine: Engine,
+    spec: ImageSpec,
+    workdir: Path,
+    *,
+    bench_seconds: float = 15,
+    bench_threads: int = 2,
 ) -> Lifecycle:
     """Start the two containers, run every step, remove the containers; the steps' results.
 
@@ -113,9 +123,12 @@ def run_lifecycle(
         return engine.sql(container, spec, f"SELECT @@GLOBAL.{TRX}")
 
     began = time.monotonic()
-    engine.run_server(conf, spec, data_dir=workdir / "data-conf", conf_dir=conf_dir, labels=labels,
-                      env={"MARIADB_AUTO_UPGRADE": "1"})  # fmt: skip
-    engine.run_server(plain, spec, data_dir=workdir / "data-plain")
+    # Both initialise their datadirs side by side; then each must answer its client.
+    engine.start_server(conf, spec, data_dir=workdir / "data-conf", conf_dir=conf_dir,
+                        labels=labels, env={"MARIADB_AUTO_UPGRADE": "1"})  # fmt: skip
+    engine.start_server(plain, spec, data_dir=workdir / "data-plain")
+    engine.wait_ready(conf, spec)
+    engine.wait_ready(plain, spec)
     result.steps.append(Step("start both containers", True, time.monotonic() - began))
     try:
         snapshot: list[str] = []
@@ -130,7 +143,7 @@ def run_lifecycle(
             return "all 8 steps OK; both containers listed"
 
         def inspect() -> str:
-            out = passed(cli("inspect", "local", "--instance", conf, "--sample", "1"))
+            out = passed(cli("inspect", "local", "--instance", conf, *SAMPLE))
             assert "in a container" in out, out
             assert "compose project shop, service db" in out, out
             assert f"data /var/lib/mysql: on the host at {workdir / 'data-conf'}" in out, out
@@ -140,14 +153,14 @@ def run_lifecycle(
             return "container, compose labels, data and options found"
 
         def plan() -> str:
-            out = passed(cli("plan", "local", "--instance", conf, "--sample", "1", *SLIDERS,
+            out = passed(cli("plan", "local", "--instance", conf, *SAMPLE, *SLIDERS,
                              "--out", str(workdir / "plan.json")))  # fmt: skip
             changes = json.loads((workdir / "plan.json").read_text())["changes"]
             assert any(c["key"] == TRX and c["proposed"] == "2" for c in changes), out
             return f"{TRX} 1 -> 2"
 
         def preview() -> str:
-            out = passed(cli("preview", "local", "--instance", conf, "--sample", "1", *SLIDERS,
+            out = passed(cli("preview", "local", "--instance", conf, *SAMPLE, *SLIDERS,
                              "--restart"))  # fmt: skip
             assert f"{conf_dir}/99-innotune.cnf (new file" in out, out
             assert "the container reads it as /etc/mysql/conf.d/99-innotune.cnf" in out, out
@@ -159,7 +172,7 @@ def run_lifecycle(
 
         def apply() -> str:
             pid = engine.cli("inspect", "-f", "{{.State.Pid}}", conf).strip()
-            out = passed(cli("apply", "local", "--instance", conf, "--sample", "1", *SLIDERS,
+            out = passed(cli("apply", "local", "--instance", conf, *SAMPLE, *SLIDERS,
                              "--restart", "--yes", "--watch", "2"))  # fmt: skip
             found = re.search(r"^\s*snapshot\s+(\S+)$", out, re.MULTILINE)
             assert found, out
@@ -172,7 +185,7 @@ def run_lifecycle(
 
         def apply_live() -> str:
             pid = engine.cli("inspect", "-f", "{{.State.Pid}}", conf).strip()
-            out = passed(cli("apply", "local", "--instance", conf, "--sample", "1", *SLIDERS,
+            out = passed(cli("apply", "local", "--instance", conf, *SAMPLE, *SLIDERS,
                              "--yes", "--watch", "1"))  # fmt: skip
             found = re.search(r"^\s*snapshot\s+(\S+)$", out, re.MULTILINE)
             assert found, out
@@ -203,7 +216,7 @@ def run_lifecycle(
                 "/etc/mysql/mysql.conf.d",
             )
             inside = engine.cli(*look, check=False)
-            done = cli("apply", "local", "--instance", plain, "--sample", "1", *SLIDERS,
+            done = cli("apply", "local", "--instance", plain, *SAMPLE, *SLIDERS,
                        "--restart", "--yes")  # fmt: skip
             out = done.stdout + done.stderr
             assert "has no configuration directory kept on the host" in out, out
@@ -215,7 +228,7 @@ def run_lifecycle(
             return "refused plainly; nothing written"
 
         def export() -> str:
-            out = passed(cli("export", "local", "--instance", plain, "--sample", "1", *SLIDERS,
+            out = passed(cli("export", "local", "--instance", plain, *SAMPLE, *SLIDERS,
                              "--compose", str(workdir / "export")))  # fmt: skip
             # Started with plain `run`: the same run with the drop-in mounted, from where
             # the files are, into the include directory the server reads last.
@@ -230,8 +243,8 @@ def run_lifecycle(
 
         def bench() -> str:
             out = passed(cli("bench", "local", "--instance", conf, "--seconds",
-                             f"{bench_seconds:g}", "--threads", "2", "--rounds", "1",
-                             "--sample", "1", "--yes", "--workloads", "small_tx"))  # fmt: skip
+                             f"{bench_seconds:g}", "--threads", str(bench_threads), "--rounds", "1",
+                             *SAMPLE, "--yes", "--workloads", "small_tx"))  # fmt: skip
             assert "on the target" in out, out
             row = re.search(r"^small_tx\s+1\s+([\d,.]+)", out, re.MULTILINE)
             assert row and float(row.group(1).replace(",", "")) > 0, out

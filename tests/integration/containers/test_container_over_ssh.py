@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from tests.containers.engines import IMAGES, Engine, ImageSpec
-from tests.containers.lifecycle import JOB_ID, REPO, SLIDERS, TRX, listing
+from tests.containers.lifecycle import JOB_ID, REPO, SAMPLE, SLIDERS, TRX, listing
 from tests.hosts.sshd import SshServer, SshUsers
 from tests.hosts.util import read_until
 from tests.integration.containers.conftest import EngineSshServer
@@ -249,7 +249,7 @@ def _password_lifecycle(
             assert "All steps passed" in out, out
             assert f"{engine.name} container {name}" in out, out
             assert f"inside the container, reached through {engine.name} exec" in out, out
-            out = _passed(cli("inspect", "--sample", "1", *login))
+            out = _passed(cli("inspect", *SAMPLE, *login))
             assert "in a container" in out, out
             assert f"a host directory {conf_dir} mounted on /etc/mysql/conf.d" in out, out
             # Read inside, through sudo docker exec (the login is the image's client).
@@ -258,7 +258,7 @@ def _password_lifecycle(
             assert f"{TRX}=1" in out, out
             before = listing(conf_dir)
             pid = engine.cli("inspect", "-f", "{{.State.Pid}}", name).strip()
-            out = _passed(cli("apply", "--sample", "1", *SLIDERS, "--restart", "--yes",
+            out = _passed(cli("apply", *SAMPLE, *SLIDERS, "--restart", "--yes",
                               "--watch", "2", *login))  # fmt: skip
             found = re.search(r"^\s*snapshot\s+(\S+)\s*$", out, re.MULTILINE)
             assert found, out
@@ -274,7 +274,7 @@ def _password_lifecycle(
 
             # Without a restart: the job on the host has no password, so it could not set the
             # values live. Refused before anything is written, saying what to do.
-            ran = cli("apply", "--sample", "1", *SLIDERS, "--yes", "--watch", "1", *login)
+            ran = cli("apply", *SAMPLE, *SLIDERS, "--yes", "--watch", "1", *login)
             assert ran.status != 0, ran.output
             assert "cannot log in to" in ran.output and "live" in ran.output, ran.output
             assert "Apply with --restart" in ran.output, ran.output

@@ -22,7 +22,7 @@ from app.planner.memorysum import POOL_OVERHEAD
 from app.planner.values import size_text
 from app.practice.server import PrivateServer
 from tests.containers.engines import IMAGES, Docker, Engine
-from tests.containers.lifecycle import JOB_ID, SLIDERS, innotune, run_lifecycle, table
+from tests.containers.lifecycle import JOB_ID, SAMPLE, SLIDERS, innotune, run_lifecycle, table
 from tests.hosts.util import need
 
 
@@ -53,8 +53,10 @@ def test_lifecycle(
     spec = IMAGES[host]
     engine.load(spec)
     # The benchmark step proves the route and the engine inside the container (a rate above
-    # zero): 4 s is enough for that; the figures are bench_containers.py's (15 s).
-    run = run_lifecycle(engine, spec, tmp_path, bench_seconds=4)
+    # zero): one client for 2 s is enough for that; the figures are bench_containers.py's
+    # (15 s, 1 and 2 clients). The load generator's second client count, with the agent kept
+    # between runs, is test_bench_loadgen.py's (over SSH, 1 and 2 clients).
+    run = run_lifecycle(engine, spec, tmp_path, bench_seconds=2, bench_threads=1)
     own_jobs.extend(run.job_ids)
     print("\n" + table([run]))
     failed = [f"{s.name}: {s.detail}" for s in run.steps if not s.ok]
@@ -107,7 +109,7 @@ def test_compose_force_recreate(docker: Docker, tmp_path: Path, own_jobs: list[s
             return docker.sql(name, spec, "SELECT @@GLOBAL.innodb_flush_log_at_trx_commit")
 
         # 1. InnoTune's apply into the mounted directory survives the recreation.
-        done = innotune(docker, data, "apply", "local", "--instance", db, "--sample", "1",
+        done = innotune(docker, data, "apply", "local", "--instance", db, *SAMPLE,
                         *SLIDERS, "--yes", "--watch", "1")  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
         own_jobs.extend(JOB_ID.findall(done.stdout + done.stderr))
@@ -129,7 +131,7 @@ def test_compose_force_recreate(docker: Docker, tmp_path: Path, own_jobs: list[s
         # 3. The exported override makes the second one last. Written into a folder of its
         #    own, with this host's buffer pool (a real size, never a placeholder).
         export = tmp_path / "export"
-        out = innotune(docker, data, "export", "local", "--instance", plain, "--sample", "1",
+        out = innotune(docker, data, "export", "local", "--instance", plain, *SAMPLE,
                        *SLIDERS[:-4], "--memory-share", "2", "--redo", "keep",
                        "--compose", str(export))  # fmt: skip
         assert out.returncode == 0, out.stdout + out.stderr
@@ -169,7 +171,7 @@ def test_docker_run_export_recreates_the_container(
         docker.sql(name, spec, "CREATE DATABASE kept")
         export = tmp_path / "export"
         out = innotune(docker, tmp_path / "innotune-data", "export", "local", "--instance",
-                       name, "--sample", "1", *SLIDERS[:-4], "--memory-share", "2",
+                       name, *SAMPLE, *SLIDERS[:-4], "--memory-share", "2",
                        "--redo", "keep", "--compose", str(export))  # fmt: skip
         assert out.returncode == 0, out.stdout + out.stderr
         assert not (export / "compose.override.yml").exists()
