@@ -126,18 +126,25 @@ PAUSE_SECONDS = 1.0
 
 
 def machine_busy(probe: CpuProbe | None, seconds: float = PAUSE_SECONDS) -> float | None:
-    """The share (0-1) of the target's CPUs busy over ``seconds`` while the benchmark waits.
+    """The share (0-1) of the target's CPUs other work keeps busy while the benchmark waits.
 
-    What other work (and the server's own background work) takes, read between a
-    measurement's sides; None when /proc/stat could not be read.
+    The machine's busy share over ``seconds``, less the server's own (its background work,
+    such as flushing what the benchmark left, belongs to the change being measured). None
+    when /proc could not be read or the server's process is not known.
     """
     if probe is None:
         return None
     first = probe.sample()
     time.sleep(seconds)
     second = probe.sample()
-    if first.host is None or second.host is None:
+    if first.host is None or second.host is None or not second.cpus:
+        return None
+    if first.server_s is None or second.server_s is None:
         return None
     busy = second.host[0] - first.host[0]
     total = second.host[1] - first.host[1]
-    return busy / total if total > 0 else None
+    elapsed = second.at - first.at
+    if total <= 0 or elapsed <= 0:
+        return None
+    server = max(0.0, second.server_s - first.server_s) / (elapsed * second.cpus)
+    return max(0.0, busy / total - server)

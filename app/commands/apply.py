@@ -28,6 +28,7 @@ from app.commands.common import (
     say,
 )
 from app.commands.sliders import add_slider_arguments, positions_from_args
+from app.domain.bench import drift_text
 from app.domain.errors import InnoTuneError
 from app.domain.words import count
 
@@ -395,6 +396,9 @@ def _print_measured(measured: MeasuredApply) -> None:
     if measured.before is None or measured.after is None:
         if measured.measurement is not None:
             print(measured.measurement.text())
+            held = drift_text(measured.before, measured.after)
+            if held:
+                print(held)
         print(measured.no_after)
         return
     print("\nMeasured before and after:")

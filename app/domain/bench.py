@@ -389,9 +389,20 @@ def drift_held(before: BenchReport | None, after: BenchReport | None) -> str:
     low, high = min(samples), max(samples)
     if high - low <= BUSY_DRIFT:
         return ""
+    return f"other work on the machine changed ({low:.0%} → {high:.0%} of its CPUs)"
+
+
+def drift_text(before: BenchReport | None, after: BenchReport | None) -> str:
+    """The held-back verdicts explained in a sentence ("" when none are held)."""
+    if not drift_held(before, after):
+        return ""
+    assert before is not None and after is not None
+    samples = [*before.machine_busy, *after.machine_busy]
     return (
-        f"other work on the machine changed between the sides ({low:.0%} → {high:.0%} of its "
-        "CPUs busy with the benchmark paused); measure again when it is steadier"
+        f"With the benchmark paused, other work kept {min(samples):.0%} of the machine's CPUs "
+        f"busy at one moment and {max(samples):.0%} at another: a measurement before, then "
+        "after, cannot tell a change of that work from the change made, so no run is called "
+        "faster, slower or unchanged. Measure again when the machine is steadier."
     )
 
 

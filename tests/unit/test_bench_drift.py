@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from app.domain.bench import BUSY_DRIFT, BenchReport, change_text, drift_held
+from app.domain.bench import BUSY_DRIFT, BenchReport, change_text, drift_held, drift_text
 from app.domain.measurement import Measurement
 
 FIXTURES = Path(__file__).parents[1] / "fixtures/bench/sid-mysql-9.7"
@@ -37,7 +37,9 @@ def test_steady_other_work_keeps_the_verdicts() -> None:
 def test_other_work_that_moved_holds_every_decided_verdict_back() -> None:
     b, a = _pair("before-after", (0.30, 0.35), (0.30, 0.30 + BUSY_DRIFT + 0.1))
     held = drift_held(b, a)
-    assert "other work on the machine changed between the sides (30% → 65%" in held, held
+    assert held == "other work on the machine changed (30% → 65% of its CPUs)", held
+    assert "busy at one moment and 65% at another" in drift_text(b, a)
+    assert drift_text(*_pair("before-after", (0.3,), (0.3,))) == ""
     b, a = _eight_rounds(b), _eight_rounds(a)
     plain = dataclasses.replace(a, machine_busy=(0.3, 0.3))
     decided = [v for v in plain.verdicts(b) if v.verdict in ("faster", "slower", "no_change")]

@@ -40,6 +40,7 @@ from app.domain.bench import (
     change_text,
     commits_text,
     drift_held,
+    drift_text,
 )
 from app.domain.errors import InnoTuneError
 from app.domain.target import Target
@@ -572,7 +573,7 @@ class VerifyPage(QWizardPage):
         same = after.settings_note(before) if before and after else ""
         how = after.measurement if after is not None and before is not None else None
         if how is not None and before is not None and before.measurement == how:
-            same = f"{how.text()} {same}"
+            same = " ".join(x for x in (how.text(), drift_text(before, after), same) if x)
         self.settings_note.setText(same)
         self.settings_note.setVisible(bool(same))
 
