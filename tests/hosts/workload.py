@@ -32,7 +32,7 @@ while True:
         values = ",".join("(%d)" % (n * per_tx + i) for i in range(per_tx))
         sys.stdout.write("BEGIN; INSERT INTO steady.t (v) VALUES %s; COMMIT;\\n" % values)
     else:
-        sys.stdout.write("INSERT INTO steady.t (v) VALUES %d;\\n" % n)
+        sys.stdout.write("INSERT INTO steady.t (v) VALUES (%d);\\n" % n)
     sys.stdout.flush()
     n += 1
 """
