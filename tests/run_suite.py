@@ -90,8 +90,11 @@ def main() -> int:
         "mypy": (_start("mypy", [str(BIN / "mypy")], {}, logs / "mypy.log"), logs / "mypy.log")
     }
     for name, paths, env in parts():
-        log = logs / f"{re.sub(r'[^a-z-]+', '-', name)}.log"
-        running[name] = (_start(name, [*pytest, *paths], env, log), log)
+        stem = re.sub(r"[^a-z-]+", "-", name)
+        log = logs / f"{stem}.log"
+        # Every test's time (setup, call and teardown), to see where a run's minutes went.
+        timings = f"--junitxml={logs / stem}.xml"
+        running[name] = (_start(name, [*pytest, timings, *paths], env, log), log)
     failed: list[str] = []
     totals: dict[str, int] = {}
     while running:
