@@ -1,19 +1,20 @@
-"""The whole suite as ``make test`` runs it: two pytest processes at once, mypy beside them.
+"""The whole suite as ``make test`` runs it: three pytest processes at once, mypy beside them.
 
 Most of the integration tests wait (for a server to restart, a job to finish, a host to
-answer), so one pytest leaves a 2-core machine half idle. The suite runs as two test
-sessions side by side, as several sessions of developers and CI already may (the fixtures
-share the test accounts, the Debian MariaDB and the snapshot store between sessions):
+answer): two sessions kept a 2-core machine busy 1.15 cores on average (user and system
+time over the run's), so the suite runs as three test sessions side by side, as several
+sessions of developers and CI already may (the fixtures share the test accounts, the Debian
+MariaDB and the snapshot store between sessions):
 
-- the servers in containers, then the integration tests before ``test_io_capacity_live``;
+- the servers in containers, then the integration tests before ``test_binlog_choice``;
+- the integration tests from ``test_binlog_choice`` to ``test_ssh_shell``;
 - the rest of the integration tests, then ``tests/unit`` and ``tests/ui`` (the UI tests hold
   under load: ``make stress-ui``).
 
-The order within each session matters: the tests on this machine's Debian MariaDB take turns
-with the other session's (tests/hosts/debian_mariadb.py ``exclusive_use``), so each session
-runs most of its share while the other one runs tests that leave that server alone (the
-containers first in one; the unit tests, then the UI tests, whose few on that server come
-last, in the other), and neither waits long.
+The tests on this machine's Debian MariaDB take turns with the other sessions' (one at a
+time, tests/hosts/debian_mariadb.py ``exclusive_use``); each session runs its share of them
+at a different time (the containers first in one, the unit and UI tests, whose few on that
+server come last, in another), so that none waits long.
 
 Each session's output is printed whole when it ends, then one closing line with the totals.
 With PYTEST_ARGS (``make test PYTEST_ARGS="tests/unit -x"``) it is one plain pytest run.
@@ -32,28 +33,34 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
-# The integration tests from this file name on run in the second session, before the unit and
-# UI tests, so that the two take about as long. Both took 25 min on the 2-core machine with
-# the split at test_lifecycle; the shortened tests (estimated from each test's time before and
-# after) took more from the second session's share, so the io_capacity and keyring tests
-# (about a minute) moved over.
-SPLIT = "test_io_capacity_live"  # the first file of the second session
+# Where the integration tests are cut between the sessions (the first file of the next one),
+# so that the three take about as long: from the tests' times in a whole run
+# (bench-out/suite/*.xml), containers 6.6 min, the integration tests 24.9, unit 1.6, UI 10.0.
+SPLITS = ("test_binlog_choice", "test_ssh_shell")
 
 
 def parts() -> tuple[tuple[str, list[str], dict[str, str]], ...]:
-    """The two sessions: their names, test paths and environment."""
+    """The three sessions: their names, test paths and environment."""
     integration = sorted((REPO / "tests" / "integration").glob("test_*.py"))
-    first = [str(p.relative_to(REPO)) for p in integration if p.name < SPLIT]
-    rest = [str(p.relative_to(REPO)) for p in integration if p.name >= SPLIT]
-    # The servers in containers (their own dockerd and podman) first: the other session
-    # starts with its tests on the Debian MariaDB (see the module's docstring).
+    first, second = SPLITS
+
+    def files(low: str, high: str) -> list[str]:
+        return [str(p.relative_to(REPO)) for p in integration if low <= p.name < high]
+
+    # The servers in containers (their own dockerd and podman) first: the other sessions
+    # start with tests that leave the Debian MariaDB alone (see the module's docstring).
     return (
         (
-            "containers, and integration before io_capacity",
-            ["tests/integration/containers", *first],
+            "containers, and integration before binlog_choice",
+            ["tests/integration/containers", *files("", first)],
             {},
         ),
-        ("integration from io_capacity, unit and ui", [*rest, "tests/unit", "tests/ui"], {}),
+        (f"integration from {first[5:]} to {second[5:]}", files(first, second), {}),
+        (
+            f"integration from {second[5:]}, unit and ui",
+            [*files(second, "~"), "tests/unit", "tests/ui"],
+            {},
+        ),
     )
 
 
