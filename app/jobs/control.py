@@ -58,8 +58,10 @@ fi
 
 _POLL = r"""
 dir=$1
-tail -c +"$2" "$dir/journal.jsonl" 2>/dev/null; printf '\000'
+# The state first: the job journals a step before the state it leads to, so a journal read
+# after the state holds every step up to it (a final state never comes without its end step).
 cat "$dir/state.json" 2>/dev/null; printf '\000'
+tail -c +"$2" "$dir/journal.jsonl" 2>/dev/null; printf '\000'
 # A zombie is dead: an init that is slow to reap (containers) must not keep a job "alive".
 alive() {
     [ -n "$1" ] && kill -0 "$1" 2>/dev/null || return 1
@@ -208,8 +210,8 @@ def _poll(
         sudo=_sudo(transport),
         timeout=timeout,
     )
-    journal, _, rest = result.stdout.partition(b"\0")
-    state_text, _, alive = rest.partition(b"\0")
+    state_text, _, rest = result.stdout.partition(b"\0")
+    journal, _, alive = rest.partition(b"\0")
     steps, used = _parse_steps(journal)
     return steps, offset + used, JobState.from_json(state_text), alive.decode().strip()
 
