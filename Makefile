@@ -55,11 +55,11 @@ $(VENV)/bin/python:
 	$(BIN)/pip install -q --upgrade pip
 
 $(VENV)/.run-stamp: pyproject.toml | $(VENV)/bin/python
-	$(BIN)/pip install -q -e .
+	$(BIN)/pip install -q --no-compile -e .
 	touch $@
 
 $(VENV)/.dev-stamp: pyproject.toml | $(VENV)/bin/python
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q --no-compile -e '.[dev]'
 	touch $@ $(VENV)/.run-stamp
 
 # The project's benchmarks (root; results in bench-out/). `make bench` runs those in BENCHES;
