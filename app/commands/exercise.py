@@ -7,10 +7,12 @@ import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.commands import Handler
-from app.flows.exercising import ExerciseResult
+
+if TYPE_CHECKING:  # the exercises load when one runs, not with every command
+    from app.flows.exercising import ExerciseResult
 
 
 def register(subparsers: Any, handlers: dict[str, Handler]) -> None:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.domain.errors import SudoError
 from app.domain.target import Target
 from app.remote.local import LocalTransport
-from app.remote.ssh import PromptAnswerer, SshTransport
 from app.remote.transport import CommandResult, SudoState, Transport, raise_for_sudo
+
+if TYPE_CHECKING:
+    from app.remote.ssh import PromptAnswerer, SshTransport
 
 
 def open_transport(
@@ -38,6 +41,8 @@ def open_transport(
     if target.kind in ("local", "practice"):
         transport = LocalTransport(sudo_password)
     else:
+        from app.remote.ssh import SshTransport  # paramiko: only for a target over SSH
+
         transport = SshTransport(
             target,
             sudo_password=sudo_password,

@@ -27,10 +27,12 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import paramiko
+from typing import TYPE_CHECKING
 
 from app.domain.errors import HostKeyChanged, HostKeyRevoked, HostKeyUnknown
+
+if TYPE_CHECKING:  # paramiko loads only with an SSH connection (app/remote/sshlib.py)
+    import paramiko
 
 # Key type names as ``ssh-keygen -lf`` prints them, in its closing parentheses.
 _TYPE_NAMES = {
@@ -389,23 +391,3 @@ def split_host_port(name: str) -> tuple[str, int]:
     if m:
         return m.group(1), int(m.group(2))
     return name, 22
-
-
-class InnoTuneHostKeyPolicy(paramiko.MissingHostKeyPolicy):
-    """A paramiko policy that defers to :class:`HostKeyStore` for every decision.
-
-    Use it with an ``SSHClient`` whose own HostKeys are left empty, so paramiko consults
-    this policy on every connection and all our sources are checked: unknown keys raise
-    :class:`HostKeyUnknown` unless their fingerprint equals ``accept_fingerprint``.
-    """
-
-    def __init__(self, store: HostKeyStore, accept_fingerprint: str | None = None) -> None:
-        self.store = store
-        self.accept_fingerprint = accept_fingerprint
-
-    def missing_host_key(
-        self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey
-    ) -> None:
-        """Raise unless the store trusts or the caller accepted ``key``."""
-        host, port = split_host_port(hostname)
-        self.store.check(host, port, OfferedKey.from_pkey(key), self.accept_fingerprint)

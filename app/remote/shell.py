@@ -32,9 +32,8 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-import paramiko
-
 from app.domain.errors import CommandError
+from app.remote.sshlib import paramiko
 from app.remote.transport import MAX_OUTPUT, CommandResult, shell_line
 
 log = logging.getLogger(__name__)

@@ -24,8 +24,6 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import paramiko
-
 from app.domain.errors import (
     CommandError,
     CommandTimeout,
@@ -54,6 +52,7 @@ from app.remote.sshexchange import (
     start,
     strip_marker,
 )
+from app.remote.sshlib import paramiko
 from app.remote.sshlink import Liveness, channel_error
 from app.remote.transport import (
     CommandResult,

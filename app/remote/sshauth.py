@@ -7,11 +7,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-import paramiko
-from paramiko.pkey import UnknownKeyType
-
 from app.domain.errors import AuthError
 from app.remote.sshconfig import HostConfig
+from app.remote.sshlib import paramiko
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +48,7 @@ def load_key(path: str, passphrase: str | None) -> paramiko.PKey:
             f"The key file {path} is protected by a passphrase.",
             "Give the passphrase, or load the key into ssh-agent (ssh-add).",
         ) from None
-    except (ValueError, paramiko.SSHException, UnknownKeyType):
+    except (ValueError, paramiko.SSHException, paramiko.pkey.UnknownKeyType):
         pass
     # A wrong passphrase surfaces as a confusing "not a private key": tell them apart.
     encrypted = False
@@ -59,7 +57,7 @@ def load_key(path: str, passphrase: str | None) -> paramiko.PKey:
             paramiko.PKey.from_path(path)
         except TypeError:
             encrypted = True
-        except (ValueError, paramiko.SSHException, UnknownKeyType, OSError):
+        except (ValueError, paramiko.SSHException, paramiko.pkey.UnknownKeyType, OSError):
             pass
     if encrypted:
         raise AuthError(f"The passphrase for {path} is wrong.", "Check the passphrase.")

@@ -7,10 +7,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import paramiko
-
 from app.domain.errors import TargetError
 from app.domain.words import sentence
+from app.remote.sshlib import paramiko
 
 
 @dataclass

@@ -14,15 +14,13 @@ import subprocess
 import threading
 from pathlib import Path
 
-import paramiko
-from paramiko.ssh_exception import IncompatiblePeer
-
 from app.domain.errors import ConnectError, TargetError
 from app.domain.target import parse_target
 from app.domain.words import sentence
-from app.remote.hostkeys import HostKeyStore, OfferedKey
+from app.remote.hostkeys import HostKeyStore, OfferedKey, split_host_port
 from app.remote.sshauth import PromptAnswerer, authenticate
 from app.remote.sshconfig import HostConfig, resolve_host
+from app.remote.sshlib import paramiko
 from app.remote.sshlink import channel_error, socket_error, too_old
 
 log = logging.getLogger(__name__)
@@ -151,7 +149,7 @@ class SshChain:
         try:
             # Longer than the banner timeout, so a silent server reports as exactly that.
             t.start_client(timeout=t.banner_timeout + self.connect_timeout)
-        except IncompatiblePeer as exc:
+        except paramiko.ssh_exception.IncompatiblePeer as exc:
             t.close()
             raise too_old(hc.hostname, hc.port, str(exc)) from None
         except (paramiko.SSHException, EOFError, OSError) as exc:
@@ -210,3 +208,23 @@ class SshChain:
                 if pipe is not None:
                     pipe.close()
         self._proxies.clear()
+
+
+class InnoTuneHostKeyPolicy(paramiko.MissingHostKeyPolicy):
+    """A paramiko policy that defers to :class:`HostKeyStore` for every decision.
+
+    Use it with an ``SSHClient`` whose own HostKeys are left empty, so paramiko consults
+    this policy on every connection and all our sources are checked: unknown keys raise
+    :class:`HostKeyUnknown` unless their fingerprint equals ``accept_fingerprint``.
+    """
+
+    def __init__(self, store: HostKeyStore, accept_fingerprint: str | None = None) -> None:
+        self.store = store
+        self.accept_fingerprint = accept_fingerprint
+
+    def missing_host_key(
+        self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey
+    ) -> None:
+        """Raise unless the store trusts or the caller accepted ``key``."""
+        host, port = split_host_port(hostname)
+        self.store.check(host, port, OfferedKey.from_pkey(key), self.accept_fingerprint)

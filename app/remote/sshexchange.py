@@ -18,9 +18,7 @@ import time
 from collections import deque
 from collections.abc import Sequence
 
-import paramiko
-from paramiko.common import cMSG_CHANNEL_REQUEST
-
+from app.remote.sshlib import paramiko
 from app.remote.transport import MAX_OUTPUT
 
 # Prints "<marker> <pid>" on stdout and "<marker>" on stderr, then becomes the command, so
@@ -56,7 +54,7 @@ def start(chan: paramiko.Channel, command: str) -> None:
     """
     try:
         message = paramiko.Message()
-        message.add_byte(cMSG_CHANNEL_REQUEST)
+        message.add_byte(paramiko.common.cMSG_CHANNEL_REQUEST)
         message.add_int(chan.remote_chanid)
         message.add_string("exec")
         message.add_boolean(True)

@@ -6,10 +6,9 @@ import logging
 import socket
 import threading
 
-import paramiko
-
 from app.domain.errors import ConnectError
 from app.domain.words import sentence
+from app.remote.sshlib import paramiko
 
 log = logging.getLogger(__name__)
 

@@ -716,7 +716,8 @@ def test_policy_for_sshclient_defers_to_our_store(sshd: SshServer, home: Path) -
     """The paramiko policy object: for code that must use SSHClient, same decisions."""
     import paramiko
 
-    from app.remote.hostkeys import HostKeyStore, InnoTuneHostKeyPolicy
+    from app.remote.hostkeys import HostKeyStore
+    from app.remote.sshconnect import InnoTuneHostKeyPolicy
 
     own = home / "own_kh"
     store = HostKeyStore(own_file=own)
