@@ -8,7 +8,6 @@ import secrets
 import shutil
 import socket
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +29,7 @@ from app.remote.connect import open_transport, probe_sudo
 from app.remote.local import LocalTransport
 from app.remote.ssh import SshTransport, check_linux
 from app.remote.transport import Transport
+from tests.hosts.procwatch import ProcWatch
 from tests.hosts.sshd import SshServer, SshUsers
 from tests.hosts.util import need, wait_port
 
@@ -299,42 +299,6 @@ def test_sudo_modes(
         probe_sudo(wrong)
 
 
-class _Scanner(threading.Thread):
-    """Reads every /proc/*/cmdline and /proc/*/environ over and over, noting each needle."""
-
-    def __init__(self, needles: dict[str, bytes], watch: bytes) -> None:
-        super().__init__(daemon=True)
-        self.needles = needles
-        self.watch = watch
-        self.hits: list[tuple[str, str, str]] = []  # (needle, what, cmdline)
-        self.rounds = 0
-        self.seen_sudo_stdin = False
-        self.seen_watched = False
-        self.stop = threading.Event()
-
-    def run(self) -> None:
-        me = str(os.getpid())
-        while not self.stop.is_set():
-            for proc in Path("/proc").iterdir():
-                if not proc.name.isdigit() or proc.name == me:
-                    continue
-                try:
-                    cmdline = (proc / "cmdline").read_bytes()
-                    environ = (proc / "environ").read_bytes()
-                except OSError:
-                    continue
-                shown = cmdline.replace(b"\0", b" ").decode(errors="replace")[:200]
-                if cmdline.startswith(b"sudo\0-S\0"):
-                    self.seen_sudo_stdin = True
-                if self.watch in cmdline:
-                    self.seen_watched = True
-                for label, needle in self.needles.items():
-                    for what, data in (("cmdline", cmdline), ("environ", environ)):
-                        if needle in data:
-                            self.hits.append((label, what, shown))
-            self.rounds += 1
-
-
 def _scan_files(
     roots: list[Path], needles: dict[str, bytes], since: float
 ) -> list[tuple[str, str]]:
@@ -377,9 +341,11 @@ def test_sudo_password_leaks_nowhere(
         "leak_file": leak_file.encode(),
     }
     watch = f"innotune-watch-{secrets.token_hex(6)}"
-    scanner = _Scanner(needles, watch.encode())
-    scanner.start()
-    try:
+    marks = {
+        "sudo on its stdin": lambda argv: argv.startswith(b"sudo\0-S\0"),
+        "the watched command": lambda argv: watch.encode() in argv,
+    }
+    with ProcWatch(needles, in_environ=frozenset(needles), marks=marks) as scanner:
         pw = _open(opened, _target(sshd, ssh_users.pw_user), sudo_password=ssh_users.pw_password)
         t0 = time.monotonic()
         done = pw.run(["sh", "-c", "sleep 2; id -u", watch], sudo=True, timeout=30).check()
@@ -395,15 +361,11 @@ def test_sudo_password_leaks_nowhere(
         pw.run(["sh", "-c", "sleep 1", leak_cmd]).check()
         pw.run(["env", f"INNOTUNE_LEAK={leak_env}", "sleep", "1"]).check()
         (tmp_path / "leak.txt").write_text(leak_file)
-    finally:
-        scanner.stop.set()
-        scanner.join(10)
     roots = [Path("/var/log"), Path("/tmp"), Path("/var/tmp"), Path("/run"), sshd.workdir]
     roots.append(Path(f"/home/{ssh_users.pw_user}"))
     file_hits = _scan_files(roots, needles, started)
 
-    assert scanner.rounds >= 20, "the scan must sweep /proc many times while sudo runs"
-    assert scanner.seen_watched and scanner.seen_sudo_stdin, "the scan saw the sudo command"
+    assert scanner.seen == set(marks), "the watcher saw the sudo command"
     assert [h for h in scanner.hits if h[0] == "password"] == []
     assert [h for h in file_hits if h[0] == "password"] == []
     assert ssh_users.pw_password not in caplog.text

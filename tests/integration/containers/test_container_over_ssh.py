@@ -20,8 +20,6 @@ import secrets
 import shutil
 import signal
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +28,7 @@ import pytest
 
 from tests.containers.engines import IMAGES, Engine, ImageSpec
 from tests.containers.lifecycle import JOB_ID, REPO, SAMPLE, SLIDERS, TRX, listing
+from tests.hosts.procwatch import ProcWatch
 from tests.hosts.sshd import SshServer, SshUsers
 from tests.hosts.util import read_until
 from tests.integration.containers.conftest import EngineSshServer
@@ -41,45 +40,6 @@ class Ran:
 
     status: int
     output: str
-
-
-class ArgvWatch:
-    """Reads every process's command line while running; records those holding a secret.
-
-    ``secrets``: each secret, and whether processes' environments must not hold it either.
-    One watcher for them all: it reads /proc without pause, so two would take two cores.
-    """
-
-    def __init__(self, secrets: dict[str, bool]) -> None:
-        self.secrets = {secret.encode(): environ for secret, environ in secrets.items()}
-        self.seen: list[str] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch, daemon=True)
-
-    def _watch(self) -> None:
-        in_environ = [secret for secret, environ in self.secrets.items() if environ]
-        while not self._stop.is_set():
-            for entry in Path("/proc").iterdir():
-                if entry.name.isdigit():
-                    with contextlib.suppress(OSError):
-                        argv = (entry / "cmdline").read_bytes()
-                        if any(secret in argv for secret in self.secrets):
-                            self.seen.append(argv.replace(b"\0", b" ").decode(errors="replace"))
-                    if not in_environ:
-                        continue
-                    with contextlib.suppress(OSError):
-                        environ = (entry / "environ").read_bytes()
-                        if any(secret in environ for secret in in_environ):
-                            self.seen.append(f"environment of {entry.name}")
-            time.sleep(0.02)
-
-    def __enter__(self) -> ArgvWatch:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 @dataclass
@@ -228,6 +188,7 @@ def _password_lifecycle(
 ) -> None:
     host = spec.host
     password = "db-" + secrets.token_hex(10)
+    sudo_password = ssh_users.pw_password.encode()
     name = f"innotune-ssh-pw-{engine.name}-{host}-{os.getpid()}"
     conf_dir = tmp_path / "conf"
     engine.run_server(name, spec, data_dir=tmp_path / "data-db", conf_dir=conf_dir,
@@ -236,9 +197,9 @@ def _password_lifecycle(
     login = ("--mysql-user", "root", "--ask-mysql-password")
     # The database password is in the container's environment (the image reads it from
     # there); the sudo password in no process's.
-    watched = {password: False, ssh_users.pw_password: True}
+    needles = {"database password": password.encode(), "sudo password": sudo_password}
     try:
-        with ArgvWatch(watched) as watch:
+        with ProcWatch(needles, in_environ=frozenset({"sudo password"})) as watch:
             out = cli("doctor").output
             assert "wants a password for root" in out, out
             assert "MARIADB_ROOT_PASSWORD" in out, out
@@ -280,7 +241,8 @@ def _password_lifecycle(
             assert "Apply with --restart" in ran.output, ran.output
             assert listing(conf_dir) == before, ran.output
             assert engine.sql(name, spec, f"SELECT @@GLOBAL.{TRX}", password=password) == "1"
-        assert watch.seen == [], "a password on a command line (or sudo's in an environment)"
+        assert watch.hits == [], "a password on a command line (or sudo's in an environment)"
+        assert watch.execs > 20 or not watch.events, "the watcher read the commands as they ran"
         # InnoTune's files, sshd's log, the job's files on the target (not the server's data;
         # the container's .env file holds the database password the image reads).
         ours = [p for p in tmp_path.rglob("*") if "data-db" not in p.parts]
