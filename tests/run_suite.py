@@ -7,7 +7,8 @@ sessions of developers and CI already may (the fixtures share the test accounts,
 MariaDB and the snapshot store between sessions):
 
 - the servers in containers, then the integration tests before ``test_binlog_choice``;
-- the integration tests from ``test_binlog_choice`` to ``test_ssh_shell``;
+- ``test_bench_hosts``, then the integration tests from ``test_binlog_choice`` to
+  ``test_ssh_shell`` (the booted hosts serve them all; the first session boots none);
 - the rest of the integration tests, then ``tests/unit`` and ``tests/ui`` (the UI tests hold
   under load: ``make stress-ui``).
 
@@ -37,6 +38,8 @@ BIN = Path(sys.executable).parent
 # so that the three take about as long: from the tests' times in a whole run
 # (bench-out/suite/*.xml), containers 6.6 min, the integration tests 24.9, unit 1.6, UI 10.0.
 SPLITS = ("test_binlog_choice", "test_ssh_shell")
+# Run in the second session, whose booted hosts it uses: the first then boots none.
+SECOND = "test_bench_hosts.py"
 
 
 def parts() -> tuple[tuple[str, list[str], dict[str, str]], ...]:
@@ -45,7 +48,8 @@ def parts() -> tuple[tuple[str, list[str], dict[str, str]], ...]:
     first, second = SPLITS
 
     def files(low: str, high: str) -> list[str]:
-        return [str(p.relative_to(REPO)) for p in integration if low <= p.name < high]
+        found = [p for p in integration if low <= p.name < high and p.name != SECOND]
+        return [str(p.relative_to(REPO)) for p in found]
 
     # The servers in containers (their own dockerd and podman) first: the other sessions
     # start with tests that leave the Debian MariaDB alone (see the module's docstring).
@@ -55,7 +59,11 @@ def parts() -> tuple[tuple[str, list[str], dict[str, str]], ...]:
             ["tests/integration/containers", *files("", first)],
             {},
         ),
-        (f"integration from {first[5:]} to {second[5:]}", files(first, second), {}),
+        (
+            f"integration from {first[5:]} to {second[5:]}",
+            [f"tests/integration/{SECOND}", *files(first, second)],
+            {},
+        ),
         (
             f"integration from {second[5:]}, unit and ui",
             [*files(second, "~"), "tests/unit", "tests/ui"],
