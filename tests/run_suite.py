@@ -1,7 +1,7 @@
 """The whole suite as ``make test`` runs it: three pytest processes at once, mypy beside them.
 
 Most of the integration tests wait (for a server to restart, a job to finish, a host to
-answer): two sessions kept a 2-core machine busy 1.15 cores on average (user and system
+answer): two sessions kept a 2-core machine busy 1.13 cores on average (user and system
 time over the run's), so the suite runs as three test sessions side by side, as several
 sessions of developers and CI already may (the fixtures share the test accounts, the Debian
 MariaDB and the snapshot store between sessions):
