@@ -51,8 +51,8 @@ def parts() -> tuple[tuple[str, list[str], dict[str, str]], ...]:
         found = [p for p in integration if low <= p.name < high and p.name != SECOND]
         return [str(p.relative_to(REPO)) for p in found]
 
-    # The servers in containers (their own dockerd and podman) first: the other sessions
-    # start with tests that leave the Debian MariaDB alone (see the module's docstring).
+    # The servers in containers (their own dockerd and podman) first, and the unit tests
+    # early in the third: only the second starts on the Debian MariaDB (test_bench_hosts).
     return (
         (
             "containers, and integration before binlog_choice",
