@@ -1,21 +1,20 @@
-"""The whole suite as ``make test`` runs it: three pytest processes at once, mypy beside them.
+"""The whole suite as ``make test`` runs it: four pytest processes at once, mypy beside them.
 
 Most of the integration tests wait (for a server to restart, a job to finish, a host to
-answer): two sessions kept a 2-core machine busy 1.13 cores on average (user and system
-time over the run's), so the suite runs as three test sessions side by side, as several
+answer): three sessions kept a 2-core machine busy 1.34 cores on average (user and system
+time over the run's), so the suite runs as four test sessions side by side, as several
 sessions of developers and CI already may (the fixtures share the test accounts, the Debian
 MariaDB and the snapshot store between sessions):
 
-- the servers in containers, then the integration tests before ``test_binlog_choice``;
-- ``test_bench_hosts``, then the integration tests from ``test_binlog_choice`` to
-  ``test_ssh_shell`` (the booted hosts serve them all; the first session boots none);
-- the rest of the integration tests, then ``tests/unit`` and ``tests/ui`` (the UI tests hold
-  under load: ``make stress-ui``).
+- the servers in containers, then the first integration tests;
+- every integration test that uses the booted Debian hosts (only this session boots all
+  three), with a few more;
+- the rest of the integration tests, then ``tests/unit``;
+- ``tests/ui``, with only the sid host booted (the UI tests hold under load:
+  ``make stress-ui``).
 
 The tests on this machine's Debian MariaDB take turns with the other sessions' (one at a
-time, tests/hosts/debian_mariadb.py ``exclusive_use``); each session runs its share of them
-at a different time (the containers first in one, the unit and UI tests, whose few on that
-server come last, in another), so that none waits long.
+time, tests/hosts/debian_mariadb.py ``exclusive_use``).
 
 Each session's output is printed whole when it ends, then one closing line with the totals.
 With PYTEST_ARGS (``make test PYTEST_ARGS="tests/unit -x"``) it is one plain pytest run.
@@ -34,41 +33,47 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
-# Where the integration tests are cut between the sessions (the first file of the next one),
-# so that the three take about as long: from the tests' times in a whole run
-# (bench-out/suite/*.xml), containers 6.6 min, the integration tests 24.9, unit 1.6, UI 10.0.
-SPLITS = ("test_binlog_choice", "test_ssh_shell")
-# Run in the second session, whose booted hosts it uses: the first then boots none.
-SECOND = "test_bench_hosts.py"
+# Where the integration tests that need no booted host are cut between the first three sessions
+# (the first file of the next one), so that the four take about as long: from the tests' times
+# in a whole run (bench-out/suite/*.xml), containers 8.4 min, the booted hosts' files 11.4,
+# the other integration tests 21.3, unit 2.6, UI 14.0.
+SPLITS = ("test_apply_restart", "test_bench_loadgen")
+
+
+def uses_booted_hosts(path: Path) -> bool:
+    """True when a test file asks for the booted Debian hosts (its fixtures by name)."""
+    text = path.read_text()
+    return "debian_hosts" in text or "server_host" in text
 
 
 def parts() -> tuple[tuple[str, list[str], dict[str, str]], ...]:
-    """The three sessions: their names, test paths and environment."""
+    """The four sessions: their names, test paths and environment."""
     integration = sorted((REPO / "tests" / "integration").glob("test_*.py"))
+    hosts = [p for p in integration if uses_booted_hosts(p)]
     first, second = SPLITS
 
     def files(low: str, high: str) -> list[str]:
-        found = [p for p in integration if low <= p.name < high and p.name != SECOND]
+        found = [p for p in integration if low <= p.name < high and p not in hosts]
         return [str(p.relative_to(REPO)) for p in found]
 
-    # The servers in containers (their own dockerd and podman) first, and the unit tests
-    # early in the third: only the second starts on the Debian MariaDB (test_bench_hosts).
     return (
         (
-            "containers, and integration before binlog_choice",
+            f"containers, and integration before {first[5:]}",
             ["tests/integration/containers", *files("", first)],
             {},
         ),
         (
-            f"integration from {first[5:]} to {second[5:]}",
-            [f"tests/integration/{SECOND}", *files(first, second)],
+            f"integration on the booted hosts, and from {first[5:]} to {second[5:]}",
+            [*(str(p.relative_to(REPO)) for p in hosts), *files(first, second)],
             {},
         ),
         (
-            f"integration from {second[5:]}, unit and ui",
-            [*files(second, "~"), "tests/unit", "tests/ui"],
+            f"integration from {second[5:]}, and unit",
+            [*files(second, "~"), "tests/unit"],
             {},
         ),
+        # The UI tests drive the sid host only.
+        ("ui", ["tests/ui"], {"INNOTUNE_TEST_HOSTS": "sid"}),
     )
 
 
@@ -93,7 +98,7 @@ def _totals(text: str) -> dict[str, int]:
 
 
 def main() -> int:
-    """Run mypy and the two sessions; print each as it ends and the totals."""
+    """Run mypy and the four sessions; print each as it ends and the totals."""
     extra = shlex.split(os.environ.get("PYTEST_ARGS", ""))
     pytest = [str(BIN / "pytest"), "--durations=25"]
     if extra:
