@@ -6,10 +6,10 @@ time over the run's), so the suite runs as four test sessions side by side, as s
 sessions of developers and CI already may (the fixtures share the test accounts, the Debian
 MariaDB and the snapshot store between sessions):
 
-- the servers in containers, then the first integration tests;
+- the servers in containers, then the first integration tests, then ``tests/unit``;
 - every integration test that uses the booted Debian hosts (only this session boots all
   three), with a few more;
-- the rest of the integration tests, then ``tests/unit``;
+- the rest of the integration tests;
 - ``tests/ui``, with only the sid host booted (the UI tests hold under load:
   ``make stress-ui``).
 
@@ -35,8 +35,8 @@ BIN = Path(sys.executable).parent
 
 # Where the integration tests that need no booted host are cut between the first three sessions
 # (the first file of the next one), so that the four take about as long: from the tests' times
-# in a whole run (bench-out/suite/*.xml), containers 8.4 min, the booted hosts' files 11.4,
-# the other integration tests 21.3, unit 2.6, UI 14.0.
+# in a whole run (bench-out/suite/*.xml, four sessions): containers 10.2 min, the booted hosts'
+# files 12.6, the other integration tests 21.0, unit 1.3, UI 15.6.
 SPLITS = ("test_apply_restart", "test_bench_loadgen")
 
 
@@ -58,8 +58,8 @@ def parts() -> tuple[tuple[str, list[str], dict[str, str]], ...]:
 
     return (
         (
-            f"containers, and integration before {first[5:]}",
-            ["tests/integration/containers", *files("", first)],
+            f"containers, integration before {first[5:]}, and unit",
+            ["tests/integration/containers", *files("", first), "tests/unit"],
             {},
         ),
         (
@@ -68,8 +68,8 @@ def parts() -> tuple[tuple[str, list[str], dict[str, str]], ...]:
             {},
         ),
         (
-            f"integration from {second[5:]}, and unit",
-            [*files(second, "~"), "tests/unit"],
+            f"integration from {second[5:]}",
+            files(second, "~"),
             {},
         ),
         # The UI tests drive the sid host only.

@@ -319,6 +319,7 @@ def verdict(
     after: WorkloadResult | None,
     comparisons: int = 1,
     held: str = "",
+    stands: str = "",
 ) -> Verdict | None:
     """Faster, slower, no change or undecided: a run's verdict, as every face shows it.
 
@@ -326,7 +327,8 @@ def verdict(
     many runs are judged together). A side that completed no transaction (:func:`measured`)
     measured nothing, and a side with fewer than :data:`MIN_ROUNDS` rounds too little: the
     verdict is "unmeasured". ``held`` (:func:`drift_held`): why no decided answer can be
-    trusted; a decided one becomes "undecided" with that reason. None unless both ran.
+    trusted; a decided one becomes "undecided" with that reason, except ``stands``, the one
+    answer the drift could not have caused (:func:`drift_stands`). None unless both ran.
     """
     if before is None or after is None:
         return None
@@ -355,12 +357,13 @@ def verdict(
         )
     found = compare_rounds(b, a, comparisons=comparisons)
     word = {"better": "faster", "worse": "slower"}.get(found.word, found.word)
+    hold = held if word != stands else ""
     return Verdict(
-        verdict="undecided" if held else word,
+        verdict="undecided" if hold else word,
         change_percent=found.change_percent,
         low_percent=found.low_percent,
         high_percent=found.high_percent,
-        held=held,
+        held=hold,
         **common,  # type: ignore[arg-type]
     )
 
@@ -372,32 +375,76 @@ def verdict(
 BUSY_DRIFT = 0.25
 
 
+def _busy_sides(
+    before: BenchReport | None, after: BenchReport | None
+) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    """Both sides' busy samples of a before/after measurement that moved too much, or None."""
+    if before is None or after is None:
+        return None
+    found = after.measurement
+    if found is None or found.method != "before-after":
+        return None
+    if not before.machine_busy or not after.machine_busy:
+        return None
+    samples = [*before.machine_busy, *after.machine_busy]
+    if max(samples) - min(samples) <= BUSY_DRIFT:
+        return None
+    return before.machine_busy, after.machine_busy
+
+
 def drift_held(before: BenchReport | None, after: BenchReport | None) -> str:
     """Why a before/after pair's verdicts cannot be trusted, in words ("" when they can).
 
     Only a "before-after" measurement is judged, and only where both sides sampled the
     machine (:attr:`BenchReport.machine_busy`).
     """
-    if before is None or after is None:
+    sides = _busy_sides(before, after)
+    if sides is None:
         return ""
-    found = after.measurement
-    if found is None or found.method != "before-after":
+    samples = [*sides[0], *sides[1]]
+    return (
+        f"other work on the machine changed ({min(samples):.0%} → {max(samples):.0%} of its CPUs)"
+    )
+
+
+def drift_stands(before: BenchReport | None, after: BenchReport | None) -> str:
+    """The one decided answer other work that moved cannot have caused ("" when none).
+
+    When every "after" sample was at least as busy as every "before" one, the new values
+    ran beside more other work: a run measured faster was faster despite it ("faster"
+    stands; slower or unchanged may be that work's doing). The other way round, "slower"
+    stands. Samples that cross each other give no direction: every answer is held.
+    """
+    sides = _busy_sides(before, after)
+    if sides is None:
         return ""
-    samples = [*before.machine_busy, *after.machine_busy]
-    if not before.machine_busy or not after.machine_busy:
-        return ""
-    low, high = min(samples), max(samples)
-    if high - low <= BUSY_DRIFT:
-        return ""
-    return f"other work on the machine changed ({low:.0%} → {high:.0%} of its CPUs)"
+    b, a = sides
+    if min(a) >= max(b):
+        return "faster"
+    if max(a) <= min(b):
+        return "slower"
+    return ""
 
 
 def drift_text(before: BenchReport | None, after: BenchReport | None) -> str:
     """The held-back verdicts explained in a sentence ("" when none are held)."""
-    if not drift_held(before, after):
+    sides = _busy_sides(before, after)
+    if sides is None:
         return ""
-    assert before is not None and after is not None
-    samples = [*before.machine_busy, *after.machine_busy]
+    b, a = sides
+    stands = drift_stands(before, after)
+    if stands:
+        rose = stands == "faster"
+        then = f"up to {max(b):.0%}" if rose else f"at least {min(b):.0%}"
+        now = f"at least {min(a):.0%}" if rose else f"up to {max(a):.0%}"
+        return (
+            f"With the benchmark paused, other work kept {then} of the machine's CPUs busy "
+            f"before the change and {now} after it: the new values ran beside "
+            f"{'more' if rose else 'less'} other work. A run measured {stands} was {stands} "
+            "despite it, so that answer stands; any other may be that work's doing and is "
+            "undecided. Measure again when the machine is steadier."
+        )
+    samples = [*b, *a]
     return (
         f"With the benchmark paused, other work kept {min(samples):.0%} of the machine's CPUs "
         f"busy at one moment and {max(samples):.0%} at another: a measurement before, then "
@@ -411,9 +458,10 @@ def change_text(
     after: WorkloadResult | None,
     comparisons: int = 1,
     held: str = "",
+    stands: str = "",
 ) -> str:
     """The verdict on a change in words (:meth:`Verdict.text`); "" unless both ran."""
-    found = verdict(before, after, comparisons, held)
+    found = verdict(before, after, comparisons, held, stands)
     return "" if found is None else found.text()
 
 
@@ -509,8 +557,8 @@ class BenchReport:
         """The verdict on each run this report and ``before`` both have, in ``before``'s order."""
         pairs = [(b, self.result(b.workload, b.threads)) for b in before.results]
         both = sum(1 for _, a in pairs if a is not None)
-        held = drift_held(before, self)
-        found = (verdict(b, a, comparisons=both, held=held) for b, a in pairs)
+        held, stands = drift_held(before, self), drift_stands(before, self)
+        found = (verdict(b, a, comparisons=both, held=held, stands=stands) for b, a in pairs)
         return [v for v in found if v is not None]
 
     def to_json(self) -> str:

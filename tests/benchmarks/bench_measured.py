@@ -204,9 +204,11 @@ def print_plan_trial(host: DebianHost, work: Path, options: MeasureOptions, n: i
     )
     for line in found.cannot_show:
         print(f"       {line}", flush=True)
-    from app.domain.bench import drift_held
+    from app.domain.bench import drift_held, drift_stands
 
     held = drift_held(measured.before, measured.after)
+    stands = drift_stands(measured.before, measured.after)
+    held += f"; {stands} stands" if held and stands else ""
     busy = [f"{x:.0%}" for x in (*measured.before.machine_busy, *measured.after.machine_busy)]
     print(f"       machine busy, benchmark paused: {' / '.join(busy)}; {held or 'not held'}")
     return str(verdicts.get(("autocommit", 1), "—"))

@@ -5,7 +5,14 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from app.domain.bench import BUSY_DRIFT, BenchReport, change_text, drift_held, drift_text
+from app.domain.bench import (
+    BUSY_DRIFT,
+    BenchReport,
+    change_text,
+    drift_held,
+    drift_stands,
+    drift_text,
+)
 from app.domain.measurement import Measurement
 
 FIXTURES = Path(__file__).parents[1] / "fixtures/bench/sid-mysql-9.7"
@@ -51,6 +58,51 @@ def test_other_work_that_moved_holds_every_decided_verdict_back() -> None:
     run = b.results[0]
     text = change_text(run, a.result(run.workload, run.threads), 6, held)
     assert text.startswith("undecided: other work"), text
+
+
+def _scaled(report: BenchReport, base: BenchReport, factor: float) -> BenchReport:
+    """``report`` with ``base``'s runs at ``factor`` times their rate, eight steady rounds each."""
+    results = tuple(
+        dataclasses.replace(
+            r, rounds=tuple(r.commits_per_s * factor * (1 + i / 100) for i in range(8))
+        )
+        for r in base.results
+    )
+    return dataclasses.replace(report, results=results)
+
+
+def test_a_gain_made_beside_more_other_work_stands_and_a_loss_does_not() -> None:
+    """Other work rose between the sides: a faster run was faster despite it."""
+    b, a = _pair("before-after", (0.10, 0.15), (0.60, 0.70))
+    assert drift_held(b, a) and drift_stands(b, a) == "faster"
+    before = _scaled(b, b, 1.0)
+    faster = {v.verdict for v in _scaled(a, b, 3.0).verdicts(before)}
+    assert faster == {"faster"}, faster
+    slower = _scaled(a, b, 0.3).verdicts(before)
+    assert {v.verdict for v in slower} == {"undecided"}
+    assert all(v.held.startswith("other work on the machine changed") for v in slower)
+    same = {v.verdict for v in _scaled(a, b, 1.0).verdicts(before)}
+    assert same == {"undecided"}, "unchanged beside more work may hide a gain"
+    text = drift_text(b, a)
+    assert "up to 15% of the machine's CPUs busy before the change and at least 60%" in text
+    assert "A run measured faster was faster despite it" in text
+
+
+def test_a_loss_made_beside_less_other_work_stands_and_a_gain_does_not() -> None:
+    b, a = _pair("before-after", (0.70, 0.60), (0.20, 0.10))
+    assert drift_stands(b, a) == "slower"
+    before = _scaled(b, b, 1.0)
+    assert {v.verdict for v in _scaled(a, b, 0.3).verdicts(before)} == {"slower"}
+    assert {v.verdict for v in _scaled(a, b, 3.0).verdicts(before)} == {"undecided"}
+    assert "at least 60%" in drift_text(b, a) and "up to 20% after it" in drift_text(b, a)
+
+
+def test_samples_that_cross_hold_every_answer() -> None:
+    b, a = _pair("before-after", (0.10, 0.70), (0.40, 0.45))
+    assert drift_held(b, a) and drift_stands(b, a) == ""
+    before = _scaled(b, b, 1.0)
+    assert {v.verdict for v in _scaled(a, b, 3.0).verdicts(before)} == {"undecided"}
+    assert "no run is called faster, slower or unchanged" in drift_text(b, a)
 
 
 def test_interleaved_rounds_and_unsampled_sides_are_not_held() -> None:

@@ -40,6 +40,7 @@ from app.domain.bench import (
     change_text,
     commits_text,
     drift_held,
+    drift_stands,
     drift_text,
 )
 from app.domain.errors import InnoTuneError
@@ -538,7 +539,7 @@ class VerifyPage(QWizardPage):
                 if before and after and before.result(w, t) and after.result(w, t)
             ),
         )
-        held = drift_held(before, after)
+        held, stands = drift_held(before, after), drift_stands(before, after)
         for row, (workload, threads) in enumerate(keys):
             b = before.result(workload, threads) if before else None
             a = after.result(workload, threads) if after else None
@@ -558,7 +559,7 @@ class VerifyPage(QWizardPage):
                 run_key(workload, threads),
                 commits_text(b),
                 commits_text(a),
-                change_text(b, a, comparisons, held),
+                change_text(b, a, comparisons, held, stands),
                 "\n".join(f"{side} {lat(r)}" for side, r in zip(LABELS, (b, a), strict=True) if r),
                 f"{rows(b)} / {rows(a)}",
                 f"{redo(b)} / {redo(a)}",

@@ -22,7 +22,7 @@ from PySide6.QtCore import QEvent, QMargins, Qt
 from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from app.domain.bench import BenchReport, drift_held, measured, verdict
+from app.domain.bench import BenchReport, drift_held, drift_stands, measured, verdict
 
 # What the labels under the bars are: the change of commits/s from the first report to the
 # last (faster or slower), else the verdict's word.
@@ -62,8 +62,9 @@ def category_label(workload: str, threads: int, reports: list[BenchReport]) -> s
         if len(reports) > 1
         else 1
     )
-    held = drift_held(reports[0], reports[-1]) if len(reports) > 1 else ""
-    found = verdict(first, last, comparisons=max(1, both), held=held)
+    pair = (reports[0], reports[-1]) if len(reports) > 1 else (None, None)
+    held, stands = drift_held(*pair), drift_stands(*pair)
+    found = verdict(first, last, comparisons=max(1, both), held=held, stands=stands)
     if found is None:
         # One report: a run that completed no transaction has an empty bar, and says why.
         short = any(r is not None and not measured(r) for r in (first, last))
