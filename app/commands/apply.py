@@ -28,7 +28,7 @@ from app.commands.common import (
     say,
 )
 from app.commands.sliders import add_slider_arguments, positions_from_args
-from app.domain.bench import drift_text
+from app.domain.drift import drift_text
 from app.domain.errors import InnoTuneError
 from app.domain.words import count
 

@@ -58,20 +58,23 @@ fi
 
 _POLL = r"""
 dir=$1
-# The state first: the job journals a step before the state it leads to, so a journal read
-# after the state holds every step up to it (a final state never comes without its end step).
-cat "$dir/state.json" 2>/dev/null; printf '\000'
-tail -c +"$2" "$dir/journal.jsonl" 2>/dev/null; printf '\000'
 # A zombie is dead: an init that is slow to reap (containers) must not keep a job "alive".
 alive() {
     [ -n "$1" ] && kill -0 "$1" 2>/dev/null || return 1
     s=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
     [ "$s" != Z ] && [ "$s" != X ]
 }
+# The job journals a step, then writes the state it leads to, and exits only after its final
+# state: so whether it lives is read first, then the state, then the journal. A job that ends
+# mid-poll is then seen running (and ended at the next poll), never dead without its final
+# state, and a final state always comes with its end step.
 p=$(cat "$dir/pid" 2>/dev/null); w=$(cat "$dir/watchdog.pid" 2>/dev/null)
-if alive "$p"; then echo alive
-elif alive "$w"; then echo rescue
-elif [ -d "$dir" ]; then echo gone; else echo missing; fi
+if alive "$p"; then a=alive
+elif alive "$w"; then a=rescue
+elif [ -d "$dir" ]; then a=gone; else a=missing; fi
+cat "$dir/state.json" 2>/dev/null; printf '\000'
+tail -c +"$2" "$dir/journal.jsonl" 2>/dev/null; printf '\000'
+echo "$a"
 """
 
 

@@ -204,7 +204,7 @@ def print_plan_trial(host: DebianHost, work: Path, options: MeasureOptions, n: i
     )
     for line in found.cannot_show:
         print(f"       {line}", flush=True)
-    from app.domain.bench import drift_held, drift_stands
+    from app.domain.drift import drift_held, drift_stands
 
     held = drift_held(measured.before, measured.after)
     stands = drift_stands(measured.before, measured.after)

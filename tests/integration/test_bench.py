@@ -23,8 +23,9 @@ from app.bench.route import cpu_probe, loadgen_route, session_factory, sysbench_
 from app.bench.runner import Benchmark, BenchOptions
 from app.bench.sysbench import SysbenchRoute, find_sysbench
 from app.cli import run_cli
-from app.domain.bench import WORKLOADS, BenchReport, drift_held, drift_stands
+from app.domain.bench import WORKLOADS, BenchReport
 from app.domain.compare import NO_CHANGE_PERCENT
+from app.domain.drift import drift_held, drift_stands
 from app.domain.target import ConnectOptions, parse_target
 from app.mysql.session import PyMySQLSession, Session
 from app.practice.server import PrivateServer

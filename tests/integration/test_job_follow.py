@@ -1,14 +1,17 @@
 """Following a job on the target: a job that ends between two reads of one poll.
 
-The job journals its end step, then writes its final state. One poll reads both files; when
-the job ends between the two reads, the follower must still see the end step with the final
-state (a run of the suite once printed an applied job without its "end: applied" line).
+The job journals its end step, writes its final state, then exits. One poll reads whether it
+lives, its state and its journal; when the job ends between two of those reads, the follower
+must still see the end step with the final state. Runs of the suite once printed an applied
+job without its "end: applied" line (the journal read before the state), and once saw an
+applied job as "interrupted" (its state read before it was found gone).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,25 +34,28 @@ def job_dir() -> Iterator[Path]:
 
 
 def _shim(bin_dir: Path, name: str, job: Path) -> None:
-    """``name`` runs the real one, then the job ends: its end step, then its final state."""
-    real = shutil.which(name)
-    assert real, name
+    """``name`` runs the real one, then the job ends: its end step, its final state, its exit."""
+    real, cat = shutil.which(name), shutil.which("cat")
+    assert real and cat, name
     bin_dir.mkdir(exist_ok=True)
     shim = bin_dir / name
     shim.write_text(
         "#!/bin/sh\n"
         f'"{real}" "$@"; rc=$?\n'
         f'if [ ! -e "{job}/ended" ]; then\n'
-        f'  touch "{job}/ended"\n'
-        f'  cat "{job}/end.line" >> "{job}/journal.jsonl"\n'
-        f'  cp "{job}/state.final" "{job}/state.json"\n'
+        f'  : > "{job}/ended"\n'
+        f'  "{cat}" "{job}/end.line" >> "{job}/journal.jsonl"\n'
+        f'  "{cat}" "{job}/state.final" > "{job}/state.json"\n'
+        f'  p=$("{cat}" "{job}/pid"); kill -9 "$p"\n'
+        # Dead before the poll goes on (a zombie until the test reaps it).
+        f'  while [ -d /proc/$p ] && ! grep -q "^State:.*[ZX]" /proc/$p/status; do :; done\n'
         "fi\n"
         "exit $rc\n"
     )
     shim.chmod(0o755)
 
 
-@pytest.mark.parametrize("ends_after", ["tail", "cat"])
+@pytest.mark.parametrize("ends_after", ["cat", "sed", "tail"])
 def test_a_job_ending_mid_poll_is_followed_to_its_end_step(
     job_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ends_after: str
 ) -> None:
@@ -59,12 +65,18 @@ def test_a_job_ending_mid_poll_is_followed_to_its_end_step(
     (job_dir / "state.json").write_bytes(JobState("running", job=JOB, mode="apply").to_json())
     (job_dir / "end.line").write_text(ended.to_json() + "\n")
     (job_dir / "state.final").write_bytes(JobState("applied", job=JOB, mode="apply").to_json())
-    (job_dir / "pid").write_text(str(os.getpid()))  # a live process: the job runs
-    # The job ends right after the poll's read of the journal (tail) or of the state (cat).
+    job = subprocess.Popen(["sleep", "600"])  # the job's process: it runs until it ends
+    (job_dir / "pid").write_text(str(job.pid))
+    # The job ends right after the poll's first read of a file (cat: its pid), of the job's
+    # process (sed) or of the journal (tail).
     _shim(tmp_path / "bin", ends_after, job_dir)
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
 
-    status = control.follow(LocalTransport(), JOB, poll=0.05)
+    try:
+        status = control.follow(LocalTransport(), JOB, poll=0.05)
+    finally:
+        job.kill()
+        job.wait()
 
     assert (job_dir / "ended").exists(), "the job ended while it was followed"
     assert status.state == "applied"

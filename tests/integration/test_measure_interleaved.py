@@ -2,8 +2,8 @@
 
 The flow both faces run (:func:`app.flows.measured.measured_apply`), on a private MariaDB:
 innodb_flush_log_at_trx_commit 1 → 0 set live by the job, then the benchmark alternates the
-old and the new value between its rounds, adding rounds until every verdict is decided, and
-ends with the new value in force.
+old and the new value between its rounds, adding rounds until every verdict is decided (or
+the budget runs out), and ends with the new value in force.
 """
 
 from __future__ import annotations
@@ -94,10 +94,20 @@ def test_a_live_change_is_measured_interleaved_and_ends_on_the_new_value(
     assert variable(server, "innodb_flush_log_at_trx_commit") == "0"
     verdicts = {(v.workload, v.threads): v for v in done.after.verdicts(done.before)}
     single = verdicts[("autocommit", 1)]
-    assert single.verdict == "faster", comparison_text(done.before, done.after)
-    # Rounds were added until decided, within the budget, as many on each side of a run.
+    table = comparison_text(done.before, done.after)
+    if found.stopped == "decided":
+        assert single.verdict == "faster", table
+    else:
+        # Beside the suite's other sessions a half-second round can stall (the clients are
+        # the limit here): the budget may run out first. Then the verdict waits ("undecided",
+        # and says why) and never claims the opposite; whether it decides under load is
+        # tests/benchmarks/bench_measured.py's (a), over trials.
+        assert found.stopped == "budget", found
+        assert single.verdict in ("faster", "undecided"), table
+        assert (single.change_percent or 0) > 0, table
+        assert "the time budget ran out before every verdict was decided" in table, table
+    # Rounds were added until decided or the budget ran out, as many on each side of a run.
     assert single.before_rounds == single.after_rounds > 3
-    assert found.stopped == "decided", found
     assert all(v.before_rounds == v.after_rounds for v in verdicts.values())
     assert found.seconds_used <= found.budget_seconds + 5 and took < 90
     text = comparison_text(done.before, done.after)

@@ -5,14 +5,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from app.domain.bench import (
-    BUSY_DRIFT,
-    BenchReport,
-    change_text,
-    drift_held,
-    drift_stands,
-    drift_text,
-)
+from app.domain.bench import BenchReport, change_text
+from app.domain.drift import BUSY_DRIFT, drift_held, drift_stands, drift_text
 from app.domain.measurement import Measurement
 
 FIXTURES = Path(__file__).parents[1] / "fixtures/bench/sid-mysql-9.7"

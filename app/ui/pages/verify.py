@@ -39,10 +39,8 @@ from app.domain.bench import (
     WriteRate,
     change_text,
     commits_text,
-    drift_held,
-    drift_stands,
-    drift_text,
 )
+from app.domain.drift import drift_held, drift_stands, drift_text
 from app.domain.errors import InnoTuneError
 from app.domain.target import Target
 from app.flows.measure import rate_text

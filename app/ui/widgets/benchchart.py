@@ -22,7 +22,8 @@ from PySide6.QtCore import QEvent, QMargins, Qt
 from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from app.domain.bench import BenchReport, drift_held, drift_stands, measured, verdict
+from app.domain.bench import BenchReport, measured, verdict
+from app.domain.drift import drift_held, drift_stands
 
 # What the labels under the bars are: the change of commits/s from the first report to the
 # last (faster or slower), else the verdict's word.
