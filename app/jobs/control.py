@@ -64,16 +64,21 @@ alive() {
     s=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
     [ "$s" != Z ] && [ "$s" != X ]
 }
-# The job journals a step, then writes the state it leads to, and exits only after its final
-# state: so whether it lives is read first, then the state, then the journal. A job that ends
-# mid-poll is then seen running (and ended at the next poll), never dead without its final
-# state, and a final state always comes with its end step.
-p=$(cat "$dir/pid" 2>/dev/null); w=$(cat "$dir/watchdog.pid" 2>/dev/null)
-if alive "$p"; then a=alive
-elif alive "$w"; then a=rescue
-elif [ -d "$dir" ]; then a=gone; else a=missing; fi
+live() {
+    p=$(cat "$dir/pid" 2>/dev/null); w=$(cat "$dir/watchdog.pid" 2>/dev/null)
+    if alive "$p"; then echo alive
+    elif alive "$w"; then echo rescue
+    elif [ -d "$dir" ]; then echo gone; else echo missing; fi
+}
+# The job writes its pid, then its first state; it journals each step before the state it
+# leads to, and exits only after its final state. So whether it lives is read before the
+# state (a job that ends mid-poll is seen running, never dead without its final state), the
+# journal after the state (a final state comes with its end step), and a job not found
+# alive is looked for again after (it may have started mid-poll).
+a=$(live)
 cat "$dir/state.json" 2>/dev/null; printf '\000'
 tail -c +"$2" "$dir/journal.jsonl" 2>/dev/null; printf '\000'
+case $a in gone|missing) a=$(live) ;; esac
 echo "$a"
 """
 

@@ -36,7 +36,12 @@ def test_the_servers_cpu_is_measured(
     for r in report["results"]:
         cpu = r["cpu"]
         assert cpu is not None and cpu["where"] == "target", r
-        assert cpu["server_cores"] is not None and cpu["server_cores"] > 0, (report["engine"], r)
+        assert cpu["server_cores"] is not None, (report["engine"], r)
+        # Read in clock ticks (1/100 s): a run slowed to a few commits beside the suite's
+        # other sessions (8 in a second once, on this machine's MariaDB) may use less than
+        # one tick of the server's CPU; a few hundred commits take several.
+        if r["commits"] >= 300:
+            assert cpu["server_cores"] > 0, (report["engine"], r)
         assert cpu["client_cores"] is not None, (report["engine"], r)
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -80,4 +82,61 @@ def test_a_job_ending_mid_poll_is_followed_to_its_end_step(
 
     assert (job_dir / "ended").exists(), "the job ended while it was followed"
     assert status.state == "applied"
+    assert [s.step for s in status.steps] == ["start", "end"]
+
+
+def test_a_job_starting_mid_poll_is_followed_as_running(
+    job_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Launched, the job writes its pid, then its first state: a poll that looked for it just
+    before must not take the state it then reads for a job that died (a run of the suite once
+    saw a restore "interrupted" at its start)."""
+    job = subprocess.Popen(["sleep", "600"])
+    started = JournalLine(1, "2026-11-29T00:00:00.000Z", "start", "ok", "job")
+    (job_dir / "pid.later").write_text(str(job.pid))
+    (job_dir / "state.running").write_bytes(JobState("running", job=JOB, mode="apply").to_json())
+    (job_dir / "start.line").write_text(started.to_json() + "\n")
+    # The job starts right after the poll's first `cat` (of the pid file, not there yet).
+    real = cat = shutil.which("cat")
+    assert cat
+    shim = tmp_path / "bin" / "cat"
+    shim.parent.mkdir()
+    shim.write_text(
+        "#!/bin/sh\n"
+        f'"{real}" "$@"; rc=$?\n'
+        f'if [ ! -e "{job_dir}/started" ]; then\n'
+        f'  : > "{job_dir}/started"\n'
+        f'  "{cat}" "{job_dir}/pid.later" > "{job_dir}/pid"\n'
+        f'  "{cat}" "{job_dir}/state.running" > "{job_dir}/state.json"\n'
+        f'  "{cat}" "{job_dir}/start.line" >> "{job_dir}/journal.jsonl"\n'
+        "fi\n"
+        "exit $rc\n"
+    )
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim.parent}:{os.environ['PATH']}")
+    ended = JournalLine(2, "2026-11-29T00:00:01.000Z", "end", "ok", "applied")
+
+    def end_later() -> None:
+        # Once the polls have seen it run a while: the end step, the final state, the exit.
+        while not (job_dir / "started").exists():
+            time.sleep(0.01)
+        time.sleep(0.5)
+        with open(job_dir / "journal.jsonl", "a") as fh:
+            fh.write(ended.to_json() + "\n")
+        final = JobState("applied", job=JOB, mode="apply").to_json()
+        (job_dir / "state.tmp").write_bytes(final)
+        (job_dir / "state.tmp").replace(job_dir / "state.json")
+        job.kill()
+
+    ender = threading.Thread(target=end_later)
+    ender.start()
+    try:
+        status = control.follow(LocalTransport(), JOB, poll=0.05)
+    finally:
+        ender.join()
+        job.kill()
+        job.wait()
+
+    assert (job_dir / "started").exists(), "the job started while it was followed"
+    assert status.state == "applied", status
     assert [s.step for s in status.steps] == ["start", "end"]
