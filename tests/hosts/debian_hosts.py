@@ -360,7 +360,25 @@ class DebianHost:
                         path.rmdir()
             self.cgroup.rmdir()
         if os.path.ismount(self.root):
-            sh("umount", str(self.root))
+            self._unmount_root()
+
+    def _unmount_root(self) -> None:
+        """Unmount the overlay; a run once found it busy just after every process had gone.
+
+        Tried again for 10 s; if it stays busy, the error names what holds it (fuser).
+        """
+        for _ in range(50):
+            done = subprocess.run(["umount", str(self.root)], capture_output=True, text=True)
+            if done.returncode == 0:
+                return
+            time.sleep(0.2)
+        holders = subprocess.run(
+            ["fuser", "-vm", str(self.root)], capture_output=True, text=True, check=False
+        )
+        raise RuntimeError(
+            f"umount {self.root} failed: {done.stderr.strip()}; held by: "
+            f"{(holders.stdout + holders.stderr).strip() or 'nothing fuser sees'}"
+        )
 
     def _cgroup_pids(self) -> list[str]:
         found: list[str] = []
