@@ -18,6 +18,8 @@ import pytest
 from tests.containers.engines import Docker, Podman, engine_available
 from tests.hosts.util import need, need_root
 
+SUITE_LINK_PREFIX = "itv"
+
 
 def machine_state() -> dict[str, str]:
     """What a docker daemon left to itself changes on this machine."""
@@ -27,8 +29,11 @@ def machine_state() -> dict[str, str]:
     links = subprocess.run(
         ["ip", "-o", "link", "show"], capture_output=True, text=True, check=False
     ).stdout
-    names = sorted(line.split(":")[1].strip().split("@")[0] for line in links.splitlines())
-    return {"FORWARD policy": forward[0] if forward else "", "links": " ".join(names)}
+    names = (line.split(":")[1].strip().split("@")[0] for line in links.splitlines())
+    # The suite's other sessions add and remove their own veth pairs meanwhile
+    # (tests/integration/test_apply_faults.py names them itv…): not the daemon's doing.
+    ours = sorted(n for n in names if not n.startswith(SUITE_LINK_PREFIX))
+    return {"FORWARD policy": forward[0] if forward else "", "links": " ".join(ours)}
 
 
 def _mounts_under(path: Path) -> list[str]:

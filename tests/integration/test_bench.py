@@ -360,16 +360,23 @@ def test_bench_compare_json_gives_each_runs_verdict_and_spread(
         elif run["verdict"] == "no_change":
             assert -NO_CHANGE_PERCENT < low and high < NO_CHANGE_PERCENT
             assert not (min(a.rounds) > max(b.rounds) or max(a.rounds) < min(b.rounds))
-    # One fsync per commit against none: single-row commits are far faster, every round of
-    # six beating every round before, which decides even with four runs judged at once.
+    # One fsync per commit against none: single-row commits are faster. When every round of
+    # six beats every round before, that decides even with four runs judged at once.
     autocommit = runs[("autocommit", 1)]
+    b, a = before.result("autocommit", 1), after.result("autocommit", 1)
+    assert b is not None and a is not None
+    seen = (autocommit, b.rounds, a.rounds)
     if drift_held(before, after) and drift_stands(before, after) != "faster":
         # The suite's other sessions changed the machine's load between the samples taken
         # with the benchmark paused, not only upwards: the verdict is held back, says why.
-        assert autocommit["verdict"] == "undecided", autocommit
-        assert autocommit["held"].startswith("other work on the machine changed"), autocommit
+        assert autocommit["verdict"] == "undecided", seen
+        assert autocommit["held"].startswith("other work on the machine changed"), seen
+    elif min(a.rounds) > max(b.rounds):
+        assert autocommit["verdict"] == "faster", seen
     else:
-        assert autocommit["verdict"] == "faster", autocommit
+        # The suite's three other sessions share the two cores: a round of either side can
+        # lose half its time to them, and overlapping rounds may leave it open, never turned.
+        assert autocommit["verdict"] in ("faster", "undecided"), seen
     assert scratch_schemas(server) == []
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from app.access.doctor import DoctorResult, Secrets, run_doctor
+from app.bench.program import wait_for_clients
 from app.bench.report import report_text
 from app.bench.route import client_route, session_factory
 from app.bench.runner import Benchmark, BenchOptions
@@ -237,3 +238,36 @@ def test_a_password_login_never_on_a_command_line(server: PrivateServer) -> None
     finally:
         server.query(f"DROP USER '{user}'@'localhost'")
     assert not os.environ.get("MYSQL_PWD")
+
+
+def test_a_client_left_from_the_last_run_does_not_start_the_watch(
+    server: PrivateServer,  # noqa: F811
+) -> None:
+    """A killed client may stay listed while it rolls back (a bulk transaction on a busy host
+    did): the next run's budget starts with a connection of its own, not that one."""
+    schema = "innotune_bench_linger"
+    server.query(f"CREATE DATABASE IF NOT EXISTS {schema}")
+    control, lingering = opener(server), opener(server)
+    done = threading.Event()
+    try:
+        lingering.query(f"USE {schema}")
+        earlier = {str(lingering.query("SELECT CONNECTION_ID()")[0][0])}
+        started = time.monotonic()
+        assert not wait_for_clients(
+            control, schema, done.is_set, threading.Event(), limit=1.0, earlier=earlier
+        )
+        assert time.monotonic() - started >= 1.0
+        # Without ``earlier`` it is taken for the program's client at once.
+        assert wait_for_clients(control, schema, done.is_set, threading.Event(), limit=1.0)
+        fresh = opener(server)
+        try:
+            fresh.query(f"USE {schema}")
+            assert wait_for_clients(
+                control, schema, done.is_set, threading.Event(), limit=5.0, earlier=earlier
+            )
+        finally:
+            fresh.close()
+    finally:
+        lingering.close()
+        control.close()
+        server.query(f"DROP DATABASE {schema}")
