@@ -74,11 +74,16 @@ live() {
 # leads to, and exits only after its final state. So whether it lives is read before the
 # state (a job that ends mid-poll is seen running, never dead without its final state), the
 # journal after the state (a final state comes with its end step), and a job not found
-# alive is looked for again after (it may have started mid-poll).
+# alive is looked for again after (it may have started mid-poll). Found gone then, it may
+# have ended too: its state and journal are read once more, after, and the last ones count.
+off=$2
+emit() {
+    cat "$dir/state.json" 2>/dev/null; printf '\000'
+    tail -c +"$off" "$dir/journal.jsonl" 2>/dev/null; printf '\000'
+}
 a=$(live)
-cat "$dir/state.json" 2>/dev/null; printf '\000'
-tail -c +"$2" "$dir/journal.jsonl" 2>/dev/null; printf '\000'
-case $a in gone|missing) a=$(live) ;; esac
+emit
+case $a in gone|missing) a=$(live); case $a in gone|missing) emit ;; esac ;; esac
 echo "$a"
 """
 
@@ -218,8 +223,8 @@ def _poll(
         sudo=_sudo(transport),
         timeout=timeout,
     )
-    state_text, _, rest = result.stdout.partition(b"\0")
-    journal, _, alive = rest.partition(b"\0")
+    # State, journal, [state, journal read again,] liveness: the last state and journal count.
+    state_text, journal, alive = [b"", b"", *result.stdout.split(b"\0")][-3:]
     steps, used = _parse_steps(journal)
     return steps, offset + used, JobState.from_json(state_text), alive.decode().strip()
 

@@ -77,9 +77,11 @@ def test_runs_on_the_target_over_ssh(
     assert isinstance(route, SlapRoute)
     assert route.user == "root" and route.sudo and route.password is None
     assert route.server_pid == server.running_pid()
+    # 3 s a run: beside the suite's other sessions a run's share, less its start, was once
+    # under 0.6 s, shorter than one bulk transaction (5,000 rows), so it committed none.
     report = Benchmark(
         session_factory(result, target, Secrets()),
-        BenchOptions(seconds=6, threads=(1, 2)),
+        BenchOptions(seconds=18, threads=(1, 2)),
         route=route,
         target=target.label,
     ).run()
@@ -89,8 +91,8 @@ def test_runs_on_the_target_over_ssh(
     ]
     for r in report.results:
         assert r.commits > 0 and r.rows == r.commits * PER_TX[r.workload], r
-        # The target's clock: within the run's share of the budget (at most 1 s each).
-        assert 0 < r.seconds < 3, r
+        # The target's clock: the run's share of the budget (3 s at most), and its start.
+        assert 0 < r.seconds < 6, r
         assert r.commits_per_s == pytest.approx(r.commits / r.seconds, rel=0.01)
         # No transaction timed: the mean from Little's law, no percentiles.
         assert not r.latency.percentiles and r.latency.p99_ms == 0

@@ -140,3 +140,50 @@ def test_a_job_starting_mid_poll_is_followed_as_running(
     assert (job_dir / "started").exists(), "the job started while it was followed"
     assert status.state == "applied", status
     assert [s.step for s in status.steps] == ["start", "end"]
+
+
+def test_a_job_starting_and_ending_within_one_poll_is_seen_ended(
+    job_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A short job (one udev rule) on a busy host: the poll looked for it before it started,
+    read its state while it ran, then found it gone. Its state read then was "running", so
+    it showed as "interrupted" though it had applied (a run of the suite, test_appliers)."""
+    job = subprocess.Popen(["sleep", "600"])
+    started = JournalLine(1, "2026-11-29T00:00:00.000Z", "start", "ok", "job")
+    ended = JournalLine(2, "2026-11-29T00:00:01.000Z", "end", "ok", "applied")
+    (job_dir / "pid.later").write_text(str(job.pid))
+    (job_dir / "state.running").write_bytes(JobState("running", job=JOB, mode="apply").to_json())
+    (job_dir / "start.line").write_text(started.to_json() + "\n")
+    (job_dir / "end.line").write_text(ended.to_json() + "\n")
+    (job_dir / "state.final").write_bytes(JobState("applied", job=JOB, mode="apply").to_json())
+    cat = shutil.which("cat")
+    assert cat
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    # It starts right after the poll's first `cat` (of its pid file, not there yet)...
+    (bin_dir / "cat").write_text(
+        "#!/bin/sh\n"
+        f'"{cat}" "$@"; rc=$?\n'
+        f'if [ ! -e "{job_dir}/started" ]; then\n'
+        f'  : > "{job_dir}/started"\n'
+        f'  "{cat}" "{job_dir}/pid.later" > "{job_dir}/pid"\n'
+        f'  "{cat}" "{job_dir}/state.running" > "{job_dir}/state.json"\n'
+        f'  "{cat}" "{job_dir}/start.line" >> "{job_dir}/journal.jsonl"\n'
+        "fi\n"
+        "exit $rc\n"
+    )
+    (bin_dir / "cat").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    # ...and ends right after the same poll read its state and journal.
+    _shim(bin_dir, "tail", job_dir)
+    (job_dir / "journal.jsonl").write_text("")
+
+    try:
+        status = control.follow(LocalTransport(), JOB, poll=0.05)
+    finally:
+        job.kill()
+        job.wait()
+
+    assert (job_dir / "ended").exists(), "the job ended while it was followed"
+    assert status.state == "applied", status
+    assert [s.step for s in status.steps] == ["start", "end"]
