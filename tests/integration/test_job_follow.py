@@ -57,6 +57,39 @@ def _shim(bin_dir: Path, name: str, job: Path) -> None:
     shim.chmod(0o755)
 
 
+def _start_shim(bin_dir: Path, job: Path) -> None:
+    """``cat`` runs the real one; the first time, the job starts: its pid, first state and step
+    (from ``pid.later``, ``state.running``, ``start.line``)."""
+    cat = shutil.which("cat")
+    assert cat
+    bin_dir.mkdir(exist_ok=True)
+    shim = bin_dir / "cat"
+    shim.write_text(
+        "#!/bin/sh\n"
+        f'"{cat}" "$@"; rc=$?\n'
+        f'if [ ! -e "{job}/started" ]; then\n'
+        f'  : > "{job}/started"\n'
+        f'  "{cat}" "{job}/pid.later" > "{job}/pid"\n'
+        f'  "{cat}" "{job}/state.running" > "{job}/state.json"\n'
+        f'  "{cat}" "{job}/start.line" >> "{job}/journal.jsonl"\n'
+        "fi\n"
+        "exit $rc\n"
+    )
+    shim.chmod(0o755)
+
+
+def _followed_to_its_end(job: subprocess.Popen[bytes], job_dir: Path) -> None:
+    """Follow the job until the follower sees it done: applied, with its end step."""
+    try:
+        status = control.follow(LocalTransport(), JOB, poll=0.05)
+    finally:
+        job.kill()
+        job.wait()
+    assert (job_dir / "ended").exists(), "the job ended while it was followed"
+    assert status.state == "applied", status
+    assert [s.step for s in status.steps] == ["start", "end"]
+
+
 @pytest.mark.parametrize("ends_after", ["cat", "sed", "tail"])
 def test_a_job_ending_mid_poll_is_followed_to_its_end_step(
     job_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ends_after: str
@@ -74,15 +107,7 @@ def test_a_job_ending_mid_poll_is_followed_to_its_end_step(
     _shim(tmp_path / "bin", ends_after, job_dir)
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
 
-    try:
-        status = control.follow(LocalTransport(), JOB, poll=0.05)
-    finally:
-        job.kill()
-        job.wait()
-
-    assert (job_dir / "ended").exists(), "the job ended while it was followed"
-    assert status.state == "applied"
-    assert [s.step for s in status.steps] == ["start", "end"]
+    _followed_to_its_end(job, job_dir)
 
 
 def test_a_job_starting_mid_poll_is_followed_as_running(
@@ -97,23 +122,8 @@ def test_a_job_starting_mid_poll_is_followed_as_running(
     (job_dir / "state.running").write_bytes(JobState("running", job=JOB, mode="apply").to_json())
     (job_dir / "start.line").write_text(started.to_json() + "\n")
     # The job starts right after the poll's first `cat` (of the pid file, not there yet).
-    real = cat = shutil.which("cat")
-    assert cat
-    shim = tmp_path / "bin" / "cat"
-    shim.parent.mkdir()
-    shim.write_text(
-        "#!/bin/sh\n"
-        f'"{real}" "$@"; rc=$?\n'
-        f'if [ ! -e "{job_dir}/started" ]; then\n'
-        f'  : > "{job_dir}/started"\n'
-        f'  "{cat}" "{job_dir}/pid.later" > "{job_dir}/pid"\n'
-        f'  "{cat}" "{job_dir}/state.running" > "{job_dir}/state.json"\n'
-        f'  "{cat}" "{job_dir}/start.line" >> "{job_dir}/journal.jsonl"\n'
-        "fi\n"
-        "exit $rc\n"
-    )
-    shim.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{shim.parent}:{os.environ['PATH']}")
+    _start_shim(tmp_path / "bin", job_dir)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
     ended = JournalLine(2, "2026-11-29T00:00:01.000Z", "end", "ok", "applied")
 
     def end_later() -> None:
@@ -156,34 +166,12 @@ def test_a_job_starting_and_ending_within_one_poll_is_seen_ended(
     (job_dir / "start.line").write_text(started.to_json() + "\n")
     (job_dir / "end.line").write_text(ended.to_json() + "\n")
     (job_dir / "state.final").write_bytes(JobState("applied", job=JOB, mode="apply").to_json())
-    cat = shutil.which("cat")
-    assert cat
     bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    # It starts right after the poll's first `cat` (of its pid file, not there yet)...
-    (bin_dir / "cat").write_text(
-        "#!/bin/sh\n"
-        f'"{cat}" "$@"; rc=$?\n'
-        f'if [ ! -e "{job_dir}/started" ]; then\n'
-        f'  : > "{job_dir}/started"\n'
-        f'  "{cat}" "{job_dir}/pid.later" > "{job_dir}/pid"\n'
-        f'  "{cat}" "{job_dir}/state.running" > "{job_dir}/state.json"\n'
-        f'  "{cat}" "{job_dir}/start.line" >> "{job_dir}/journal.jsonl"\n'
-        "fi\n"
-        "exit $rc\n"
-    )
-    (bin_dir / "cat").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    # ...and ends right after the same poll read its state and journal.
+    # It starts right after the poll's first `cat` (of its pid file, not there yet), and ends
+    # right after the same poll read its state and journal.
     _shim(bin_dir, "tail", job_dir)
+    _start_shim(bin_dir, job_dir)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     (job_dir / "journal.jsonl").write_text("")
 
-    try:
-        status = control.follow(LocalTransport(), JOB, poll=0.05)
-    finally:
-        job.kill()
-        job.wait()
-
-    assert (job_dir / "ended").exists(), "the job ended while it was followed"
-    assert status.state == "applied", status
-    assert [s.step for s in status.steps] == ["start", "end"]
+    _followed_to_its_end(job, job_dir)
