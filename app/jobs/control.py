@@ -88,6 +88,11 @@ echo "$a"
 """
 
 
+#: A job is called dead (interrupted) only when a poll this long after agrees: on a busy host
+#: a job that was running, and went on to apply, once read as dead for one poll.
+DEAD_AGAIN = 1.0
+
+
 class ApplyCancelled(ApplyError):
     """Cancelled before the job was launched: nothing on the host was changed."""
 
@@ -282,6 +287,7 @@ def follow(
     steps: list[JobStep] = []
     began = time.monotonic()
     asked = False
+    dead_once = False
     while True:
         try:
             if cancel is not None and cancel.is_set() and not asked:
@@ -297,6 +303,11 @@ def follow(
         status = _status_from(job_id, steps, state, alive)
         if status.final or (stop_at_confirm and status.state == "awaiting-confirm" and not asked):
             return status
+        if status.state == "interrupted" and not dead_once:
+            dead_once = True  # called dead only when the next poll agrees (see DEAD_AGAIN)
+            time.sleep(max(poll, DEAD_AGAIN))
+            continue
+        dead_once = False
         if status.state == "interrupted" or (
             status.state in ("starting", "missing") and time.monotonic() - began > start_timeout
         ):
@@ -400,9 +411,15 @@ def job_plan(transport: Transport, job_id: str) -> JobPlan:
 def wait(transport: Transport, job_id: str, timeout: float = 600.0, poll: float = 0.3) -> JobStatus:
     """Poll :func:`status` until the job ends (or ``timeout``)."""
     deadline = time.monotonic() + timeout
+    dead_once = False
     while True:
         current = status(transport, job_id)
-        if current.final or current.state == "interrupted" or time.monotonic() > deadline:
+        if current.state == "interrupted" and not dead_once:
+            dead_once = True  # called dead only when the next poll agrees (see DEAD_AGAIN)
+            time.sleep(max(poll, DEAD_AGAIN))
+            continue
+        dead_once = current.state == "interrupted"
+        if current.final or dead_once or time.monotonic() > deadline:
             return current
         time.sleep(poll)
 

@@ -175,3 +175,53 @@ def test_a_job_starting_and_ending_within_one_poll_is_seen_ended(
     (job_dir / "journal.jsonl").write_text("")
 
     _followed_to_its_end(job, job_dir)
+
+
+def test_a_job_read_dead_for_one_poll_is_followed_on(
+    job_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a busy host a running job once read as dead for one poll, so an apply that went on
+    to its end showed as "interrupted". Dead is said only when the next poll agrees; a job
+    really gone still is (the second case)."""
+    started = JournalLine(1, "2026-11-29T00:00:00.000Z", "start", "ok", "job")
+    (job_dir / "journal.jsonl").write_text(started.to_json() + "\n")
+    (job_dir / "state.json").write_bytes(JobState("running", job=JOB, mode="apply").to_json())
+    (job_dir / "end.line").write_text(
+        JournalLine(2, "2026-11-29T00:00:01.000Z", "end", "ok", "applied").to_json() + "\n"
+    )
+    (job_dir / "state.final").write_bytes(JobState("applied", job=JOB, mode="apply").to_json())
+    job = subprocess.Popen(["sleep", "600"])
+    (job_dir / "pid").write_text(str(job.pid))
+    sed, count = shutil.which("sed"), tmp_path / "reads"
+    assert sed
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    # The first poll's two looks at the job's process read it as a zombie.
+    (bin_dir / "sed").write_text(
+        "#!/bin/sh\n"
+        f'n=$(wc -c < "{count}" 2>/dev/null || echo 0); printf x >> "{count}"\n'
+        'if [ "$n" -lt 2 ]; then echo Z; exit 0; fi\n'
+        f'exec "{sed}" "$@"\n'
+    )
+    (bin_dir / "sed").chmod(0o755)
+    _shim(bin_dir, "tail", job_dir)  # it ends at a journal read of a later poll
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    (job_dir / "ended").write_text("")  # the tail shim ends it only once this is gone
+
+    def end_at_second_poll() -> None:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (not count.exists() or count.stat().st_size < 3):
+            time.sleep(0.01)
+        (job_dir / "ended").unlink()
+
+    ender = threading.Thread(target=end_at_second_poll)
+    ender.start()
+    try:
+        _followed_to_its_end(job, job_dir)
+    finally:
+        ender.join()
+
+    # Really gone: two polls agree, and it is interrupted.
+    (job_dir / "state.json").write_bytes(JobState("running", job=JOB, mode="apply").to_json())
+    status = control.follow(LocalTransport(), JOB, poll=0.05)
+    assert status.state == "interrupted", status
