@@ -83,7 +83,8 @@ emit() {
 }
 a=$(live)
 emit
-case $a in gone|missing) a=$(live); case $a in gone|missing) emit ;; esac ;; esac
+case $a in gone|missing) a=$(live) ;; esac
+case $a in gone|missing) emit ;; esac
 echo "$a"
 """
 
@@ -234,6 +235,21 @@ def _poll(
     return steps, offset + used, JobState.from_json(state_text), alive.decode().strip()
 
 
+def _confirmed(
+    transport: Transport, job_id: str, offset: int, timeout: float = DEFAULT_POLL_TIMEOUT
+) -> tuple[list[JobStep], int, JobState | None, str]:
+    """One poll, confirmed when it reads the job as dead.
+
+    A job read as interrupted is read again :data:`DEAD_AGAIN` later, and that reading counts.
+    """
+    steps, offset, state, alive = _poll(transport, job_id, offset, timeout)
+    if _status_from(job_id, [], state, alive).state != "interrupted":
+        return steps, offset, state, alive
+    time.sleep(DEAD_AGAIN)
+    more, offset, state, alive = _poll(transport, job_id, offset, timeout)
+    return steps + more, offset, state, alive
+
+
 def _status_from(
     job_id: str, steps: list[JobStep], state: JobState | None, alive: str
 ) -> JobStatus:
@@ -287,13 +303,12 @@ def follow(
     steps: list[JobStep] = []
     began = time.monotonic()
     asked = False
-    dead_once = False
     while True:
         try:
             if cancel is not None and cancel.is_set() and not asked:
                 request_cancel(transport, job_id)
                 asked = True
-            new, offset, state, alive = _poll(transport, job_id, offset, poll_timeout)
+            new, offset, state, alive = _confirmed(transport, job_id, offset, poll_timeout)
         except Exception as exc:  # noqa: BLE001 - any failure to poll is a lost contact
             raise JobInterrupted(job_id, str(exc) or type(exc).__name__) from exc
         for step in new:
@@ -303,11 +318,6 @@ def follow(
         status = _status_from(job_id, steps, state, alive)
         if status.final or (stop_at_confirm and status.state == "awaiting-confirm" and not asked):
             return status
-        if status.state == "interrupted" and not dead_once:
-            dead_once = True  # called dead only when the next poll agrees (see DEAD_AGAIN)
-            time.sleep(max(poll, DEAD_AGAIN))
-            continue
-        dead_once = False
         if status.state == "interrupted" or (
             status.state in ("starting", "missing") and time.monotonic() - began > start_timeout
         ):
@@ -322,7 +332,7 @@ def follow(
 
 def status(transport: Transport, job_id: str) -> JobStatus:
     """The whole journal and state of a job, running, ended or interrupted (after a reconnect)."""
-    steps, _, state, alive = _poll(transport, job_id, 0)
+    steps, _, state, alive = _confirmed(transport, job_id, 0)
     return _status_from(job_id, steps, state, alive)
 
 
@@ -411,15 +421,9 @@ def job_plan(transport: Transport, job_id: str) -> JobPlan:
 def wait(transport: Transport, job_id: str, timeout: float = 600.0, poll: float = 0.3) -> JobStatus:
     """Poll :func:`status` until the job ends (or ``timeout``)."""
     deadline = time.monotonic() + timeout
-    dead_once = False
     while True:
         current = status(transport, job_id)
-        if current.state == "interrupted" and not dead_once:
-            dead_once = True  # called dead only when the next poll agrees (see DEAD_AGAIN)
-            time.sleep(max(poll, DEAD_AGAIN))
-            continue
-        dead_once = current.state == "interrupted"
-        if current.final or dead_once or time.monotonic() > deadline:
+        if current.final or current.state == "interrupted" or time.monotonic() > deadline:
             return current
         time.sleep(poll)
 
