@@ -50,15 +50,21 @@ def caches_aside(
 ) -> Iterator[None]:
     """Move ``caches`` aside for the body, then put them back (the body's own are removed).
 
+    A cache that a killed cold run left aside is put back first.
+
     Raises:
-        RuntimeError: a cache is already aside (a cold run that never finished left it there:
-            put it back by hand, or remove it).
+        RuntimeError: a cache is aside for another cold run that still goes.
     """
     moved: list[tuple[Path, Path]] = []
     for cache in caches:
         left = sorted(cache.parent.glob(f"{cache.name}.warm-*")) if cache.parent.exists() else []
-        if left:
-            raise RuntimeError(f"{left[0]} is a cache an earlier cold run left aside")
+        for warm in left:
+            if _cold_run_alive(warm):
+                raise RuntimeError(f"{warm} is aside for a cold run that still goes; wait for it")
+        for warm in left:
+            say(f"{cache}: put back from {warm}, left aside by a cold run that was killed")
+            if not dry_run:
+                _put_back(cache, warm)
     try:
         for cache in caches:
             if not cache.exists():
@@ -75,14 +81,29 @@ def caches_aside(
         try:
             for cache, warm in moved:
                 say(f"{cache}: put back")
-                if dry_run:
-                    continue
-                if cache.exists():
-                    shutil.rmtree(cache, ignore_errors=True)  # what the cold run built
-                warm.rename(cache)
+                if not dry_run:
+                    _put_back(cache, warm)
         finally:
             for s, handler in held.items():
                 signal.signal(s, handler)
+
+
+def _put_back(cache: Path, warm: Path) -> None:
+    """``warm`` becomes ``cache`` again; what a cold run built there is removed."""
+    if cache.exists():
+        shutil.rmtree(cache, ignore_errors=True)
+    warm.rename(cache)
+
+
+def _cold_run_alive(warm: Path) -> bool:
+    """True while the cold run that moved ``warm`` aside still runs (a pid reused since by
+    another program does not count). A run killed outright (SIGKILL, a power cut) could not
+    put its caches back; the next one does."""
+    pid = warm.name.rsplit("-", 1)[-1]
+    try:
+        return b"tests.cold_caches" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -66,9 +66,10 @@ alive() {
 }
 live() {
     p=$(cat "$dir/pid" 2>/dev/null); w=$(cat "$dir/watchdog.pid" 2>/dev/null)
-    if alive "$p"; then echo alive
-    elif alive "$w"; then echo rescue
-    elif [ -d "$dir" ]; then echo gone; else echo missing; fi
+    if alive "$p"; then a=alive
+    elif alive "$w"; then a=rescue
+    elif [ -d "$dir" ]; then a=gone; else a=missing; fi
+    echo "$a ${p:--} ${w:--}"
 }
 # The job writes its pid, then its first state; it journals each step before the state it
 # leads to, and exits only after its final state. So whether it lives is read before the
@@ -83,11 +84,14 @@ emit() {
 }
 a=$(live)
 emit
-case $a in gone|missing) a=$(live) ;; esac
-case $a in gone|missing) emit ;; esac
+case $a in gone*|missing*) a=$(live) ;; esac
+case $a in gone*|missing*) emit ;; esac
 echo "$a"
 """
 
+
+#: What the poll's last line says of the job's process.
+LIVENESS = ("alive", "rescue", "gone", "missing")
 
 #: A job is called dead (interrupted) only when a poll this long after agrees: on a busy host
 #: a job that was running, and went on to apply, once read as dead for one poll.
@@ -230,9 +234,15 @@ def _poll(
         timeout=timeout,
     )
     # State, journal, [state, journal read again,] liveness: the last state and journal count.
-    state_text, journal, alive = [b"", b"", *result.stdout.split(b"\0")][-3:]
+    state_text, journal, last = [b"", b"", *result.stdout.split(b"\0")][-3:]
+    # "alive|rescue|gone|missing JOB_PID WATCHDOG_PID": an answer without it (the shell or
+    # sudo failed, the command was cut off) says nothing of the job, least of all that it died.
+    words = last.decode(errors="replace").split()
+    if len(words) != 3 or words[0] not in LIVENESS:
+        why = result.err.strip() or f"no answer, exit status {result.exit_status}"
+        raise ApplyError(sentence(f"Reading job {job_id} on the host failed: {why}"))
     steps, used = _parse_steps(journal)
-    return steps, offset + used, JobState.from_json(state_text), alive.decode().strip()
+    return steps, offset + used, JobState.from_json(state_text), " ".join(words)
 
 
 def _confirmed(
@@ -241,8 +251,13 @@ def _confirmed(
     """One poll, confirmed when it reads the job as dead.
 
     A job read as interrupted is read again :data:`DEAD_AGAIN` later, and that reading counts.
+    So is a poll whose answer could not be read (once: the second failure is raised).
     """
-    steps, offset, state, alive = _poll(transport, job_id, offset, timeout)
+    try:
+        steps, offset, state, alive = _poll(transport, job_id, offset, timeout)
+    except ApplyError:
+        time.sleep(DEAD_AGAIN)
+        steps, offset, state, alive = _poll(transport, job_id, offset, timeout)
     if _status_from(job_id, [], state, alive).state != "interrupted":
         return steps, offset, state, alive
     time.sleep(DEAD_AGAIN)
@@ -251,20 +266,27 @@ def _confirmed(
 
 
 def _status_from(
-    job_id: str, steps: list[JobStep], state: JobState | None, alive: str
+    job_id: str, steps: list[JobStep], state: JobState | None, liveness: str
 ) -> JobStatus:
+    alive, job_pid, watchdog_pid = (liveness.split() + ["-", "-"])[:3]
     if state is None:  # not written yet (or gone)
         state = JobState("missing" if alive == "missing" else "starting")
     name = state.state
+    errors = list(state.errors)
     if name in ("running", "awaiting-confirm") and alive == "rescue":
         name = "recovering"  # the job died; its watchdog is restoring the snapshot
     elif name in ("running", "awaiting-confirm") and alive != "alive":
         name = "interrupted"  # the job and its watchdog died (host reboot, kill)
+        errors.append(
+            f"The job (process {job_pid}) and its watchdog (process {watchdog_pid}) are no "
+            "longer running, and the job wrote no final state: the host restarted, or they "
+            "were killed."
+        )
     return JobStatus(
         job_id=job_id,
         state=name,
         steps=steps,
-        errors=list(state.errors),
+        errors=errors,
         warnings=list(state.warnings),
         log_lines=list(state.log_lines),
         snapshot_id=state.snapshot,

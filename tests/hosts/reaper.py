@@ -205,6 +205,12 @@ def _remove_cgroup(cgroup: Path, said: list[str], spare: frozenset[int] = frozen
     said.append(f"could not remove {cgroup} in 20 s: {_cgroup_pids(cgroup)} still in it")
 
 
+def _names(marker: str, text: str) -> bool:
+    """True when ``text`` names the directory ``marker`` or a path under it: as a whole path,
+    so that /tmp/pytest-of-root/pytest-1 never names /tmp/pytest-of-root/pytest-12."""
+    return re.search(re.escape(marker.rstrip("/")) + r"(?=/|\s|$)", text) is not None
+
+
 def _processes_named(markers: list[str]) -> list[int]:
     found = []
     for proc in Path("/proc").iterdir():
@@ -212,7 +218,7 @@ def _processes_named(markers: list[str]) -> list[int]:
             continue
         with contextlib.suppress(OSError):
             cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            if any(m in cmd for m in markers):
+            if any(_names(m, cmd) for m in markers):
                 found.append(int(proc.name))
     return found
 
@@ -254,7 +260,7 @@ def _mounts_under(markers: list[str]) -> list[str]:
     points = []
     for line in Path("/proc/self/mounts").read_text().splitlines():
         point = line.split()[1].replace("\\040", " ")
-        if any(point.startswith(m) for m in markers):
+        if any(_names(m, point) for m in markers):
             points.append(point)
     return sorted(points, key=len, reverse=True)
 
@@ -268,7 +274,7 @@ def _loops_under(markers: list[str]) -> list[str]:
     found = []
     for line in out.splitlines():
         parts = line.split(None, 1)
-        if len(parts) == 2 and any(m in parts[1] for m in markers):
+        if len(parts) == 2 and any(_names(m, parts[1]) for m in markers):
             found.append(parts[0])
     return found
 

@@ -225,3 +225,40 @@ def test_a_job_read_dead_for_one_poll_is_followed_on(
     (job_dir / "state.json").write_bytes(JobState("running", job=JOB, mode="apply").to_json())
     status = control.follow(LocalTransport(), JOB, poll=0.05)
     assert status.state == "interrupted", status
+    assert f"The job (process {job.pid})" in status.errors[0], status.errors
+
+
+def test_a_poll_without_an_answer_is_not_a_dead_job(
+    job_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A poll whose shell printed nothing (sudo or the shell failed) said nothing of the job:
+    once, it is read again; every time, following fails as a lost contact, and the job is
+    never called interrupted for it."""
+    started = JournalLine(1, "2026-11-29T00:00:00.000Z", "start", "ok", "job")
+    ended = JournalLine(2, "2026-11-29T00:00:01.000Z", "end", "ok", "applied")
+    real, fails = shutil.which("sh"), tmp_path / "fails"
+    assert real
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sh").write_text(
+        "#!/bin/sh\n"
+        f'n=$(cat "{fails}" 2>/dev/null || echo 0)\n'
+        'if [ "${n:-0}" -gt 0 ]; then\n'
+        f'  echo $((n - 1)) > "{fails}"\n'
+        '  echo "sudo: a password is required" >&2; exit 1\n'
+        "fi\n"
+        f'exec "{real}" "$@"\n'
+    )
+    (bin_dir / "sh").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    (job_dir / "journal.jsonl").write_text(started.to_json() + "\n" + ended.to_json() + "\n")
+    (job_dir / "state.json").write_bytes(JobState("applied", job=JOB, mode="apply").to_json())
+
+    fails.write_text("1")  # one poll fails, the next reads the job
+    status = control.follow(LocalTransport(), JOB, poll=0.05)
+    assert status.state == "applied", status
+    assert [s.step for s in status.steps] == ["start", "end"]
+
+    fails.write_text("1000")  # every poll fails
+    with pytest.raises(control.JobInterrupted, match="a password is required"):
+        control.follow(LocalTransport(), JOB, poll=0.05)

@@ -44,14 +44,43 @@ def test_the_caches_are_empty_during_the_run_and_back_after_a_failure(tmp_path: 
     _back(caches)
 
 
-def test_a_cache_left_aside_stops_a_new_cold_run(tmp_path: Path) -> None:
+def test_a_cache_aside_for_a_cold_run_still_going_stops_a_new_one(tmp_path: Path) -> None:
     caches = _warm(tmp_path)
-    left = tmp_path / "hosts.warm-1"
-    left.mkdir()
-    with pytest.raises(RuntimeError, match="earlier cold run"), caches_aside(caches, say=str):
-        pass
-    assert left.exists()
+    # A live process whose command line names the cold run's module.
+    going = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", "tests.cold_caches"]
+    )
+    try:
+        # Until it has exec'd, the child's command line is still pytest's.
+        cmdline = Path(f"/proc/{going.pid}/cmdline")
+        deadline = time.monotonic() + 30
+        while b"tests.cold_caches" not in cmdline.read_bytes() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        left = tmp_path / f"hosts.warm-{going.pid}"
+        left.mkdir()
+        with pytest.raises(RuntimeError, match="still goes"), caches_aside(caches, say=str):
+            pass
+        assert left.exists()
+        _back(caches)
+    finally:
+        going.kill()
+        going.wait()
+
+
+def test_a_cache_a_killed_cold_run_left_aside_is_put_back_first(tmp_path: Path) -> None:
+    caches = _warm(tmp_path)
+    # As a cold run killed outright leaves them: the warm caches aside, half-built ones in place.
+    dead = subprocess.Popen([sys.executable, "-c", "pass", "tests.cold_caches"])
+    dead.wait()
+    for cache in caches:
+        cache.rename(tmp_path / f"{cache.name}.warm-{dead.pid}")
+        cache.mkdir()
+        (cache / "half-built").write_text("built by the killed run")
+    said: list[str] = []
+    with caches_aside(caches, say=said.append):
+        assert not any(c.exists() for c in caches)
     _back(caches)
+    assert any("killed" in line for line in said), said
 
 
 def _cold(tmp_path: Path, *command: str) -> subprocess.Popen[str]:
