@@ -40,6 +40,14 @@ def live_argv(pid: int) -> list[str] | None:
     return argv
 
 
+def _same_pid_namespace(pid: int) -> bool:
+    """True when ``pid`` is in the job's own pid namespace (or the kernel does not say)."""
+    try:
+        return os.readlink("/proc/%d/ns/pid" % pid) == os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return os.path.exists("/proc/%d" % pid) and not os.path.exists("/proc/self/ns/pid")
+
+
 def under_root(root: str, path: str) -> str:
     """``path`` as seen from ``root`` (a container's /proc/PID/root), its symlinks followed.
 
@@ -105,6 +113,11 @@ class Health(JobBase):
                     return cgroup_id in fh.read()
             except OSError:
                 return False
+        if not _same_pid_namespace(pid):
+            # A server in a container or another booted system, seen in this host's /proc:
+            # it may share a marker (--datadir=/var/lib/mysql), never the instance. A restart
+            # once took such a one for the restarted server, and called it dead when it ended.
+            return False
         markers = self.how.get("markers") or []
         return any(m in argv for m in markers)
 
