@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import secrets
 import shlex
 import threading
@@ -76,6 +77,9 @@ if logging.getLogger("paramiko").level == logging.NOTSET:
 # KEEPALIVE_TIMEOUT means the peer is gone (OpenSSH's ServerAliveInterval/CountMax idea).
 KEEPALIVE_INTERVAL = 10.0
 KEEPALIVE_TIMEOUT = 20.0
+# A session channel the server refused is asked for again, up to this many times (about
+# 20 s of waits growing to 0.5 s, a random part each so that threads waiting together spread).
+SESSION_RETRIES = 45
 
 
 class SshTransport:
@@ -233,26 +237,36 @@ class SshTransport:
             self._channel_trips += shell.flights  # they happened; keep them counted
             shell.close()
 
-    def _session(self) -> paramiko.Channel:
+    def _session(self, refusals: int = 0) -> paramiko.Channel:
         try:
             return self._t.open_session(timeout=self.connect_timeout)
         except paramiko.ChannelException as exc:
-            spare, self._spare = self._spare, None
-            if spare is not None:  # a server allowing few sessions: the prepared one goes
-                spare.close()
-                return self._session()
-            shell = self._shell
-            if shell is not None and shell.idle:
-                # A server allowing very few sessions (MaxSessions): give the shell's up.
-                log.info("%s refused a session; closing the idle shell to free one", self.label)
-                self._retire_shell()
-                return self._session()
-            raise CommandError(
-                sentence(f"{self.label} refused a new session channel: {exc.text}"),
-                "The server may limit sessions (MaxSessions); try again.",
-            ) from None
+            why = exc.text
         except (paramiko.SSHException, EOFError, OSError) as exc:
-            raise self._lost("", exc) from None
+            if not self._t.is_active() or str(exc) != "Unable to open channel.":
+                raise self._lost("", exc) from None
+            # The connection is up: the server refused the channel, and another thread's
+            # wait took paramiko's record of why (two refusals at once).
+            why = "refused"
+        spare, self._spare = self._spare, None
+        if spare is not None:  # a server allowing few sessions: the prepared one goes
+            spare.close()
+            return self._session(refusals)
+        shell = self._shell
+        if shell is not None and shell.idle:
+            # A server allowing very few sessions (MaxSessions): give the shell's up.
+            log.info("%s refused a session; closing the idle shell to free one", self.label)
+            self._retire_shell()
+            return self._session(refusals)
+        if refusals < SESSION_RETRIES:
+            # Our own channels (other threads', or just closed and not yet ended by the
+            # server) count against MaxSessions; on a busy host they take a moment to go.
+            time.sleep(min(0.5, 0.05 * 2**refusals) * (0.5 + random.random()))  # noqa: S311
+            return self._session(refusals + 1)
+        raise CommandError(
+            sentence(f"{self.label} refused a new session channel: {why}"),
+            "The server may limit sessions (MaxSessions); try again.",
+        ) from None
 
     def _lost(self, during: str, exc: BaseException | None = None) -> ConnectError:
         """The error for a connection that is gone, with the reason when it is known."""
