@@ -35,14 +35,20 @@ def job_dir() -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
+def _script(bin_dir: Path, name: str, body: str) -> None:
+    """An executable shell script ``bin_dir/name`` (put first on PATH by the test)."""
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / name).write_text("#!/bin/sh\n" + body)
+    (bin_dir / name).chmod(0o755)
+
+
 def _shim(bin_dir: Path, name: str, job: Path) -> None:
     """``name`` runs the real one, then the job ends: its end step, its final state, its exit."""
     real, cat = shutil.which(name), shutil.which("cat")
     assert real and cat, name
-    bin_dir.mkdir(exist_ok=True)
-    shim = bin_dir / name
-    shim.write_text(
-        "#!/bin/sh\n"
+    _script(
+        bin_dir,
+        name,
         f'"{real}" "$@"; rc=$?\n'
         f'if [ ! -e "{job}/ended" ]; then\n'
         f'  : > "{job}/ended"\n'
@@ -52,9 +58,8 @@ def _shim(bin_dir: Path, name: str, job: Path) -> None:
         # Dead before the poll goes on (a zombie until the test reaps it).
         f'  while [ -d /proc/$p ] && ! grep -q "^State:.*[ZX]" /proc/$p/status; do :; done\n'
         "fi\n"
-        "exit $rc\n"
+        "exit $rc\n",
     )
-    shim.chmod(0o755)
 
 
 def _start_shim(bin_dir: Path, job: Path) -> None:
@@ -62,10 +67,9 @@ def _start_shim(bin_dir: Path, job: Path) -> None:
     (from ``pid.later``, ``state.running``, ``start.line``)."""
     cat = shutil.which("cat")
     assert cat
-    bin_dir.mkdir(exist_ok=True)
-    shim = bin_dir / "cat"
-    shim.write_text(
-        "#!/bin/sh\n"
+    _script(
+        bin_dir,
+        "cat",
         f'"{cat}" "$@"; rc=$?\n'
         f'if [ ! -e "{job}/started" ]; then\n'
         f'  : > "{job}/started"\n'
@@ -73,9 +77,8 @@ def _start_shim(bin_dir: Path, job: Path) -> None:
         f'  "{cat}" "{job}/state.running" > "{job}/state.json"\n'
         f'  "{cat}" "{job}/start.line" >> "{job}/journal.jsonl"\n'
         "fi\n"
-        "exit $rc\n"
+        "exit $rc\n",
     )
-    shim.chmod(0o755)
 
 
 def _followed_to_its_end(job: subprocess.Popen[bytes], job_dir: Path) -> None:
@@ -195,15 +198,14 @@ def test_a_job_read_dead_for_one_poll_is_followed_on(
     sed, count = shutil.which("sed"), tmp_path / "reads"
     assert sed
     bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
     # The first poll's two looks at the job's process read it as a zombie.
-    (bin_dir / "sed").write_text(
-        "#!/bin/sh\n"
+    _script(
+        bin_dir,
+        "sed",
         f'n=$(wc -c < "{count}" 2>/dev/null || echo 0); printf x >> "{count}"\n'
         'if [ "$n" -lt 2 ]; then echo Z; exit 0; fi\n'
-        f'exec "{sed}" "$@"\n'
+        f'exec "{sed}" "$@"\n',
     )
-    (bin_dir / "sed").chmod(0o755)
     _shim(bin_dir, "tail", job_dir)  # it ends at a journal read of a later poll
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     (job_dir / "ended").write_text("")  # the tail shim ends it only once this is gone
@@ -239,17 +241,16 @@ def test_a_poll_without_an_answer_is_not_a_dead_job(
     real, fails = shutil.which("sh"), tmp_path / "fails"
     assert real
     bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "sh").write_text(
-        "#!/bin/sh\n"
+    _script(
+        bin_dir,
+        "sh",
         f'n=$(cat "{fails}" 2>/dev/null || echo 0)\n'
         'if [ "${n:-0}" -gt 0 ]; then\n'
         f'  echo $((n - 1)) > "{fails}"\n'
         '  echo "sudo: a password is required" >&2; exit 1\n'
         "fi\n"
-        f'exec "{real}" "$@"\n'
+        f'exec "{real}" "$@"\n',
     )
-    (bin_dir / "sh").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     (job_dir / "journal.jsonl").write_text(started.to_json() + "\n" + ended.to_json() + "\n")
     (job_dir / "state.json").write_bytes(JobState("applied", job=JOB, mode="apply").to_json())
