@@ -117,7 +117,13 @@ class _Lines:
 
 
 def settings_line(
-    route: LoadgenRoute, schema: str, workload: str, threads: int, seconds: float, max_tx: int
+    route: LoadgenRoute,
+    schema: str,
+    workload: str,
+    threads: int,
+    seconds: float,
+    max_tx: int,
+    data_rows: int = 0,
 ) -> bytes:
     """The run's settings, as the load generator reads them (the password included)."""
     cfg = {
@@ -131,6 +137,7 @@ def settings_line(
         "seconds": round(seconds, 3),
         "max_tx": max_tx,
         "prefill_rows": PREFILL_ROWS,
+        "data_rows": data_rows,
         "bulk_rows": BULK_ROWS_PER_INSERT,
         "bulk_inserts": BULK_INSERTS_PER_TX,
         "server_pid": route.server_pid,
@@ -151,7 +158,9 @@ def run_loadgen(bench: Benchmark, control: Session, workload: str, threads: int)
     seconds = bench.run_seconds
     track = CounterTrack()
     outcome: dict[str, Any] = {}
-    settings = settings_line(route, bench.schema, workload, threads, seconds, max_tx)
+    settings = settings_line(
+        route, bench.schema, workload, threads, seconds, max_tx, bench.data_rows
+    )
     with bench.times.within("start"):
         agent = bench.kept.pop("loadgen", None)
         if agent is None:

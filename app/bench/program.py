@@ -64,6 +64,11 @@ class TargetRoute:
     engine: str = ""
     server_pid: int | None = None
 
+    @property
+    def spreads_writes(self) -> bool:
+        """The clients can write at random across a data set (BenchOptions.data_bytes)."""
+        return True
+
     @classmethod
     def found(
         cls,

@@ -1,10 +1,13 @@
-"""What the benchmark's workloads cannot show of a change, said beside its verdicts.
+"""What the benchmark's workloads can show of a change, said beside its verdicts.
 
 The benchmark writes a few MiB into fresh tables, so a larger buffer pool or redo log has
-nothing to change in its figures when the old ones were already large enough for it. Then
-"undecided: measure longer" would send the user after a gain no length of this benchmark can
-show; these sentences say so, from what the "before" side measured, and name the figure of the
-server's own workload that does show it.
+nothing to change in its figures when the old ones were already large enough for it. For a
+larger pool, a measured apply therefore gives the benchmark a data set a few times the old
+pool (:func:`data_set_bytes`), which the one-row writes go at random across: with the old
+pool most of them wait for a page read from disk, with the new one none do. Where no such
+data set fits, "undecided: measure longer" would send the user after a gain no length of
+this benchmark can show; :func:`cannot_show` says so, from what the "before" side measured,
+and names the figure of the server's own workload that does show it.
 """
 
 from __future__ import annotations
@@ -28,19 +31,74 @@ FLUSHING_LWM = 0.10
 POOL_MARGIN = 2
 
 
+#: The data set is this many times the old pool: about two thirds of its pages do not fit
+#: there, so most one-row writes wait for a read with the old pool.
+DATA_TIMES_POOL = 3
+
+#: Below this many times the old pool, most of a data set would fit in it: none is made.
+DATA_LEAST_TIMES_POOL = 1.5
+
+#: The data set takes at most this share of the new pool (the rest is for everything else)...
+DATA_SHARE_OF_NEW_POOL = 0.5
+
+#: ... and of the free space under the datadir (its pages, their redo and doublewrite
+#: copies, and the temporary copy each INSERT … SELECT makes of the rows it reads).
+DATA_SHARE_OF_FREE = 0.25
+
+#: ... and no more than this: each side writes it afresh, which takes minutes on a loaded
+#: host beyond it.
+DATA_MAX_BYTES = 1 << 30
+
+
+def data_set_bytes(changes: Iterable[tuple[str, str, str]], free_bytes: int | None) -> int:
+    """The data set a measurement of these changes (key, old, new) needs, or 0 for none.
+
+    Only a larger buffer pool needs one, and only where a set a few times the old pool fits
+    in the new pool and on the disk (``free_bytes``: free under the datadir; None, not
+    known: none is made).
+    """
+    for key, old_text, new_text in changes:
+        old, new = _size(old_text), _size(new_text)
+        if key != POOL or old is None or new is None or new <= old or free_bytes is None:
+            continue
+        size = min(
+            DATA_TIMES_POOL * old,
+            int(DATA_SHARE_OF_NEW_POOL * new),
+            int(DATA_SHARE_OF_FREE * free_bytes),
+            DATA_MAX_BYTES,
+        )
+        return size if size >= DATA_LEAST_TIMES_POOL * old else 0
+    return 0
+
+
+def data_set_text(report: BenchReport, old_pool: str | None, seconds: float) -> str:
+    """The data set the one-row writes went across, in one sentence ("" when there was none)."""
+    if not report.data_bytes:
+        return ""
+    old = _size(old_pool)
+    times = f", {report.data_bytes / old:.1f} times the old buffer pool" if old else ""
+    took = f"; writing it took {seconds:.0f} s a side, outside the time budget" if seconds else ""
+    return (
+        f"To show the larger buffer pool, the one-row writes (every autocommit write, and the "
+        f"small transactions' update) went at random across a data set of "
+        f"{size_text(report.data_bytes)}{times}{took}."
+    )
+
+
 def table_peak_bytes(before: BenchReport) -> int:
     """About the most the benchmark's tables held at once.
 
     Each run's table is emptied after every round; the small transactions' seed table and its
-    copy hold their starting rows throughout. A round's rows are the run's rows in the share
-    of its round's commits (the rounds of a run are equally long).
+    copy hold their starting rows throughout, as the data set does where there is one. A
+    round's rows are the run's rows in the share of its round's commits (the rounds of a run
+    are equally long).
     """
     biggest = 0.0
     for result in before.results:
         total = sum(result.rounds)
         share = max(result.rounds) / total if total > 0 else 1.0
         biggest = max(biggest, result.rows * share)
-    return int((biggest + 2 * PREFILL_ROWS) * ROW_BYTES)
+    return int((biggest + 2 * PREFILL_ROWS) * ROW_BYTES) + before.data_bytes
 
 
 def _size(text: str | None) -> int | None:

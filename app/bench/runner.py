@@ -26,7 +26,7 @@ from app.bench.rate import status_values
 from app.bench.settings import SETTINGS as SETTINGS
 from app.bench.settings import pool_free_bytes, server_settings
 from app.bench.steps import ScratchTables, StepTimes
-from app.bench.workloads import ROW_BYTES, ROWS_PER_TX, Statements
+from app.bench.workloads import ROW_BYTES, ROWS_PER_TX, Statements, data_fill_sql, data_rows
 from app.domain.bench import WORKLOADS, BenchReport, WorkloadResult
 from app.domain.errors import InnoTuneError
 from app.mysql.session import ClientBatchSession, Session
@@ -40,6 +40,11 @@ class ClientRoute(Protocol):
     @property
     def engine(self) -> str:
         """What the report names as the clients."""
+        ...
+
+    @property
+    def spreads_writes(self) -> bool:
+        """The clients can write at random across a data set (BenchOptions.data_bytes)."""
         ...
 
     def run(
@@ -109,6 +114,7 @@ class BenchOptions:
     max_bytes: int = 512 * 1024 * 1024
     label: str = ""
     rounds: int = 1
+    data_bytes: int = 0
 
     def __post_init__(self) -> None:
         if self.seconds <= 0:
@@ -120,6 +126,8 @@ class BenchOptions:
             raise ValueError(f"unknown workloads: {', '.join(sorted(unknown))}")
         if not 1 <= self.rounds <= MAX_ROUNDS:
             raise ValueError("a run takes between 1 and 20 rounds")
+        if self.data_bytes < 0:
+            raise ValueError("a data set's size is 0 (none) or more bytes")
 
     @property
     def runs(self) -> list[tuple[str, int]]:
@@ -241,6 +249,11 @@ class Benchmark:
         # at the end by ``closers``, newest first).
         self.times = StepTimes()
         self.tables = ScratchTables(self.schema)
+        # The data set the one-row writes spread over (0 rows: none; mysqlslap's fixed list
+        # of statements cannot pick a row at random), and the seconds writing it took.
+        wanted = data_rows(self.options.data_bytes)
+        self.data_rows = wanted if wanted and (route is None or route.spreads_writes) else 0
+        self.data_seconds = 0.0
         self.kept: dict[str, Any] = {}
         self.closers: list[Callable[[], None]] = []
 
@@ -313,6 +326,7 @@ class Benchmark:
                     ),
                     settings=settings.get(side.label, {}),
                     pool_free_bytes=free.get(side.label),
+                    data_bytes=self.data_rows * ROW_BYTES,
                     cancelled=self.cancel.is_set(),
                     label=side.label,
                 )
@@ -325,6 +339,11 @@ class Benchmark:
                 free[sides[0].label] = pool_free_bytes(control)
             self.say(f"Creating the scratch schema {self.schema}")
             control.query(f"CREATE DATABASE `{self.schema}`")
+            if self.data_rows:
+                # Preparing, not measuring: the rounds' time and budget start after it.
+                self._write_data_set(control)
+                started += self.data_seconds
+                limit += self.data_seconds
             steps = [(n, w, t, side) for n, w, t in self.options.steps for side in sides]
             self._steps_total = len(steps)
             # Setting up a table and starting the clients take time too (the overhead of a
@@ -400,6 +419,20 @@ class Benchmark:
             for result in report.results:
                 self.on_result(result)
         return found
+
+    def _write_data_set(self, control: Session) -> None:
+        """Make the data set in the scratch schema (stopped early when cancelled)."""
+        began = time.monotonic()
+        self.say(
+            f"Writing a data set of {self.data_rows:,} rows (about "
+            f"{self.data_rows * ROW_BYTES // 2**20:,} MiB) for the one-row writes to spread over"
+        )
+        control.query(f"USE `{self.schema}`")
+        for sql in data_fill_sql(self.data_rows):
+            if self.cancel.is_set():
+                break
+            control.query(sql)
+        self.data_seconds = time.monotonic() - began
 
     def _drop(self, control: Session) -> None:
         """Drop the scratch schema, through a fresh session if the old one broke."""
@@ -482,7 +515,8 @@ class Benchmark:
             with self.times.within("start"):
                 for n in range(threads):
                     session = self.open_session()
-                    clients.append(_Client(session, Statements(workload, seed=index * 1000 + n)))
+                    statements = Statements(workload, index * 1000 + n, self.data_rows)
+                    clients.append(_Client(session, statements))
                     session.query(f"USE `{self.schema}`")
             track = CounterTrack()
             with self.times.within("reads"):

@@ -50,6 +50,11 @@ class SlapRoute(TargetRoute):
 
     program: str = "mysqlslap"
 
+    @property
+    def spreads_writes(self) -> bool:
+        """No: every client runs one fixed list of statements, so no row is picked at random."""
+        return False
+
     def run(
         self, bench: Benchmark, control: Session, workload: str, threads: int
     ) -> WorkloadResult:

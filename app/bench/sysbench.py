@@ -38,6 +38,7 @@ SCRIPT = f"""\
 -- InnoTune's write workloads for sysbench: the statements of app/bench/workloads.py.
 sysbench.cmdline.options = {{
   workload = {{"autocommit, small_tx or bulk", "autocommit"}},
+  data_rows = {{"rows of bench_data the one-row writes spread over (0: none)", 0}},
 }}
 
 local function row()
@@ -58,18 +59,27 @@ function thread_init()
     for i = 1, {BULK_ROWS_PER_INSERT} do rows[i] = row() end
     bulk = ins .. table.concat(rows, ", ")
   end
+  data_rows = sysbench.opt.data_rows
   n = 0
+end
+
+local function spread()
+  return "UPDATE bench_data SET k = k + 1 WHERE id = " .. sysbench.rand.uniform(1, data_rows)
 end
 
 function event()
   n = n + 1
   if wl == "autocommit" then
-    con:query(singles[n % 256 + 1])
+    if data_rows > 0 then con:query(spread()) else con:query(singles[n % 256 + 1]) end
   elseif wl == "small_tx" then
     con:query("BEGIN")
     for i = 0, 2 do con:query(singles[(n * 3 + i) % 256 + 1]) end
-    con:query("UPDATE " .. tbl .. " SET k = k + 1 WHERE id = " ..
-      sysbench.rand.default(1, {PREFILL_ROWS}))
+    if data_rows > 0 then
+      con:query(spread())
+    else
+      con:query("UPDATE " .. tbl .. " SET k = k + 1 WHERE id = " ..
+        sysbench.rand.default(1, {PREFILL_ROWS}))
+    end
     con:query("COMMIT")
   else
     con:query("BEGIN")
@@ -153,7 +163,13 @@ def find_sysbench(
 
 
 def _argv(
-    route: SysbenchRoute, script: str, schema: str, workload: str, threads: int, seconds: float
+    route: SysbenchRoute,
+    script: str,
+    schema: str,
+    workload: str,
+    threads: int,
+    seconds: float,
+    data_rows: int = 0,
 ) -> tuple[list[str], bytes | None]:
     argv = ["sysbench", script, "--db-driver=mysql", f"--mysql-user={route.user}"]
     stdin = None
@@ -172,6 +188,7 @@ def _argv(
         "--report-interval=0",
         "--mysql-ignore-errors=1213,1205",
         f"--workload={workload}",
+        f"--data_rows={data_rows}",
         "run",
     ]
     return argv, stdin
@@ -190,7 +207,9 @@ def run_sysbench(bench: Benchmark, control: Session, workload: str, threads: int
     command: list[str] = []
 
     def argv(script: str) -> tuple[list[str], bytes | None]:
-        made, stdin = _argv(route, script, bench.schema, workload, threads, bench.run_seconds)
+        made, stdin = _argv(
+            route, script, bench.schema, workload, threads, bench.run_seconds, bench.data_rows
+        )
         # The row cap, as a number of transactions sysbench stops at.
         made.insert(-1, f"--events={events}")
         command[:] = made

@@ -1,5 +1,10 @@
 """The three write workloads as SQL: the table, its prefill, and one transaction of each.
 
+With a data set (``data_rows`` above 0, for a change of the buffer pool: see
+:mod:`app.bench.reach`), the one-row writes go at random across ``bench_data`` instead of
+into a small fresh table: the autocommit run updates one row per commit, and the small
+transaction's UPDATE picks its row there. Only such writes show what a larger pool does.
+
 The same statements are used by InnoTune's own driver and, as Lua, by the sysbench script
 (:mod:`app.bench.sysbench`), so both report the same thing. Values are precomputed once
 per client so the client's CPU goes to sending, not to building strings.
@@ -25,6 +30,14 @@ ROWS_PER_TX = {"autocommit": 1, "small_tx": 4, "bulk": BULK_ROWS_PER_INSERT * BU
 #: two integers, InnoDB's row header): used to hold the byte cap.
 ROW_BYTES = 220
 
+#: The data set's table, and its rows written in one statement at first (then doubled).
+DATA_TABLE = "bench_data"
+DATA_FIRST_ROWS = 1000
+
+#: The most rows one statement of the data set's writing adds: each stays seconds long on a
+#: loaded host, well inside a session's read timeout, and a cancel is seen between them.
+DATA_CHUNK_ROWS = 100_000
+
 TABLE_SQL = (
     "CREATE TABLE bench_{workload} ("
     "id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, "
@@ -41,12 +54,52 @@ def _row(rng: random.Random) -> str:
     return f"({rng.randrange(1, 1_000_000)}, '{_text(rng, 120)}', '{_text(rng, 60)}')"
 
 
+def data_rows(data_bytes: int) -> int:
+    """The rows of a data set of about ``data_bytes`` (0: none)."""
+    return max(0, data_bytes) // ROW_BYTES
+
+
+def data_update(rows: int, row: int) -> str:
+    """One row of the data set written: the same in every client and route."""
+    return f"UPDATE {DATA_TABLE} SET k = k + 1 WHERE id = {row % rows + 1}"  # noqa: S608
+
+
+def data_fill_sql(rows: int) -> list[str]:
+    """Statements that make the data set: ids 1 to ``rows``, doubled up from the first rows.
+
+    Ids are given, not left to AUTO_INCREMENT (whose bulk inserts may leave gaps), so every
+    id a write picks exists. Plain INSERT … SELECT (a copy of the first rows under new ids,
+    new random keys): the same on MySQL and MariaDB.
+    """
+    rng = random.Random(1)  # noqa: S311 - test data
+    first = min(rows, DATA_FIRST_ROWS)
+    values = ", ".join(f"({i + 1}, {_row(rng)[1:]}" for i in range(first))
+    out = [
+        TABLE_SQL.format(workload="data"),
+        f"INSERT INTO {DATA_TABLE} (id, k, c, pad) VALUES {values}",  # noqa: S608
+    ]
+    have = first
+    while have < rows:
+        add = min(have, rows - have, DATA_CHUNK_ROWS)
+        out.append(
+            f"INSERT INTO {DATA_TABLE} (id, k, c, pad) "  # noqa: S608 - our constants
+            f"SELECT id + {have}, FLOOR(1 + RAND() * 999999), c, pad FROM {DATA_TABLE} "
+            f"WHERE id <= {add}"
+        )
+        have += add
+    return out
+
+
 @dataclass
 class Statements:
-    """One client's precomputed statements (its own random stream, seeded by client number)."""
+    """One client's precomputed statements (its own random stream, seeded by client number).
+
+    ``data_rows`` above 0: the one-row writes go at random across the data set.
+    """
 
     workload: str
     seed: int
+    data_rows: int = 0
 
     def __post_init__(self) -> None:
         rng = random.Random(self.seed)  # noqa: S311 - test data, not secrets
@@ -62,17 +115,23 @@ class Statements:
         """The statements of the next transaction (BEGIN/COMMIT included where needed)."""
         self._i += 1
         if self.workload == "autocommit":
+            if self.data_rows:
+                return [data_update(self.data_rows, self._rng.randrange(self.data_rows))]
             return [self.singles[self._i % len(self.singles)]]
         if self.workload == "small_tx":
             base = self._i * 3
             n = len(self.singles)
-            row = self._rng.randrange(1, PREFILL_ROWS + 1)
+            if self.data_rows:
+                update = data_update(self.data_rows, self._rng.randrange(self.data_rows))
+            else:
+                row = self._rng.randrange(1, PREFILL_ROWS + 1)
+                update = f"UPDATE {self.table} SET k = k + 1 WHERE id = {row}"  # noqa: S608
             return [
                 "BEGIN",
                 self.singles[base % n],
                 self.singles[(base + 1) % n],
                 self.singles[(base + 2) % n],
-                f"UPDATE {self.table} SET k = k + 1 WHERE id = {row}",  # noqa: S608
+                update,
                 "COMMIT",
             ]
         return ["BEGIN", *([self.bulk] * BULK_INSERTS_PER_TX), "COMMIT"]

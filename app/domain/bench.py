@@ -413,6 +413,8 @@ class BenchReport:
         machine_busy: the share (0-1) of the machine's CPUs busy with the benchmark paused,
             sampled at the start and the end of a before/after measurement's side (empty:
             not sampled).
+        data_bytes: about the size of the data set the one-row writes went at random
+            across (0: none, they went into small fresh tables).
     """
 
     target: str
@@ -428,6 +430,7 @@ class BenchReport:
     measurement: Measurement | None = None
     pool_free_bytes: int | None = None
     machine_busy: tuple[float, ...] = ()
+    data_bytes: int = 0
     format: str = FORMAT
 
     def result(self, workload: str, threads: int) -> WorkloadResult | None:

@@ -41,6 +41,8 @@ class Measurement:
         why: why the change was not measured interleaved ("" when it was).
         cannot_show: sentences on changes the benchmark's figures cannot show
             (:func:`app.bench.reach.cannot_show`).
+        data_set: the data set the one-row writes went across, in a sentence ("" none:
+            :func:`app.bench.reach.data_set_text`).
     """
 
     method: str
@@ -53,6 +55,7 @@ class Measurement:
     why: str = ""
     fewest_rounds: int = 0
     cannot_show: tuple[str, ...] = ()
+    data_set: str = ""
 
     def _after(self) -> str:
         fewest = self.fewest_rounds or self.after_rounds
@@ -91,7 +94,7 @@ class Measurement:
             f"Time budget {self.budget_seconds:.0f} s, {self.seconds_used:.0f} s used: "
             f"{STOPS.get(self.stopped, self.stopped)}."
         )
-        return " ".join((how, spent, *self.cannot_show))
+        return " ".join(t for t in (how, spent, self.data_set, *self.cannot_show) if t)
 
     def as_dict(self) -> dict[str, object]:
         """The JSON form, beside the verdicts."""
@@ -107,4 +110,5 @@ class Measurement:
             "restart": self.restart,
             "why_not_interleaved": self.why,
             "cannot_show": list(self.cannot_show),
+            "data_set": self.data_set,
         }

@@ -56,6 +56,7 @@ class MeasureOptions:
     max_rows: int | None = None  # None: the benchmark's own cap
     engine: str = "auto"  # where the clients run (innotune bench --engine)
     budget: float | None = None  # a measured apply's whole time; None: BUDGET_FACTOR × seconds
+    data_bytes: int = 0  # a data set the one-row writes spread over (reach.data_set_bytes)
 
     @property
     def budget_seconds(self) -> float:
@@ -183,6 +184,7 @@ def bench_for(
             threads=(1, options.threads),
             label=label,
             rounds=options.rounds,
+            data_bytes=options.data_bytes,
             **caps,
         ),
         cancel=cancel,

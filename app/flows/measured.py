@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING
 
 from app.access.doctor import DoctorResult, Secrets
 from app.bench.cpu import machine_busy
-from app.bench.reach import cannot_show
+from app.bench.reach import POOL, cannot_show, data_set_bytes, data_set_text
 from app.bench.runner import Side
 from app.domain.bench import BenchReport
 from app.domain.errors import InnoTuneError
 from app.domain.measurement import Measurement
 from app.domain.target import Target
 from app.flows.measure import MeasureOptions, bench_for
+from app.inspect.host_mounts import parse_df
 from app.jobs import runner
 from app.jobs.live import set_values, values_in_force
 
@@ -170,6 +171,7 @@ class Measuring:
         self.say = say
         self.progress = progress
         self.used = 0.0  # the seconds both sides took, once "after" is measured
+        self.data_seconds = 0.0  # the most a side took to write its data set (not in used)
 
     def _bench(self, label: str, options: MeasureOptions) -> Benchmark:
         return bench_for(
@@ -199,7 +201,8 @@ class Measuring:
         report = bench.run()
         busy = _samples(start, machine_busy(bench.cpu_probe))
         report = dataclasses.replace(report, snapshot_in_force=in_force, machine_busy=busy)
-        return report, time.monotonic() - began
+        self.data_seconds = max(self.data_seconds, bench.data_seconds)
+        return report, time.monotonic() - began - bench.data_seconds
 
     def after(self, before: BenchReport, in_force: str, spent: float) -> tuple[BenchReport, str]:
         """The "after" side: rounds added until every verdict is decided or the budget is out."""
@@ -212,9 +215,28 @@ class Measuring:
             budget=max(0.0, self.options.budget_seconds - spent),
         )
         busy = _samples(start, machine_busy(bench.cpu_probe))
-        self.used = spent + time.monotonic() - began
+        self.used = spent + time.monotonic() - began - bench.data_seconds
+        self.data_seconds = max(self.data_seconds, bench.data_seconds)
         report = dataclasses.replace(report, snapshot_in_force=in_force, machine_busy=busy)
         return report, bench.stopped
+
+    def datadir_free(self) -> int | None:
+        """Free bytes under the server's datadir, where a data set would go (None: unknown)."""
+        from app.bench.route import session_factory
+
+        transport = self.conn.transport
+        if transport is None:
+            return None
+        session = session_factory(self.conn, self.target, self.secrets)()
+        try:
+            rows = session.query("SELECT @@datadir")
+        finally:
+            session.close()
+        datadir = str(rows[0][0] or "") if rows else ""
+        if not datadir:
+            return None
+        found = transport.run(["df", "-P", "-k", "--", datadir], timeout=20)
+        return parse_df(found.out.splitlines())[1] if found.ok else None
 
     def interleaved(
         self, values: Sequence[tuple[str, str, str]], in_force: str, snapshot: str
@@ -336,6 +358,9 @@ def measured_apply(
         return _interleaved(
             measuring, apply, method, in_force, on_before=on_before, on_applied=on_applied
         )
+    data = data_set_bytes(method.changes, measuring.datadir_free())
+    if data:
+        measuring.options = dataclasses.replace(measuring.options, data_bytes=data)
     before, spent = measuring.before(in_force)
     if on_before is not None:
         on_before(before)
@@ -367,6 +392,7 @@ def measured_apply(
         restart=method.restart or status.restarted,
         why=method.why,
         cannot_show=cannot_show(method.changes, before),
+        data_set=data_set_text(before, old_pool(method.changes), measuring.data_seconds),
     )
     return MeasuredApply(
         dataclasses.replace(before, measurement=found),
@@ -374,6 +400,11 @@ def measured_apply(
         dataclasses.replace(after, measurement=found),
         measurement=found,
     )
+
+
+def old_pool(changes: Sequence[tuple[str, str, str]]) -> str | None:
+    """The buffer pool's size before the change, when the change sets it."""
+    return next((old for key, old, _new in changes if key == POOL), None)
 
 
 def _interleaved(

@@ -241,6 +241,13 @@ class Work:
         self.singles = [com_query(ins + row(rng)) for _ in range(256)]
         self.begin, self.commit = com_query("BEGIN"), com_query("COMMIT")
         self.rollback = com_query("ROLLBACK")
+        # A data set: the one-row writes go at random across bench_data (one row per
+        # autocommit, the small transaction's UPDATE), as app/bench/workloads.py writes them.
+        self.data_rows = int(cfg.get("data_rows") or 0)
+        # Seeded afresh: a client of every round starts with the same seed, and the same rows
+        # round after round would be in the pool after the first, whatever its size.
+        self.spread_rng = random.Random()
+        self.data_update = "UPDATE bench_data SET k = k + 1 WHERE id = %d"
         if self.kind == "small_tx":
             upd = "UPDATE " + self.table + " SET k = k + 1 WHERE id = %d"
             self.updates = [
@@ -251,10 +258,14 @@ class Work:
             self.bulk = [com_query(ins + rows)] * int(cfg["bulk_inserts"])
         self.i = 0
 
+    def spread(self):
+        """One row of the data set written, picked at random."""
+        return com_query(self.data_update % (self.spread_rng.randrange(self.data_rows) + 1))
+
     def transaction(self):
         self.i += 1
         if self.kind == "autocommit":
-            return (self.singles[self.i % 256],)
+            return (self.spread() if self.data_rows else self.singles[self.i % 256],)
         if self.kind == "small_tx":
             b = self.i * 3
             return (
@@ -262,7 +273,7 @@ class Work:
                 self.singles[b % 256],
                 self.singles[(b + 1) % 256],
                 self.singles[(b + 2) % 256],
-                self.updates[self.i % 1024],
+                self.spread() if self.data_rows else self.updates[self.i % 1024],
                 self.commit,
             )
         return [self.begin] + self.bulk + [self.commit]
@@ -294,7 +305,7 @@ def client(cfg, number, go_fd, out_fd):
         clock = time.perf_counter
         query = conn.querier()
         commits = errors = 0
-        single = work.kind == "autocommit"
+        single = work.kind == "autocommit" and not work.data_rows
         singles = work.singles
         while commits < max_tx and not stopping:
             if single:

@@ -202,8 +202,14 @@ def print_plan_trial(host: DebianHost, work: Path, options: MeasureOptions, n: i
         f"{'':>11}  {'; '.join(cells)}  (load {load()})  [{words}]",
         flush=True,
     )
-    for line in found.cannot_show:
-        print(f"       {line}", flush=True)
+    for line in (found.data_set, *found.cannot_show):
+        if line:
+            print(f"       {line}", flush=True)
+    for label, report in (("before", measured.before), ("after", measured.after)):
+        auto = report.result("autocommit", 1)
+        if auto is not None:
+            rounds = ", ".join(f"{x:,.0f}" for x in auto.rounds)
+            print(f"       autocommit ×1 {label}: {rounds} commits/s", flush=True)
     from app.domain.drift import drift_held, drift_stands
 
     held = drift_held(measured.before, measured.after)
@@ -230,8 +236,14 @@ def main() -> int:
     if os.geteuid() != 0:
         print("run as root: it boots the trixie test host", file=sys.stderr)
         return 2
+
     # Stopped early (SIGTERM), the busy loops end and the host is powered off all the same.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    # A second SIGTERM (timeout's, after a kill of both) must not cut the power-off short.
+    def stop(*_: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        sys.exit(143)
+
+    signal.signal(signal.SIGTERM, stop)
     options = MeasureOptions(seconds=args.seconds, budget=args.budget)
     work = Path(tempfile.mkdtemp(prefix="bench-measured-"))
     os.environ["XDG_DATA_HOME"] = str(work / "data")

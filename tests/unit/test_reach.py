@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from app.bench.reach import cannot_show, table_peak_bytes
+from app.bench.reach import cannot_show, data_set_bytes, data_set_text, table_peak_bytes
 from app.domain.bench import BenchReport
 
 REPORT = BenchReport.from_json(
@@ -49,3 +49,43 @@ def test_a_redo_log_the_benchmark_never_pressed_says_so() -> None:
     tight = str(total * 5)  # the log was a fifth full: it may have pressed for flushing
     assert cannot_show([("innodb_redo_log_capacity", tight, str(1 << 30))], REPORT) == ()
     assert cannot_show([("innodb_flush_log_at_trx_commit", "1", "2")], REPORT) == ()
+
+
+POOL = "innodb_buffer_pool_size"
+GIB = 1 << 30
+
+
+def test_a_larger_pool_gets_a_data_set_three_times_the_old_one() -> None:
+    plenty = 50 * GIB
+    # Debian's default pool to most of a 24 GiB host: 384 MiB, two thirds outside the old pool.
+    assert data_set_bytes([(POOL, str(128 * MIB), str(16 * GIB))], plenty) == 384 * MIB
+    # Other changes beside it do not matter; the redo log alone gets none.
+    both = [("innodb_log_file_size", str(96 * MIB), str(GIB)), (POOL, str(128 * MIB), str(GIB))]
+    assert data_set_bytes(both, plenty) == 384 * MIB
+    assert data_set_bytes([("innodb_log_file_size", str(96 * MIB), str(GIB))], plenty) == 0
+
+
+def test_no_data_set_where_it_would_not_fit_or_show_anything() -> None:
+    plenty = 50 * GIB
+    # Held to half the new pool: 256 MiB → 384 MiB leaves 192 MiB, 1.5 times the old pool.
+    assert data_set_bytes([(POOL, str(128 * MIB), str(384 * MIB))], plenty) == 192 * MIB
+    assert data_set_bytes([(POOL, str(128 * MIB), str(256 * MIB))], plenty) == 0
+    # A large old pool: the 1 GiB cap is not enough of it.
+    assert data_set_bytes([(POOL, str(GIB), str(8 * GIB))], plenty) == 0
+    # A quarter of the free space under the datadir, at most; unknown free space: none.
+    assert data_set_bytes([(POOL, str(128 * MIB), str(16 * GIB))], GIB) == 256 * MIB
+    assert data_set_bytes([(POOL, str(128 * MIB), str(16 * GIB))], 600 * MIB) == 0
+    assert data_set_bytes([(POOL, str(128 * MIB), str(16 * GIB))], None) == 0
+    # A smaller pool, or a size not in bytes: none.
+    assert data_set_bytes([(POOL, str(GIB), str(128 * MIB))], plenty) == 0
+    assert data_set_bytes([(POOL, "128M", str(GIB))], plenty) == 0
+
+
+def test_a_report_with_a_data_set_says_so_and_the_pool_is_not_called_unshowable() -> None:
+    report = dataclasses.replace(REPORT, pool_free_bytes=100 * MIB, data_bytes=384 * MIB)
+    line = data_set_text(report, str(128 * MIB), 41.4)
+    assert "went at random across a data set of 384 MiB, 3.0 times the old buffer pool" in line
+    assert "writing it took 41 s a side, outside the time budget" in line
+    assert cannot_show([(POOL, str(128 * MIB), str(GIB))], report) == ()
+    assert table_peak_bytes(report) == table_peak_bytes(REPORT) + 384 * MIB
+    assert data_set_text(REPORT, str(128 * MIB), 0.0) == ""
