@@ -76,12 +76,14 @@ def data_set_text(report: BenchReport, old_pool: str | None, seconds: float) -> 
     if not report.data_bytes:
         return ""
     old = _size(old_pool)
-    times = f", {report.data_bytes / old:.1f} times the old buffer pool" if old else ""
+    ratio = f"{report.data_bytes / old:.1f}".removesuffix(".0") if old else ""
+    times = f", {ratio} times the old buffer pool" if old else ""
+    size = size_text(round(report.data_bytes / 2**20) * 2**20)  # its rows hold about that
     took = f"; writing it took {seconds:.0f} s a side, outside the time budget" if seconds else ""
     return (
         f"To show the larger buffer pool, the one-row writes (every autocommit write, and the "
         f"small transactions' update) went at random across a data set of "
-        f"{size_text(report.data_bytes)}{times}{took}."
+        f"{size}{times}{took}."
     )
 
 

@@ -425,7 +425,8 @@ class Benchmark:
         began = time.monotonic()
         self.say(
             f"Writing a data set of {self.data_rows:,} rows (about "
-            f"{self.data_rows * ROW_BYTES // 2**20:,} MiB) for the one-row writes to spread over"
+            f"{round(self.data_rows * ROW_BYTES / 2**20):,} MiB) for the one-row writes to "
+            "spread over"
         )
         control.query(f"USE `{self.schema}`")
         for sql in data_fill_sql(self.data_rows):
