@@ -17,10 +17,14 @@ the clients on the target as the wizard picks them (InnoTune's load generator th
     trial counts when no run is called *faster* or *slower*; at least 9 of 10 must;
 (c) ``--plan-trials`` trials of the default plan's buffer pool and redo log (the changes the
     wizard recommends for these two, nothing else), applied by the job with its restart and
-    measured before, then after (:func:`app.flows.measured.measured_apply`), rolled back after
-    each trial: autocommit ×1 must be called *faster* in at least 4 of 5.
+    measured before, then after (:func:`app.flows.measured.measured_apply`, each side writing
+    its data set for the larger pool first: :func:`app.bench.reach.data_set_bytes`), rolled
+    back after each trial: autocommit ×1 must be called *faster* in at least 4 of 5.
 
-Prints one line per trial (method, rounds, budget used, each run's verdict) and where a step's
+``--busy 0`` measures the same with nothing else running.
+
+Prints one line per trial (method, rounds, budget used, each run's verdict; for (c) the data
+set and autocommit ×1's rounds on each side) and where a step's
 time went (the table, the clients' start, the timed part, the readings), then the counts; exits
 1 when (a) or (b) does not hold. With ``--trials``/``--change-trials`` below 5 and 10, the
 needed counts are scaled (and the table says so).
