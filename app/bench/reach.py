@@ -62,7 +62,7 @@ def data_set_bytes(changes: Iterable[tuple[str, str, str]], free_bytes: int | No
         if key != POOL or old is None or new is None or new <= old or free_bytes is None:
             continue
         size = min(
-            DATA_TIMES_POOL * old,
+            int(DATA_TIMES_POOL * old),
             int(DATA_SHARE_OF_NEW_POOL * new),
             int(DATA_SHARE_OF_FREE * free_bytes),
             DATA_MAX_BYTES,
