@@ -50,6 +50,15 @@ DATA_SHARE_OF_FREE = 0.25
 DATA_MAX_BYTES = 1 << 30
 
 
+def pool_growth(changes: Iterable[tuple[str, str, str]]) -> tuple[int, int] | None:
+    """The buffer pool's old and new sizes in bytes when these changes (key, old, new) grow it."""
+    for key, old_text, new_text in changes:
+        old, new = _size(old_text), _size(new_text)
+        if key == POOL and old is not None and new is not None and new > old:
+            return old, new
+    return None
+
+
 def data_set_bytes(changes: Iterable[tuple[str, str, str]], free_bytes: int | None) -> int:
     """The data set a measurement of these changes (key, old, new) needs, or 0 for none.
 
@@ -57,25 +66,27 @@ def data_set_bytes(changes: Iterable[tuple[str, str, str]], free_bytes: int | No
     in the new pool and on the disk (``free_bytes``: free under the datadir; None, not
     known: none is made).
     """
-    for key, old_text, new_text in changes:
-        old, new = _size(old_text), _size(new_text)
-        if key != POOL or old is None or new is None or new <= old or free_bytes is None:
-            continue
-        size = min(
-            int(DATA_TIMES_POOL * old),
-            int(DATA_SHARE_OF_NEW_POOL * new),
-            int(DATA_SHARE_OF_FREE * free_bytes),
-            DATA_MAX_BYTES,
-        )
-        return size if size >= DATA_LEAST_TIMES_POOL * old else 0
-    return 0
+    grown = pool_growth(changes)
+    if grown is None or free_bytes is None:
+        return 0
+    old, new = grown
+    size = min(
+        int(DATA_TIMES_POOL * old),
+        int(DATA_SHARE_OF_NEW_POOL * new),
+        int(DATA_SHARE_OF_FREE * free_bytes),
+        DATA_MAX_BYTES,
+    )
+    return size if size >= DATA_LEAST_TIMES_POOL * old else 0
 
 
-def data_set_text(report: BenchReport, old_pool: str | None, seconds: float) -> str:
+def data_set_text(
+    report: BenchReport, changes: Iterable[tuple[str, str, str]], seconds: float
+) -> str:
     """The data set the one-row writes went across, in one sentence ("" when there was none)."""
     if not report.data_bytes:
         return ""
-    old = _size(old_pool)
+    grown = pool_growth(changes)
+    old = grown[0] if grown is not None else None
     ratio = f"{report.data_bytes / old:.1f}".removesuffix(".0") if old else ""
     times = f", {ratio} times the old buffer pool" if old else ""
     size = size_text(round(report.data_bytes / 2**20) * 2**20)  # its rows hold about that

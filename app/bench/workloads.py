@@ -59,9 +59,9 @@ def data_rows(data_bytes: int) -> int:
     return max(0, data_bytes) // ROW_BYTES
 
 
-def data_update(rows: int, row: int) -> str:
+def data_update(row_id: int) -> str:
     """One row of the data set written: the same in every client and route."""
-    return f"UPDATE {DATA_TABLE} SET k = k + 1 WHERE id = {row % rows + 1}"  # noqa: S608
+    return f"UPDATE {DATA_TABLE} SET k = k + 1 WHERE id = {row_id}"  # noqa: S608
 
 
 def data_fill_sql(rows: int) -> list[str]:
@@ -116,13 +116,13 @@ class Statements:
         self._i += 1
         if self.workload == "autocommit":
             if self.data_rows:
-                return [data_update(self.data_rows, self._rng.randrange(self.data_rows))]
+                return [data_update(self._rng.randint(1, self.data_rows))]
             return [self.singles[self._i % len(self.singles)]]
         if self.workload == "small_tx":
             base = self._i * 3
             n = len(self.singles)
             if self.data_rows:
-                update = data_update(self.data_rows, self._rng.randrange(self.data_rows))
+                update = data_update(self._rng.randint(1, self.data_rows))
             else:
                 row = self._rng.randrange(1, PREFILL_ROWS + 1)
                 update = f"UPDATE {self.table} SET k = k + 1 WHERE id = {row}"  # noqa: S608

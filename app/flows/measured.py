@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from app.access.doctor import DoctorResult, Secrets
 from app.bench.cpu import machine_busy
-from app.bench.reach import POOL, cannot_show, data_set_bytes, data_set_text
+from app.bench.reach import cannot_show, data_set_bytes, data_set_text, pool_growth
 from app.bench.runner import Side
 from app.domain.bench import BenchReport
 from app.domain.errors import InnoTuneError
@@ -358,7 +358,9 @@ def measured_apply(
         return _interleaved(
             measuring, apply, method, in_force, on_before=on_before, on_applied=on_applied
         )
-    data = data_set_bytes(method.changes, measuring.datadir_free())
+    # Only a larger pool needs a data set: only then is the datadir's free space read.
+    free = measuring.datadir_free() if pool_growth(method.changes) else None
+    data = data_set_bytes(method.changes, free)
     if data:
         measuring.options = dataclasses.replace(measuring.options, data_bytes=data)
     before, spent = measuring.before(in_force)
@@ -392,7 +394,7 @@ def measured_apply(
         restart=method.restart or status.restarted,
         why=method.why,
         cannot_show=cannot_show(method.changes, before),
-        data_set=data_set_text(before, old_pool(method.changes), measuring.data_seconds),
+        data_set=data_set_text(before, method.changes, measuring.data_seconds),
     )
     return MeasuredApply(
         dataclasses.replace(before, measurement=found),
@@ -400,11 +402,6 @@ def measured_apply(
         dataclasses.replace(after, measurement=found),
         measurement=found,
     )
-
-
-def old_pool(changes: Sequence[tuple[str, str, str]]) -> str | None:
-    """The buffer pool's size before the change, when the change sets it."""
-    return next((old for key, old, _new in changes if key == POOL), None)
 
 
 def _interleaved(

@@ -84,9 +84,9 @@ def test_no_data_set_where_it_would_not_fit_or_show_anything() -> None:
 def test_a_report_with_a_data_set_says_so_and_the_pool_is_not_called_unshowable() -> None:
     # The rows of a 384 MiB data set (1,830,241 of 220 bytes) hold a little under it.
     report = dataclasses.replace(REPORT, pool_free_bytes=100 * MIB, data_bytes=1_830_241 * 220)
-    line = data_set_text(report, str(128 * MIB), 41.4)
+    line = data_set_text(report, [(POOL, str(128 * MIB), str(GIB))], 41.4)
     assert "went at random across a data set of 384 MiB, 3 times the old buffer pool" in line
     assert "writing it took 41 s a side, outside the time budget" in line
     assert cannot_show([(POOL, str(128 * MIB), str(GIB))], report) == ()
     assert table_peak_bytes(report) == table_peak_bytes(REPORT) + 1_830_241 * 220
-    assert data_set_text(REPORT, str(128 * MIB), 0.0) == ""
+    assert data_set_text(REPORT, [(POOL, str(128 * MIB), str(GIB))], 0.0) == ""
