@@ -18,6 +18,7 @@ from app.bench.workloads import DATA_CHUNK_ROWS, DATA_TABLE, ROW_BYTES, data_fil
 from app.mysql.session import Session
 from app.practice.server import PrivateServer
 from app.remote.local import LocalTransport
+from tests.hosts.util import need
 from tests.integration.test_bench import opener, scratch_schemas
 from tests.integration.test_bench_loadgen import socket_login
 
@@ -68,8 +69,8 @@ def _route(server: PrivateServer, kind: str) -> ClientRoute | None:
     login = socket_login(server)
     if kind == "innotune":
         return None
-    if kind == "sysbench" and shutil.which("sysbench") is None:
-        pytest.skip("no sysbench on this machine (make test installs it)")
+    if kind == "sysbench":
+        need(shutil.which("sysbench") is not None, "sysbench is not installed (make sysdeps-test)")
     finder = {"loadgen": find_loadgen, "sysbench": find_sysbench, "slap": find_slap}[kind]
     route = finder(LocalTransport(), login, server.running_pid())
     assert route is not None, kind
