@@ -9,7 +9,10 @@ until stopped; nothing of it stays but its table, which :meth:`SteadyWrites.stop
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
+import time
 from types import TracebackType
 from typing import Protocol
 
@@ -87,7 +90,37 @@ class SteadyWrites:
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
+        try:
+            self._wait_steady()
+        except BaseException:
+            self.stop()
+            raise
         return self
+
+    def _wait_steady(self, timeout: float = 60.0) -> None:
+        """Return once a second of the client's statements reaches half its rate.
+
+        The client connects and its first commits come a moment after it starts; on a machine
+        whose disk other work keeps busy a commit may wait a second and more. A test that reads
+        the server's activity from a short sample must start on a running workload.
+        """
+        counter = "Com_update" if self.update_rows else "Com_insert"
+
+        def count() -> int:
+            row = self.host.sql(f"SHOW GLOBAL STATUS LIKE '{counter}'")
+            return int(row.split()[-1])
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.running():
+                self.stop()
+                raise RuntimeError("the steady client stopped: " + self.errors)
+            first, since = count(), time.monotonic()
+            time.sleep(1.0)
+            rate = (count() - first) / (time.monotonic() - since)
+            if rate >= self.rate / 2:
+                return
+        raise TimeoutError(f"the steady client did not reach {self.rate / 2:.0f} {counter}/s")
 
     def running(self) -> bool:
         """The client still runs."""
@@ -96,9 +129,6 @@ class SteadyWrites:
     def stop(self) -> None:
         """Stop the client and drop its table."""
         if self._proc is not None:
-            import os
-            import signal
-
             try:
                 os.killpg(self._proc.pid, signal.SIGTERM)
             except ProcessLookupError:

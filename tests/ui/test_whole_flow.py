@@ -57,9 +57,10 @@ def _server(db: DebianHost | LocalDebian) -> tuple[int, int]:
 
 
 def _connect_and_inspect(
-    qtbot: QtBot, tmp_path: Path, server_host: DebianHost | LocalDebian
+    qtbot: QtBot, tmp_path: Path, server_host: DebianHost | LocalDebian, sample: int = 1
 ) -> MainWizard:
-    """A wizard connected over SSH to ``server_host`` (its key trusted), on Inspect, inspected."""
+    """A wizard connected over SSH to ``server_host`` (its key trusted), on Inspect, inspected
+    with a ``sample`` seconds long sample of the server's activity."""
     ssh_host, ssh_port = server_host.target.split("@", 1)[1].rsplit(":", 1)
     wizard = MainWizard()
     wizard.setOption(QWizard.WizardOption.NoCancelButton, False)
@@ -87,10 +88,10 @@ def _connect_and_inspect(
     qtbot.waitUntil(connect.isComplete, timeout=120_000)
     assert "Every step passed" in v.message.text()
 
-    # Inspect: a one-second sample.
+    # Inspect: a short sample.
     inspect = wizard.pages["Inspect"]
     assert isinstance(inspect, InspectPage)
-    inspect.sample.setValue(1)
+    inspect.sample.setValue(sample)
     wizard.next()
     assert wizard.currentPage() is inspect and inspect.title() == "Inspect"
     qtbot.waitUntil(lambda: wizard.state.facts is not None, timeout=120_000)
