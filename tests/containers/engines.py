@@ -26,6 +26,7 @@ import contextlib
 import fcntl
 import hashlib
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -405,8 +406,24 @@ def _podman_config(workdir: Path) -> None:
         f'static_dir = "{workdir / "static"}"\n'
         'runtime = "runc"\n'
         "[network]\n"
-        f'network_config_dir = "{workdir / "networks"}"\n'
+        f'network_config_dir = "{workdir / "networks"}"\n' + _own_limits()
     )
+
+
+def _own_limits() -> str:
+    """The open-files and processes limits for podman's containers: this process's own.
+
+    Rootful podman gives a container the kernel's most (1048576 files, 4194304 processes)
+    unless told; where the run's own hard limits are lower and may not be raised (a machine
+    inside a container, as some CI machines are), runc then fails with "error setting rlimit
+    type 7: operation not permitted" (6 for processes) and no container starts.
+    """
+    limits = []
+    for name, which in (("nofile", resource.RLIMIT_NOFILE), ("nproc", resource.RLIMIT_NPROC)):
+        _, hard = resource.getrlimit(which)
+        if hard != resource.RLIM_INFINITY:
+            limits.append(f'"{name}={hard}:{hard}"')
+    return f"[containers]\ndefault_ulimits = [{', '.join(limits)}]\n" if limits else ""
 
 
 class Docker(Engine):
