@@ -79,6 +79,20 @@ def data_set_bytes(changes: Iterable[tuple[str, str, str]], free_bytes: int | No
     return size if size >= DATA_LEAST_TIMES_POOL * old else 0
 
 
+def data_set_most(changes: Iterable[tuple[str, str, str]]) -> int:
+    """The largest data set a measurement of these changes may write (0: none).
+
+    For saying so before the measurement, when the room under the datadir is not read yet:
+    :func:`data_set_bytes` may make it smaller, or none, for lack of it.
+    """
+    grown = pool_growth(changes)
+    if grown is None:
+        return 0
+    old, new = grown
+    size = min(int(DATA_TIMES_POOL * old), int(DATA_SHARE_OF_NEW_POOL * new), DATA_MAX_BYTES)
+    return size if size >= DATA_LEAST_TIMES_POOL * old else 0
+
+
 def data_set_text(
     report: BenchReport, changes: Iterable[tuple[str, str, str]], seconds: float
 ) -> str:

@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING
 
 from app.access.doctor import DoctorResult, Secrets
 from app.bench.cpu import machine_busy
-from app.bench.reach import cannot_show, data_set_bytes, data_set_text, pool_growth
+from app.bench.reach import (
+    cannot_show,
+    data_set_bytes,
+    data_set_most,
+    data_set_text,
+    pool_growth,
+)
 from app.bench.runner import Side
 from app.domain.bench import BenchReport
 from app.domain.errors import InnoTuneError
@@ -122,6 +128,15 @@ def method_for(preview: Preview, confirm_within: float | None = None) -> Method:
     elif not values:
         why = why or "no server variable changes live"
     return Method(() if why else tuple(values), why, restart, changes)
+
+
+def data_set_ahead(preview: Preview | None) -> int:
+    """The largest data set measuring this preview's change would write first on each side.
+
+    0 when it writes none (the pool does not grow). Said before the measurement, so the room
+    under the datadir, which may make it smaller, is not read yet.
+    """
+    return data_set_most(method_for(preview).changes) if preview is not None else 0
 
 
 def undecided(before: BenchReport, after: BenchReport) -> list[tuple[str, int]]:

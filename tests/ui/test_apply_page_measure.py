@@ -12,10 +12,11 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from app.domain.target import ConnectOptions, Target
-from app.flows.measure import MeasureOptions
+from app.flows.measure import MeasureOptions, Quietness
 from app.practice.server import PrivateServer
 from app.ui.pages import apply as apply_module
 from app.ui.pages.apply import ApplyPage
+from app.ui.pages.apply_texts import measure_note
 from tests.hosts.util import need_root
 from tests.integration.test_apply import (  # noqa: F401 - autouse cleanup of jobs
     _remove_new_jobs_and_snapshots,
@@ -60,6 +61,15 @@ def test_the_box_is_ticked_on_a_quiet_server_and_asks_on_a_busy_one(
     page._decide_measure()
     assert not page.measure_box.isChecked() and "took no sample" in page.measure_note.text()
     assert not page.watch_box.isChecked()
+
+
+def test_the_note_says_beforehand_that_a_larger_pool_gets_a_data_set() -> None:
+    quiet = Quietness(True, "quiet over the inspection's 10 s sample: 0 commits/s (at most 100)")
+    note = measure_note(quiet, 384 * 2**20)
+    assert "each side first writes a data set of up to 384 MiB" in note, note
+    busy = Quietness(False, "busy: 850 commits/s (above 100)")
+    assert "data set of up to 1 GiB" in measure_note(busy, 2**30)
+    assert "data set" not in measure_note(quiet, 0)
 
 
 def test_a_rolled_back_apply_is_measured_before_and_not_after(

@@ -255,23 +255,24 @@ def test_whole_flow_measures_before_and_after_as_part_of_applying(
     assert isinstance(wizard.currentPage(), PreviewPage)
     qtbot.waitUntil(lambda: wizard.state.preview is not None, timeout=120_000)
 
+    # The data set for the larger pool is the smallest InnoTune makes, 1.5 times the old
+    # pool, not 3: half the disk writes beside the other sessions' tests.
+    monkeypatch.setattr(reach, "DATA_TIMES_POOL", reach.DATA_LEAST_TIMES_POOL)
     # Apply: the test host is idle, so "Measure before and after" is ticked by default and
-    # says which figures decided it.
+    # says which figures decided it, and that the larger pool gets a data set.
     wizard.next()
     apply = wizard.currentPage()
     assert isinstance(apply, ApplyPage)
     assert apply.measure_box.isVisible() and apply.measure_box.isChecked()
     note = apply.measure_note.text()
     assert note.startswith("Ticked: the server is quiet") and "commits/s" in note, note
+    assert "each side first writes a data set of up to 192 MiB" in note, note
     # "Benchmark time", one setting with the Verify page's: 10 s a side, rounds added up to
     # the time budget. The budget is four times that here, not the product's ten: the test
     # proves the flow and what the pages show (the rounds a budget holds are the unit tests'
     # and tests/benchmarks/bench_proof.py's), and on a 2-core machine under the suite's load
     # the verdicts of an idle test server stay undecided, so the rounds fill the budget.
     monkeypatch.setattr(measure, "BUDGET_FACTOR", 4.0)
-    # For the same reason the data set for the larger pool is the smallest InnoTune makes,
-    # 1.5 times the old pool, not 3: half the disk writes beside the other sessions' tests.
-    monkeypatch.setattr(reach, "DATA_TIMES_POOL", reach.DATA_LEAST_TIMES_POOL)
     apply.bench_time.setValue(10)
     assert wizard.state.bench_seconds == 10.0
     apply.consent.setChecked(True)

@@ -5,7 +5,13 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from app.bench.reach import cannot_show, data_set_bytes, data_set_text, table_peak_bytes
+from app.bench.reach import (
+    cannot_show,
+    data_set_bytes,
+    data_set_most,
+    data_set_text,
+    table_peak_bytes,
+)
 from app.domain.bench import BenchReport
 
 REPORT = BenchReport.from_json(
@@ -79,6 +85,14 @@ def test_no_data_set_where_it_would_not_fit_or_show_anything() -> None:
     # A smaller pool, or a size not in bytes: none.
     assert data_set_bytes([(POOL, str(GIB), str(128 * MIB))], plenty) == 0
     assert data_set_bytes([(POOL, "128M", str(GIB))], plenty) == 0
+
+
+def test_the_largest_data_set_is_known_before_the_disk_is_read() -> None:
+    plenty = 50 * GIB
+    for old, new in ((128 * MIB, 16 * GIB), (128 * MIB, 384 * MIB), (GIB, 8 * GIB), (GIB, MIB)):
+        changes = [(POOL, str(old), str(new))]
+        assert data_set_most(changes) == data_set_bytes(changes, plenty)
+    assert data_set_most([("innodb_log_file_size", str(96 * MIB), str(GIB))]) == 0
 
 
 def test_a_report_with_a_data_set_says_so_and_the_pool_is_not_called_unshowable() -> None:

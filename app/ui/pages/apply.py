@@ -28,7 +28,7 @@ from app.domain.words import count
 from app.flows import apply as jobs
 from app.flows import snapshots
 from app.flows.measure import MeasureOptions, quietness
-from app.flows.measured import MeasuredApply, method_for
+from app.flows.measured import MeasuredApply, data_set_ahead, method_for
 from app.flows.preview import Preview
 from app.ui import jobrecords
 from app.ui.hostworker import Task, TaskHandle
@@ -184,13 +184,13 @@ class ApplyPage(ApplyView):
         Decided once per inspection: going back and forth keeps the person's choice.
         """
         facts = self.state.facts
-        if facts is self._measure_decided_for:
-            return
-        self._measure_decided_for = facts
         found = quietness(facts.server if facts is not None else None)
-        self.measure_box.setChecked(found.quiet)
-        self.watch_box.setChecked(found.why.startswith("busy"))
-        self.measure_note.setText(texts.measure_note(found))
+        if facts is not self._measure_decided_for:
+            self._measure_decided_for = facts
+            self.measure_box.setChecked(found.quiet)
+            self.watch_box.setChecked(found.why.startswith("busy"))
+        data = data_set_ahead(self.state.preview)
+        self.measure_note.setText(texts.measure_note(found, data))
 
     def effective_preview(self) -> Preview | None:
         """The preview of what Apply will do now: with the asked-for restart, if ticked."""

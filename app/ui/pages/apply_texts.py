@@ -9,7 +9,7 @@ import logging
 import shlex
 
 from app.domain.instance import ServerInstance
-from app.domain.words import count
+from app.domain.words import count, size_text
 from app.flows import apply as jobs
 from app.flows.measure import BUDGET_FACTOR, Quietness
 from app.flows.measured import MeasuredApply, Method
@@ -74,13 +74,24 @@ def followed_text(
     return text
 
 
-def measure_note(found: Quietness) -> str:
-    """Why "Measure before and after" starts ticked or not, from how quiet the server is."""
+def measure_note(found: Quietness, data_bytes: int = 0) -> str:
+    """Why "Measure before and after" starts ticked or not, from how quiet the server is.
+
+    ``data_bytes``: the largest data set measuring this change writes first on each side
+    (:func:`app.bench.reach.data_set_most`; 0: none), said beforehand.
+    """
+    data = (
+        f" This change grows the buffer pool: to show it, each side first writes a data set of "
+        f"up to {size_text(data_bytes)} for the benchmark's one-row writes to go across "
+        "(less where the disk has less room), outside that time."
+        if data_bytes
+        else ""
+    )
     if found.quiet:
         return (
             f"Ticked: the server is {found.why}. A write benchmark measures the change: "
             "the benchmark time on each side, then rounds added until every verdict is "
-            f"decided, up to {BUDGET_FACTOR:.0f} times that in all."
+            f"decided, up to {BUDGET_FACTOR:.0f} times that in all." + data
         )
     return (
         f"Not ticked: the server is {found.why}. A benchmark would slow that work "
@@ -88,7 +99,7 @@ def measure_note(found: Quietness) -> str:
         if found.why.startswith("busy")
         else f"Not ticked: {found.why}, so it is not known to be quiet. Tick it to "
         "measure before and after anyway."
-    )
+    ) + data
 
 
 def measuring(method: Method) -> str:
