@@ -42,7 +42,9 @@ DATA_LEAST_TIMES_POOL = 1.5
 DATA_SHARE_OF_NEW_POOL = 0.5
 
 #: ... and of the free space under the datadir (its pages, their redo and doublewrite
-#: copies, and the temporary copy each INSERT … SELECT makes of the rows it reads).
+#: copies, and the temporary copy each INSERT … SELECT makes of the rows it reads); half that
+#: where the server keeps a binary log, which holds a copy of both sides' rows until it
+#: expires its files (30 days by default), long after the data set is dropped.
 DATA_SHARE_OF_FREE = 0.25
 
 #: ... and no more than this: each side writes it afresh, which takes minutes on a loaded
@@ -59,21 +61,24 @@ def pool_growth(changes: Iterable[tuple[str, str, str]]) -> tuple[int, int] | No
     return None
 
 
-def data_set_bytes(changes: Iterable[tuple[str, str, str]], free_bytes: int | None) -> int:
+def data_set_bytes(
+    changes: Iterable[tuple[str, str, str]], free_bytes: int | None, binlog: bool = False
+) -> int:
     """The data set a measurement of these changes (key, old, new) needs, or 0 for none.
 
     Only a larger buffer pool needs one, and only where a set a few times the old pool fits
     in the new pool and on the disk (``free_bytes``: free under the datadir; None, not
-    known: none is made).
+    known: none is made; ``binlog``: the server keeps a binary log there too).
     """
     grown = pool_growth(changes)
     if grown is None or free_bytes is None:
         return 0
     old, new = grown
+    share = DATA_SHARE_OF_FREE / 2 if binlog else DATA_SHARE_OF_FREE
     size = min(
         int(DATA_TIMES_POOL * old),
         int(DATA_SHARE_OF_NEW_POOL * new),
-        int(DATA_SHARE_OF_FREE * free_bytes),
+        int(share * free_bytes),
         DATA_MAX_BYTES,
     )
     return size if size >= DATA_LEAST_TIMES_POOL * old else 0
@@ -94,9 +99,15 @@ def data_set_most(changes: Iterable[tuple[str, str, str]]) -> int:
 
 
 def data_set_text(
-    report: BenchReport, changes: Iterable[tuple[str, str, str]], seconds: float
+    report: BenchReport,
+    changes: Iterable[tuple[str, str, str]],
+    seconds: float,
+    after: BenchReport | None = None,
 ) -> str:
-    """The data set the one-row writes went across, in one sentence ("" when there was none)."""
+    """The data set the one-row writes went across, in a sentence or two ("" when none).
+
+    ``report`` is the "before" side's; ``after``, when it ran, adds its binary log's growth.
+    """
     if not report.data_bytes:
         return ""
     grown = pool_growth(changes)
@@ -105,10 +116,19 @@ def data_set_text(
     times = f", {ratio} times the old buffer pool" if old else ""
     size = size_text(round(report.data_bytes / 2**20) * 2**20)  # its rows hold about that
     took = f"; writing it took {seconds:.0f} s a side, outside the time budget" if seconds else ""
+    grew = [r.data_binlog_bytes for r in (report, after) if r is not None]
+    kept = ""
+    if grew and all(g is not None for g in grew):
+        total = sum(g for g in grew if g is not None)
+        sides = "both sides'" if len(grew) == 2 else "the “before” side's"
+        kept = (
+            f" The binary log grew by {size_text(total)} with {sides} rows and keeps them until "
+            "the server expires its files; the data set itself was dropped."
+        )
     return (
         f"To show the larger buffer pool, the one-row writes (every autocommit write, and the "
         f"small transactions' update) went at random across a data set of "
-        f"{size}{times}{took}."
+        f"{size}{times}{took}.{kept}"
     )
 
 

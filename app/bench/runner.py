@@ -24,7 +24,7 @@ from app.bench.cpu import CpuProbe, cpu_between
 from app.bench.figures import STATUS_NAMES, CounterTrack, latency_of, merge_rounds, rate
 from app.bench.rate import status_values
 from app.bench.settings import SETTINGS as SETTINGS
-from app.bench.settings import pool_free_bytes, server_settings
+from app.bench.settings import binlog_bytes, pool_free_bytes, server_settings
 from app.bench.steps import ScratchTables, StepTimes
 from app.bench.workloads import ROW_BYTES, ROWS_PER_TX, Statements, data_fill_sql, data_rows
 from app.domain.bench import WORKLOADS, BenchReport, WorkloadResult
@@ -254,6 +254,7 @@ class Benchmark:
         wanted = data_rows(self.options.data_bytes)
         self.data_rows = wanted if wanted and (route is None or route.spreads_writes) else 0
         self.data_seconds = 0.0
+        self.data_binlog_bytes: int | None = None  # the binary log's growth as it was written
         self.kept: dict[str, Any] = {}
         self.closers: list[Callable[[], None]] = []
 
@@ -327,6 +328,7 @@ class Benchmark:
                     settings=settings.get(side.label, {}),
                     pool_free_bytes=free.get(side.label),
                     data_bytes=self.data_rows * ROW_BYTES,
+                    data_binlog_bytes=self.data_binlog_bytes,
                     cancelled=self.cancel.is_set(),
                     label=side.label,
                 )
@@ -429,11 +431,16 @@ class Benchmark:
             "spread over"
         )
         control.query(f"USE `{self.schema}`")
+        first = binlog_bytes(control)
         for sql in data_fill_sql(self.data_rows):
             if self.cancel.is_set():
                 break
             control.query(sql)
         self.data_seconds = time.monotonic() - began
+        last = binlog_bytes(control) if first is not None else None
+        # Smaller only when the server purged old files meanwhile: then not known.
+        if first is not None and last is not None and last >= first:
+            self.data_binlog_bytes = last - first
 
     def _drop(self, control: Session) -> None:
         """Drop the scratch schema, through a fresh session if the old one broke."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from app.domain.errors import InnoTuneError
 from app.mysql.session import Session
 
 #: Server settings recorded with each report, so that two runs can be told apart: the version,
@@ -60,3 +61,13 @@ def pool_free_bytes(session: Session) -> int | None:
     free = str(rows[0][1]) if rows and rows[0] else ""
     page = str(size[0][0]) if size and size[0] else ""
     return int(free) * int(page) if free.isdigit() and page.isdigit() else None
+
+
+def binlog_bytes(session: Session) -> int | None:
+    """The binary log files' total size (None: no binary log, or the files may not be listed)."""
+    try:
+        rows = session.query("SHOW BINARY LOGS")
+    except InnoTuneError:
+        return None
+    sizes = [str(r[1]) for r in rows if r and len(r) > 1]
+    return sum(int(x) for x in sizes if x.isdigit()) if sizes else None

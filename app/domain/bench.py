@@ -415,6 +415,8 @@ class BenchReport:
             not sampled).
         data_bytes: about the size of the data set the one-row writes went at random
             across (0: none, they went into small fresh tables).
+        data_binlog_bytes: how much the server's binary log grew as the data set was
+            written (None: no data set, no binary log, or its files could not be listed).
     """
 
     target: str
@@ -431,6 +433,7 @@ class BenchReport:
     pool_free_bytes: int | None = None
     machine_busy: tuple[float, ...] = ()
     data_bytes: int = 0
+    data_binlog_bytes: int | None = None
     format: str = FORMAT
 
     def result(self, workload: str, threads: int) -> WorkloadResult | None:

@@ -235,23 +235,28 @@ class Measuring:
         report = dataclasses.replace(report, snapshot_in_force=in_force, machine_busy=busy)
         return report, bench.stopped
 
-    def datadir_free(self) -> int | None:
-        """Free bytes under the server's datadir, where a data set would go (None: unknown)."""
+    def datadir_room(self) -> tuple[int | None, bool]:
+        """Where a data set would go: the datadir's free bytes, and whether there is a binlog.
+
+        Free bytes under the server's datadir (None: unknown); whether the server keeps a
+        binary log (which keeps a copy of the data set's rows).
+        """
         from app.bench.route import session_factory
 
         transport = self.conn.transport
         if transport is None:
-            return None
+            return None, False
         session = session_factory(self.conn, self.target, self.secrets)()
         try:
-            rows = session.query("SELECT @@datadir")
+            rows = session.query("SELECT @@datadir, @@log_bin")
         finally:
             session.close()
         datadir = str(rows[0][0] or "") if rows else ""
+        binlog = bool(rows) and str(rows[0][1]) in ("1", "ON")
         if not datadir:
-            return None
+            return None, binlog
         found = transport.run(["df", "-P", "-k", "--", datadir], timeout=20)
-        return parse_df(found.out.splitlines())[1] if found.ok else None
+        return (parse_df(found.out.splitlines())[1] if found.ok else None), binlog
 
     def interleaved(
         self, values: Sequence[tuple[str, str, str]], in_force: str, snapshot: str
@@ -374,8 +379,8 @@ def measured_apply(
             measuring, apply, method, in_force, on_before=on_before, on_applied=on_applied
         )
     # Only a larger pool needs a data set: only then is the datadir's free space read.
-    free = measuring.datadir_free() if pool_growth(method.changes) else None
-    data = data_set_bytes(method.changes, free)
+    free, binlog = measuring.datadir_room() if pool_growth(method.changes) else (None, False)
+    data = data_set_bytes(method.changes, free, binlog)
     if data:
         measuring.options = dataclasses.replace(measuring.options, data_bytes=data)
     before, spent = measuring.before(in_force)
@@ -409,7 +414,7 @@ def measured_apply(
         restart=method.restart or status.restarted,
         why=method.why,
         cannot_show=cannot_show(method.changes, before),
-        data_set=data_set_text(before, method.changes, measuring.data_seconds),
+        data_set=data_set_text(before, method.changes, measuring.data_seconds, after),
     )
     return MeasuredApply(
         dataclasses.replace(before, measurement=found),

@@ -23,6 +23,7 @@ describe_instance = history.describe_instance
 choose_rollback = history.choose_rollback
 list_records = history.list_records
 store_bench_locally = snap.store_bench_locally
+store_watch_locally = snap.store_watch_locally
 
 
 def rollback_text(choice: RollbackChoice) -> str:

@@ -398,13 +398,25 @@ def store_bench_locally(directory: Path, snapshot_id: str, label: str, report_js
     "before" is the server as the snapshot found it, "after" with the changes; a run after a
     rollback is stored as "after-rollback", so each state can be compared later.
     """
+    return _store_beside(directory, snapshot_id, "bench", label, report_json)
+
+
+def store_watch_locally(directory: Path, snapshot_id: str, label: str, watch_json: str) -> Path:
+    """Keep a watch of the server's own workload beside its snapshot (``watch-<label>.json``).
+
+    In the form ``innotune watch --out`` saves, so ``--compare`` reads it.
+    """
+    return _store_beside(directory, snapshot_id, "watch", label, watch_json)
+
+
+def _store_beside(directory: Path, snapshot_id: str, kind: str, label: str, text: str) -> Path:
     folder = Path(directory) / snapshot_id
     if not (folder / "manifest.json").exists():
         raise SnapshotError(f"Snapshot {snapshot_id} is not on this computer ({folder}).")
     safe = "".join(ch for ch in label if ch.isalnum() or ch in "-_") or "run"
-    path = folder / f"bench-{safe}.json"
-    tmp = folder / f".bench-{safe}.json.tmp"
-    tmp.write_text(report_json)
+    path = folder / f"{kind}-{safe}.json"
+    tmp = folder / f".{kind}-{safe}.json.tmp"
+    tmp.write_text(text)
     tmp.chmod(0o600)
     tmp.replace(path)
     return path

@@ -11,12 +11,13 @@ from collections.abc import Iterator
 import pytest
 
 from app.bench.loadgen import find_loadgen
+from app.bench.reach import data_set_text
 from app.bench.runner import Benchmark, BenchOptions, ClientRoute
 from app.bench.slap import find_slap
 from app.bench.sysbench import find_sysbench
 from app.bench.workloads import DATA_CHUNK_ROWS, DATA_TABLE, ROW_BYTES, data_fill_sql
 from app.mysql.session import Session
-from app.practice.server import PrivateServer
+from app.practice.server import SERVER_CNF, PrivateServer
 from app.remote.local import LocalTransport
 from tests.hosts.util import need
 from tests.integration.test_bench import opener, scratch_schemas
@@ -126,6 +127,31 @@ def test_the_one_row_writes_go_across_the_data_set(server: PrivateServer, kind: 
     expected = rows * (1 - (1 - 1 / rows) ** writes)
     assert bench.changed > 0.9 * expected, (bench.changed, expected, writes)
     assert scratch_schemas(server) == []
+    assert report.data_binlog_bytes is None  # no binary log: nothing kept of it
+
+
+def test_a_binary_log_says_how_much_of_the_data_set_it_keeps(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    srv = PrivateServer(
+        tmp_path_factory.mktemp("binlog") / "srv",
+        server_cnf=SERVER_CNF + "log_bin = binlog\nbinlog_format = ROW\n",
+    )
+    srv.start()
+    try:
+        options = BenchOptions(
+            seconds=2, threads=(1,), workloads=("autocommit",), data_bytes=DATA_BYTES
+        )
+        report = Benchmark(lambda: opener(srv), options).run()
+        grew = report.data_binlog_bytes
+        # Its rows, as row events: about the data set's size, not a few bytes of statements.
+        assert grew is not None and 0.8 * DATA_BYTES < grew < 3 * DATA_BYTES, grew
+        changes = [("innodb_buffer_pool_size", str(5 * 2**20), str(64 * 2**20))]
+        text = data_set_text(report, changes, 3.0, report)
+        assert "The binary log grew by" in text and "with both sides' rows" in text, text
+        assert scratch_schemas(srv) == []
+    finally:
+        srv.stop()
 
 
 def test_mysqlslap_runs_without_the_data_set(server: PrivateServer) -> None:

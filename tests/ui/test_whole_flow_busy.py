@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
+from app.domain.watch import Watch
 from app.flows import watching
 from app.ui.pages.apply import ApplyPage
 from app.ui.pages.tradeoffs import TradeoffsPage
@@ -76,6 +77,14 @@ def test_whole_flow_on_a_busy_server_watches_its_own_workload(
         assert panel.verdict("fsyncs_per_commit").startswith("better"), panel.status.text()
         assert panel.verdict("commit_latency_ms"), "MySQL gives commit latency"
         assert "Before:" in panel.status.text() and "After:" in panel.status.text()
+        # Both watches are kept beside the apply's snapshot, as `innotune watch --out` saves
+        # them, so `--compare` reads them later.
+        assert wizard.state.snapshot_dir is not None and wizard.state.snapshot_id is not None
+        folder = Path(wizard.state.snapshot_dir) / wizard.state.snapshot_id
+        for label, found in (("before", before), ("after", after)):
+            kept = Watch.from_json((folder / f"watch-{label}.json").read_text())
+            assert kept.to_json() == found.to_json()
+            assert oct((folder / f"watch-{label}.json").stat().st_mode & 0o777) == "0o600"
 
         # Roll the change back from the Apply page, so the host is as it was.
         wizard.back()

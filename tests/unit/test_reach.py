@@ -87,6 +87,13 @@ def test_no_data_set_where_it_would_not_fit_or_show_anything() -> None:
     assert data_set_bytes([(POOL, "128M", str(GIB))], plenty) == 0
 
 
+def test_a_binary_log_halves_the_share_of_free_space_a_data_set_may_take() -> None:
+    changes = [(POOL, str(128 * MIB), str(16 * GIB))]
+    assert data_set_bytes(changes, 2 * GIB) == 384 * MIB
+    assert data_set_bytes(changes, 2 * GIB, binlog=True) == 256 * MIB
+    assert data_set_bytes(changes, GIB, binlog=True) == 0  # 128 MiB: too little to show it
+
+
 def test_the_largest_data_set_is_known_before_the_disk_is_read() -> None:
     plenty = 50 * GIB
     for old, new in ((128 * MIB, 16 * GIB), (128 * MIB, 384 * MIB), (GIB, 8 * GIB), (GIB, MIB)):
@@ -104,3 +111,11 @@ def test_a_report_with_a_data_set_says_so_and_the_pool_is_not_called_unshowable(
     assert cannot_show([(POOL, str(128 * MIB), str(GIB))], report) == ()
     assert table_peak_bytes(report) == table_peak_bytes(REPORT) + 1_830_241 * 220
     assert data_set_text(REPORT, [(POOL, str(128 * MIB), str(GIB))], 0.0) == ""
+    # A binary log keeps a copy of the rows: how much it grew, both sides, when both were read.
+    logged = dataclasses.replace(report, data_binlog_bytes=400 * MIB)
+    changes = [(POOL, str(128 * MIB), str(GIB))]
+    both = data_set_text(logged, changes, 41.4, dataclasses.replace(logged, data_binlog_bytes=MIB))
+    assert "The binary log grew by 401 MiB with both sides' rows" in both, both
+    assert "binary log" not in data_set_text(logged, changes, 41.4, report)  # "after" not read
+    alone = data_set_text(logged, changes, 41.4)
+    assert "grew by 400 MiB with the “before” side's rows" in alone, alone

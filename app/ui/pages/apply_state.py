@@ -67,14 +67,27 @@ def keep_bench(state: WizardState, label: str, report: object) -> None:
         pass  # the result stays on the Verify page; losing the copy must not stop the wizard
 
 
+def store_watch(state: WizardState, label: str, found: Watch | None) -> None:
+    """Store a watch of the server's own workload beside the last apply's snapshot, if any."""
+    if state.snapshot_id is None or state.snapshot_dir is None or found is None:
+        return
+    try:
+        snapshots.store_watch_locally(
+            state.snapshot_dir, state.snapshot_id, label, found.to_json() + "\n"
+        )
+    except (OSError, InnoTuneError):
+        pass  # the watch stays on the Verify page; losing the copy must not stop the wizard
+
+
 def keep_bench_with_snapshot(state: WizardState, result: jobs.JobStatus) -> None:
-    """A new snapshot taken: remember it, and store the "before" benchmark beside it."""
+    """A new snapshot taken: remember it, and store the "before" benchmark and watch beside it."""
     if result.snapshot_id is None or state.target is None:
         return
     if state.snapshot_id != result.snapshot_id:
         state.snapshot_id = result.snapshot_id
         state.snapshot_dir = local_snapshot_dir(state.target.label)
         keep_bench(state, "before", state.bench_before)
+        store_watch(state, "before", state.watch_before)
 
 
 def note_server_change(state: WizardState, result: jobs.JobStatus) -> None:

@@ -32,6 +32,7 @@ from app.domain.watch import BY_KEY, COSTS, Watch, series, traffic, value_text, 
 from app.flows.watching import WATCH_SECONDS
 from app.ui.hostworker import Progress, Task, TaskHandle
 from app.ui.logview import error_html, error_parts
+from app.ui.pages.apply_state import store_watch
 from app.ui.state import WizardState
 
 WATCH_COLUMNS = ("figure", "before", "after", "verdict")
@@ -61,9 +62,10 @@ def run_watch(conn: DoctorResult, inputs: WatchInputs, progress: Progress) -> Wa
 
 
 def keep_watch(state: WizardState, found: Watch) -> None:
-    """Keep a watch as "after" when changes are in force, else as "before"."""
+    """Keep a watch: "after" when changes are in force (beside their snapshot), else "before"."""
     if state.changes_in_force:
         state.watch_after = found
+        store_watch(state, "after", found)
     else:
         state.watch_before = found
         state.watch_after = None
