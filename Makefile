@@ -119,7 +119,7 @@ icons: $(VENV)/.run-stamp
 # (default 1,2), into docs/screenshots/<host>/<scale>x/; SHOTS_ARGS=--exercises adds each exercise,
 # SHOTS_ARGS="--only recommendation" pictures that page alone (unnumbered) and stops there.
 SCALES ?= 1,2
-screenshots: sysdeps-test $(VENV)/.run-stamp
+screenshots: sysdeps-test $(VENV)/.dev-stamp
 	$(BIN)/python installers/make_screenshots.py $(if $(TARGET),--target $(TARGET) --scales $(SCALES)) \
 		$(SHOTS_ARGS)
 

@@ -81,9 +81,9 @@ def measure_note(found: Quietness, data_bytes: int = 0) -> str:
     (:func:`app.bench.reach.data_set_most`; 0: none), said beforehand.
     """
     data = (
-        f" This change grows the buffer pool: to show it, each side first writes a data set of "
-        f"up to {size_text(data_bytes)} for the benchmark's one-row writes to go across "
-        "(less where the disk has less room), outside that time."
+        f" This change grows the buffer pool: to show the gain, each side first writes a data "
+        f"set of up to {size_text(data_bytes)} for the benchmark's one-row writes to spread "
+        "over (less where the disk has less room); writing it is not counted in that time."
         if data_bytes
         else ""
     )
