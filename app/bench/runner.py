@@ -24,7 +24,7 @@ from app.bench.cpu import CpuProbe, cpu_between
 from app.bench.figures import STATUS_NAMES, CounterTrack, latency_of, merge_rounds, rate
 from app.bench.rate import status_values
 from app.bench.settings import SETTINGS as SETTINGS
-from app.bench.settings import binlog_bytes, pool_free_bytes, server_settings
+from app.bench.settings import binlog_bytes, binlog_growth, pool_free_bytes, server_settings
 from app.bench.steps import ScratchTables, StepTimes
 from app.bench.workloads import ROW_BYTES, ROWS_PER_TX, Statements, data_fill_sql, data_rows
 from app.domain.bench import WORKLOADS, BenchReport, WorkloadResult
@@ -437,10 +437,7 @@ class Benchmark:
                 break
             control.query(sql)
         self.data_seconds = time.monotonic() - began
-        last = binlog_bytes(control) if first is not None else None
-        # Smaller only when the server purged old files meanwhile: then not known.
-        if first is not None and last is not None and last >= first:
-            self.data_binlog_bytes = last - first
+        self.data_binlog_bytes = binlog_growth(control, first)
 
     def _drop(self, control: Session) -> None:
         """Drop the scratch schema, through a fresh session if the old one broke."""

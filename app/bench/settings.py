@@ -71,3 +71,12 @@ def binlog_bytes(session: Session) -> int | None:
         return None
     sizes = [str(r[1]) for r in rows if r and len(r) > 1]
     return sum(int(x) for x in sizes if x.isdigit()) if sizes else None
+
+
+def binlog_growth(session: Session, first: int | None) -> int | None:
+    """How much the binary log grew since :func:`binlog_bytes` read ``first`` (None: unknown)."""
+    if first is None:
+        return None
+    last = binlog_bytes(session)
+    # Smaller only when the server purged old files meanwhile: then not known.
+    return last - first if last is not None and last >= first else None
