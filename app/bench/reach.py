@@ -70,18 +70,10 @@ def data_set_bytes(
     in the new pool and on the disk (``free_bytes``: free under the datadir; None, not
     known: none is made; ``binlog``: the server keeps a binary log there too).
     """
-    grown = pool_growth(changes)
-    if grown is None or free_bytes is None:
+    if free_bytes is None:
         return 0
-    old, new = grown
     share = DATA_SHARE_OF_FREE / 2 if binlog else DATA_SHARE_OF_FREE
-    size = min(
-        int(DATA_TIMES_POOL * old),
-        int(DATA_SHARE_OF_NEW_POOL * new),
-        int(share * free_bytes),
-        DATA_MAX_BYTES,
-    )
-    return size if size >= DATA_LEAST_TIMES_POOL * old else 0
+    return _data_set(changes, int(share * free_bytes))
 
 
 def data_set_most(changes: Iterable[tuple[str, str, str]]) -> int:
@@ -90,11 +82,17 @@ def data_set_most(changes: Iterable[tuple[str, str, str]]) -> int:
     For saying so before the measurement, when the room under the datadir is not read yet:
     :func:`data_set_bytes` may make it smaller, or none, for lack of it.
     """
+    return _data_set(changes, None)
+
+
+def _data_set(changes: Iterable[tuple[str, str, str]], room: int | None) -> int:
+    """The data set for a larger pool, held to ``room`` bytes of disk (None: not held)."""
     grown = pool_growth(changes)
     if grown is None:
         return 0
     old, new = grown
-    size = min(int(DATA_TIMES_POOL * old), int(DATA_SHARE_OF_NEW_POOL * new), DATA_MAX_BYTES)
+    caps = [int(DATA_TIMES_POOL * old), int(DATA_SHARE_OF_NEW_POOL * new), DATA_MAX_BYTES]
+    size = min(caps if room is None else [*caps, room])
     return size if size >= DATA_LEAST_TIMES_POOL * old else 0
 
 
@@ -116,14 +114,14 @@ def data_set_text(
     times = f", {ratio} times the old buffer pool" if old else ""
     size = size_text(round(report.data_bytes / 2**20) * 2**20)  # its rows hold about that
     took = f"; writing it took {seconds:.0f} s a side, outside the time budget" if seconds else ""
-    grew = [r.data_binlog_bytes for r in (report, after) if r is not None]
+    sides = [report] if after is None else [report, after]
+    grew = [r.data_binlog_bytes for r in sides if r.data_binlog_bytes is not None]
     kept = ""
-    if grew and all(g is not None for g in grew):
-        total = sum(g for g in grew if g is not None)
-        sides = "both sides'" if len(grew) == 2 else "the “before” side's"
+    if len(grew) == len(sides):  # every side's growth read
+        whose = "both sides'" if len(grew) == 2 else "the “before” side's"
         kept = (
-            f" The binary log grew by {size_text(total)} with {sides} rows and keeps them until "
-            "the server expires its files; the data set itself was dropped."
+            f" The binary log grew by {size_text(sum(grew))} with {whose} rows and keeps them "
+            "until the server expires its files; the data set itself was dropped."
         )
     return (
         f"To show the larger buffer pool, the one-row writes (every autocommit write, and the "
