@@ -101,10 +101,13 @@ def data_set_text(
     changes: Iterable[tuple[str, str, str]],
     seconds: float,
     after: BenchReport | None = None,
+    *,
+    once: bool = False,
 ) -> str:
     """The data set the one-row writes went across, in a sentence or two ("" when none).
 
     ``report`` is the "before" side's; ``after``, when it ran, adds its binary log's growth.
+    ``once``: one data set served both sides (interleaved); ``report`` has its growth.
     """
     if not report.data_bytes:
         return ""
@@ -113,12 +116,13 @@ def data_set_text(
     ratio = f"{report.data_bytes / old:.1f}".removesuffix(".0") if old else ""
     times = f", {ratio} times the old buffer pool" if old else ""
     size = size_text(round(report.data_bytes / 2**20) * 2**20)  # its rows hold about that
-    took = f"; writing it took {seconds:.0f} s a side, outside the time budget" if seconds else ""
-    sides = [report] if after is None else [report, after]
+    each = "once for both sides" if once else "a side"
+    took = f"; writing it took {seconds:.0f} s {each}, outside the time budget" if seconds else ""
+    sides = [report] if after is None or once else [report, after]
     grew = [r.data_binlog_bytes for r in sides if r.data_binlog_bytes is not None]
     kept = ""
     if len(grew) == len(sides):  # every side's growth read
-        whose = "both sides'" if len(grew) == 2 else "the “before” side's"
+        whose = "both sides'" if len(grew) == 2 or once else "the “before” side's"
         kept = (
             f" The binary log grew by {size_text(sum(grew))} with {whose} rows and keeps them "
             "until the server expires its files; the data set itself was dropped."

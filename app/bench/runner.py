@@ -25,8 +25,15 @@ from app.bench.figures import STATUS_NAMES, CounterTrack, latency_of, merge_roun
 from app.bench.rate import status_values
 from app.bench.settings import SETTINGS as SETTINGS
 from app.bench.settings import binlog_bytes, binlog_growth, pool_free_bytes, server_settings
-from app.bench.steps import ScratchTables, StepTimes
-from app.bench.workloads import ROW_BYTES, ROWS_PER_TX, Statements, data_fill_sql, data_rows
+from app.bench.steps import ScratchTables, Side, StepTimes, side_order
+from app.bench.workloads import (
+    ROW_BYTES,
+    ROWS_PER_TX,
+    Statements,
+    data_fill_sql,
+    data_rows,
+    data_warm_sql,
+)
 from app.domain.bench import WORKLOADS, BenchReport, WorkloadResult
 from app.domain.errors import InnoTuneError
 from app.mysql.session import ClientBatchSession, Session
@@ -67,20 +74,6 @@ RETRYABLE = ("1213", "1205")
 
 #: The most rounds a run takes, added rounds included.
 MAX_ROUNDS = 20
-
-
-@dataclass(frozen=True)
-class Side:
-    """One side of what a benchmark measures, with what puts the server in its state.
-
-    Attributes:
-        label: the report's label ("before", "after").
-        enter: sets this side's values through the benchmark's control session, before each
-            step it takes (None: the server stays as it is).
-    """
-
-    label: str
-    enter: Callable[[Session], None] | None = None
 
 
 #: Given each side's report so far: the runs (workload, threads) that want another round.
@@ -279,7 +272,8 @@ class Benchmark:
         Each step (one round of one run) is taken by every side in turn, each side's
         ``enter`` called before it when it has one: with two sides that set old and new
         values, the rounds alternate A B A B …, so a drift of the host's load hits both
-        alike, and the last step runs on the last side.
+        alike, and the last step runs on the last side. Sides whose switch is slow take
+        whole rounds in turn (A B, B A, …: :func:`app.bench.steps.side_order`).
 
         Args:
             sides: what is measured; one report per side, in this order.
@@ -346,7 +340,11 @@ class Benchmark:
                 self._write_data_set(control)
                 started += self.data_seconds
                 limit += self.data_seconds
-            steps = [(n, w, t, side) for n, w, t in self.options.steps for side in sides]
+            steps = [
+                step
+                for n in range(1, self.options.rounds_run + 1)
+                for step in side_order(n, self.options.runs, sides)
+            ]
             self._steps_total = len(steps)
             # Setting up a table and starting the clients take time too (the overhead of a
             # step, measured as they go): each step runs for its equal share of what is left
@@ -371,6 +369,8 @@ class Benchmark:
                 if side is not current and side.enter is not None:
                     with self.times.within("switch"):
                         side.enter(control)
+                        for sql in data_warm_sql() if side.warm and self.data_rows else ():
+                            control.query(sql)
                         if side.label not in settings:
                             settings[side.label] = server_settings(control)
                             free[side.label] = pool_free_bytes(control)
@@ -404,7 +404,7 @@ class Benchmark:
                     self.stopped = "budget"
                 else:
                     self.rounds_done = n + 1
-                    steps += [(n + 1, w, t, s) for w, t in wanted for s in sides]
+                    steps += side_order(n + 1, wanted, sides)
                     self._steps_total = len(steps)
             if self.cancel.is_set():
                 self.stopped = "cancelled"

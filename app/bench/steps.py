@@ -19,7 +19,7 @@ shown (``tests/benchmarks/bench_measured.py``).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -111,3 +111,41 @@ class ScratchTables:
     def empty(self, control: Session, workload: str) -> None:
         """Empty the table after a round (a fresh, empty table as CREATE TABLE makes)."""
         control.query(f"TRUNCATE TABLE `{self.schema}`.bench_{workload}")
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of what a benchmark measures, with what puts the server in its state.
+
+    Attributes:
+        label: the report's label ("before", "after").
+        enter: sets this side's values through the benchmark's control session, before each
+            step it takes (None: the server stays as it is).
+        slow: entering takes the server seconds of work (a resize): the sides take whole
+            rounds in turn instead of single steps (:func:`app.bench.steps.side_order`).
+        warm: after entering, the data set is read once, so that the side's buffer pool is
+            as full of it as a running server's: a pool just grown holds only what the
+            smaller one did, and one just shrunk keeps free pages a while.
+    """
+
+    label: str
+    enter: Callable[[Session], None] | None = None
+    slow: bool = False
+    warm: bool = False
+
+
+def side_order(
+    n: int, runs: Sequence[tuple[str, int]], sides: Sequence[Side]
+) -> list[tuple[int, str, int, Side]]:
+    """Round ``n``'s steps (round, workload, threads, side) in the order they run.
+
+    Each run's step is taken by every side in turn (A B A B …), so that a drift of the host's
+    load hits both sides alike. When a side's switch is slow (a resize of the buffer pool or
+    of the redo log), switching before every step would spend the budget on switches: each
+    side takes the whole round instead, and the order turns every round (A B, then B A), so
+    that neither side always runs first after a switch and a round costs one switch.
+    """
+    if not any(side.slow for side in sides):
+        return [(n, w, t, side) for w, t in runs for side in sides]
+    turn = list(sides) if n % 2 else list(reversed(sides))
+    return [(n, w, t, side) for side in turn for w, t in runs]

@@ -64,6 +64,18 @@ def data_update(row_id: int) -> str:
     return f"UPDATE {DATA_TABLE} SET k = k + 1 WHERE id = {row_id}"  # noqa: S608
 
 
+def data_warm_sql() -> list[str]:
+    """Statements that read the whole data set, its rows and its index on ``k``, into the pool.
+
+    A buffer pool just resized holds what the other size left; a pool that size on a server
+    that has run a while is full of the pages its work touches (all of them, where they fit).
+    """
+    return [
+        f"SELECT COUNT(*), SUM(LENGTH(pad)) FROM {DATA_TABLE}",  # noqa: S608 - our constants
+        f"SELECT COUNT(*) FROM {DATA_TABLE} FORCE INDEX (k) WHERE k > 0",  # noqa: S608
+    ]
+
+
 def data_fill_sql(rows: int) -> list[str]:
     """Statements that make the data set: ids 1 to ``rows``, doubled up from the first rows.
 

@@ -25,7 +25,7 @@ from app.bench.reach import (
     data_set_text,
     pool_growth,
 )
-from app.bench.runner import Side
+from app.bench.steps import Side
 from app.domain.bench import BenchReport
 from app.domain.errors import InnoTuneError
 from app.domain.measurement import Measurement
@@ -33,7 +33,7 @@ from app.domain.target import Target
 from app.flows.measure import MeasureOptions, bench_for
 from app.inspect.host_mounts import parse_df
 from app.jobs import runner
-from app.jobs.live import set_values, values_in_force
+from app.jobs.live import Queries, set_values, values_in_force, wait_resized
 
 if TYPE_CHECKING:
     from app.bench.runner import Benchmark
@@ -45,8 +45,9 @@ if TYPE_CHECKING:
 #: one beaten, decide six runs; 3 before would need 18 after).
 FIXED_BEFORE_ROUNDS = 6
 
-#: Server variables whose switch sets the server to seconds of work in the background (a
-#: resize of the buffer pool or of the redo log): never switched round by round.
+#: Server variables whose switch sets the server to up to seconds of work (a resize of the
+#: buffer pool or of the redo log): switched once a round, not before every step, and each
+#: switch waits until the resize is done (:func:`app.jobs.live.wait_resized`).
 SLOW_TO_SWITCH = frozenset(
     {"innodb_buffer_pool_size", "innodb_redo_log_capacity", "innodb_log_file_size"}
 )
@@ -98,8 +99,8 @@ class Method:
 def method_for(preview: Preview, confirm_within: float | None = None) -> Method:
     """Interleaved when every change of the plan is a server variable set live, else before/after.
 
-    Old and new values can be set in turn only through SET GLOBAL, for a value whose switch
-    costs the server nothing (not a resize), with no restart and no wait to be kept.
+    Old and new values can be set in turn only through SET GLOBAL, with no restart and no
+    wait to be kept. A resize (:data:`SLOW_TO_SWITCH`) is switched too, once a round.
     """
     restart = preview.will_restart
     values: list[tuple[str, str, str]] = []
@@ -115,8 +116,6 @@ def method_for(preview: Preview, confirm_within: float | None = None) -> Method:
                 why = why or f"{value.key} is a setting of the host, not of the server"
             elif not value.live or value.current is None:
                 why = why or f"{value.key} does not apply live"
-            elif value.key in SLOW_TO_SWITCH:
-                why = why or f"changing {value.key} takes the server seconds of work"
             else:
                 values.append((value.key, value.current, value.new))
         if action.commands and not action.restart_needed:
@@ -272,16 +271,32 @@ class Measuring:
         """
         old = [(k, o) for k, o, _ in values]
         new = [(k, n) for k, _, n in values]
-        bench = self._bench("", self.options)
+        slow = any(k in SLOW_TO_SWITCH for k, _, _ in values)
+        grows = pool_growth(values) is not None
+        options = self.options
+        if grows:  # written once, for both sides; each reads it in after its switch (warm)
+            free, binlog = self.datadir_room()
+            options = dataclasses.replace(options, data_bytes=data_set_bytes(values, free, binlog))
+
+        def enter(wanted: list[tuple[str, str]]) -> Callable[[Queries], None]:
+            def switch(session: Queries) -> None:
+                set_values(session, wanted)
+                if slow:
+                    wait_resized(session)
+
+            return switch
+
+        bench = self._bench("", options)
         bench.say = lambda text: self.say("", text)
         before, after = bench.run_sides(
             (
-                Side("before", lambda s: set_values(s, old)),
-                Side("after", lambda s: set_values(s, new)),
+                Side("before", enter(old), slow=slow, warm=grows),
+                Side("after", enter(new), slow=slow, warm=grows),
             ),
             more=lambda found: undecided(found[0], found[1]),
             budget=self.options.budget_seconds,
         )
+        self.data_seconds = bench.data_seconds
         found = Measurement(
             method="interleaved",
             budget_seconds=self.options.budget_seconds,
@@ -290,6 +305,8 @@ class Measuring:
             after_rounds=_most(after),
             fewest_rounds=_fewest(after),
             stopped=bench.stopped,
+            cannot_show=cannot_show(values, before),
+            data_set=data_set_text(before, values, bench.data_seconds, once=True),
         )
         return (
             dataclasses.replace(before, snapshot_in_force=in_force, measurement=found),
@@ -309,6 +326,8 @@ class Measuring:
             session = session_factory(self.conn, self.target, self.secrets)()
             try:
                 set_values(session, new)
+                if any(k in SLOW_TO_SWITCH for k, _ in new):
+                    wait_resized(session)
                 wrong = values_in_force(session, new)
             finally:
                 session.close()

@@ -53,3 +53,38 @@ def values_in_force(session: Queries, values: Sequence[tuple[str, str]]) -> list
         for key, value in values
         if not same_value(now.get(key), value, key=key)
     ]
+
+
+#: MySQL's resize states, by status variable: the values that mean "still resizing". MySQL
+#: returns from SET GLOBAL at once and resizes in the background (0 "no resize in progress",
+#: 1-6 its steps, 7 failed); MariaDB's SET GLOBAL returns when its resize is done, and has
+#: neither variable.
+RESIZING = {
+    "Innodb_buffer_pool_resize_status_code": frozenset({"1", "2", "3", "4", "5", "6"}),
+    "Innodb_redo_log_resize_status": frozenset({"Resize in progress"}),
+}
+
+
+def wait_resized(session: Queries, timeout: float = 300.0, poll: float = 0.2) -> None:
+    """Return once no resize of the buffer pool or redo log is in progress.
+
+    Raises:
+        InnoTuneError: still resizing after ``timeout`` seconds.
+    """
+    import time
+
+    from app.domain.errors import InnoTuneError
+
+    listed = ", ".join(f"'{name}'" for name in RESIZING)
+    ends = time.monotonic() + timeout
+    while True:
+        rows = session.query(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({listed})")  # noqa: S608
+        busy = [str(r[0]) for r in rows if r and str(r[1]) in RESIZING.get(str(r[0]), ())]
+        if not busy:
+            return
+        if time.monotonic() > ends:
+            raise InnoTuneError(
+                f"The server was still resizing after {timeout:.0f} s ({', '.join(busy)}).",
+                "Wait until it is done, then measure again.",
+            )
+        time.sleep(poll)

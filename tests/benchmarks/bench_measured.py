@@ -16,10 +16,12 @@ the clients on the target as the wizard picks them (InnoTune's load generator th
 (b) ``--trials`` trials of identical settings (1 → 1, through the same interleaved path): a
     trial counts when no run is called *faster* or *slower*; at least 9 of 10 must;
 (c) ``--plan-trials`` trials of the default plan's buffer pool and redo log (the changes the
-    wizard recommends for these two, nothing else), applied by the job with its restart and
-    measured before, then after (:func:`app.flows.measured.measured_apply`, each side writing
-    its data set for the larger pool first: :func:`app.bench.reach.data_set_bytes`), rolled
-    back after each trial: autocommit ×1 must be called *faster* in at least 4 of 5.
+    wizard recommends for these two, nothing else), applied by the job and measured as the
+    wizard measures them (:func:`app.flows.measured.measured_apply`): on MariaDB 11.8 both
+    resize live, so interleaved, the pool and log resized once a round, one data set for the
+    larger pool written first and read in after every switch
+    (:func:`app.bench.reach.data_set_bytes`); where a restart is needed, before, then after.
+    Rolled back after each trial: autocommit ×1 must be called *faster* in at least 4 of 5.
 
 ``--busy 0`` measures the same with nothing else running.
 
@@ -116,9 +118,9 @@ POOL_REDO = frozenset(
 
 
 def plan_trial(host: DebianHost, work: Path, options: MeasureOptions) -> tuple[Any, str]:
-    """The default plan's pool and redo changes, applied with a restart and measured before/after.
+    """The default plan's pool and redo changes, applied by the job and measured as the wizard does.
 
-    Rolled back (with its restart) at the end. Returns the measured apply and the changes in
+    Rolled back at the end. Returns the measured apply and the changes in
     words ("innodb_buffer_pool_size 128.0 MiB → 16.1 GiB; …").
     """
     import dataclasses
@@ -229,7 +231,7 @@ def main() -> int:
     parser.add_argument("--change-trials", type=int, default=5, help="trx_commit 1 -> 0 trials")
     parser.add_argument("--trials", type=int, default=10, help="identical-settings trials")
     parser.add_argument(
-        "--plan-trials", type=int, default=5, help="default plan's pool + redo trials (restart)"
+        "--plan-trials", type=int, default=5, help="default plan's pool + redo trials"
     )
     parser.add_argument("--busy", type=int, default=2, help="busy loops on this machine")
     parser.add_argument(
@@ -345,7 +347,7 @@ def main() -> int:
             f"(needed {needed_b}) — {'holds' if ok_b else 'DOES NOT HOLD'}; load now {load()}"
         )
         print(
-            f"(c) default plan's pool + redo (restart): autocommit ×1 faster in "
+            f"(c) default plan's pool + redo: autocommit ×1 faster in "
             f"{by_plan.count('faster')} of {len(by_plan)} (needed {needed_c}) — "
             f"{'holds' if ok_c else 'DOES NOT HOLD'}{scaled}"
         )

@@ -113,3 +113,69 @@ def test_a_live_change_is_measured_interleaved_and_ends_on_the_new_value(
     text = comparison_text(done.before, done.after)
     assert f"Method: {found.method_text()} (the old and the new values set in turn" in text
     assert "Time budget 40 s" in text, text
+
+
+def test_a_resize_set_live_is_switched_once_a_round_with_each_pool_read_full(
+    private_server: PrivateServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The buffer pool and the redo log resized live, as a plan that grows them is measured.
+
+    MariaDB 10.11 resizes both with SET GLOBAL and returns once done. Each side takes whole
+    rounds (A B, then B A, …), so a round costs one resize, not one per step; one data set
+    three times the old pool is written first, and each side reads it in after its switch,
+    so that the larger pool's rounds run on a pool holding it, as a running server's would.
+    """
+    need_root()
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    server = private_server
+    mib = 2**20
+    log = variable(server, "innodb_log_file_size")
+    values = (
+        ("innodb_buffer_pool_size", str(8 * mib), str(64 * mib)),
+        ("innodb_log_file_size", log, str(2 * int(log))),
+    )
+    parser, _ = build_parser()
+    conn, target, secrets = login(
+        parser.parse_args(["bench", "local", "--instance", str(server.socket_path)])
+    )
+    seen: list[tuple[str, int, int]] = []  # (pool size, its data pages, the log's size)
+
+    def say(_label: str, text: str) -> None:
+        if text.startswith("Run "):
+            pages = server.query("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_data'")
+            pool = variable(server, "innodb_buffer_pool_size")
+            seen.append(
+                (pool, int(pages.split()[-1]), int(variable(server, "innodb_log_file_size")))
+            )
+
+    options = MeasureOptions(seconds=3.0, workloads=("autocommit",), engine="innotune", budget=30.0)
+    measuring = Measuring(
+        conn, target, secrets, options, cancel=threading.Event(), say=say, progress=lambda _f: None
+    )
+    try:
+        before, after, found = measuring.interleaved(values, "", "")
+        assert measuring.restore_new(values, "") == ""
+        assert variable(server, "innodb_buffer_pool_size") == str(64 * mib)
+    finally:
+        conn.close()
+        server.query(f"SET GLOBAL innodb_buffer_pool_size = {128 * mib}")
+        server.query(f"SET GLOBAL innodb_log_file_size = {log}")
+    assert found.method == "interleaved" and found.before_rounds == found.after_rounds >= 3
+    # One data set for both sides: three times the old pool, said once.
+    assert before.data_bytes == after.data_bytes > 2.5 * 8 * mib
+    assert "writing it took" in found.data_set and "once for both sides" in found.data_set
+    # Whole rounds in turn: two steps (1 and 4 clients) a side, the order turning each round.
+    sides = ["old" if pool == str(8 * mib) else "new" for pool, _, _ in seen]
+    rounds = [sides[i : i + 4] for i in range(0, len(sides), 4)]
+    turns = [["old", "old", "new", "new"], ["new", "new", "old", "old"]]
+    assert all(r == turns[i % 2] for i, r in enumerate(rounds)), sides
+    # The redo log switched with the pool, each side on its own size.
+    assert {(p, size) for p, _, size in seen} == {
+        (str(8 * mib), int(log)),
+        (str(64 * mib), 2 * int(log)),
+    }, seen
+    # The larger pool's rounds began with the data set read in: more pages than the whole
+    # old pool holds (512 of 16 KiB).
+    assert all(pages > 8 * mib // 16384 for pool, pages, _ in seen if pool == str(64 * mib)), seen
+    assert before.settings["innodb_buffer_pool_size"] == str(8 * mib)
+    assert after.settings["innodb_buffer_pool_size"] == str(64 * mib)

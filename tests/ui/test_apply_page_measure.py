@@ -70,6 +70,9 @@ def test_the_note_says_beforehand_that_a_larger_pool_gets_a_data_set() -> None:
     busy = Quietness(False, "busy: 850 commits/s (above 100)")
     assert "data set of up to 1 GiB" in measure_note(busy, 2**30)
     assert "data set" not in measure_note(quiet, 0)
+    # Measured interleaved, one data set serves both sides.
+    once = measure_note(quiet, 384 * 2**20, once=True)
+    assert "the measurement first writes a data set of up to 384 MiB" in once, once
 
 
 def test_a_rolled_back_apply_is_measured_before_and_not_after(

@@ -8,6 +8,7 @@ table and the starting rows are made only once.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from typing import Any
 
@@ -15,8 +16,8 @@ import pytest
 
 from app.bench import runner
 from app.bench.runner import Benchmark, BenchOptions, Side
-from app.bench.steps import PHASES, StepTimes
-from app.bench.workloads import PREFILL_ROWS
+from app.bench.steps import PHASES, StepTimes, side_order
+from app.bench.workloads import PREFILL_ROWS, data_warm_sql
 from app.domain.bench import WorkloadResult
 from tests.unit.test_bench_adaptive import Clients, Clock, Control
 
@@ -118,3 +119,59 @@ def test_step_times_count_each_phase_within_the_step(monkeypatch: pytest.MonkeyP
     assert times.seconds["timed"] == pytest.approx(1.0)
     assert times.seconds["other"] == pytest.approx(0.2)
     assert times.overhead_per_step == pytest.approx(2.1)
+
+
+class SpreadingClients(MarkedClients):
+    """Clients that can spread their writes over a data set."""
+
+    spreads_writes = True
+
+
+def test_slow_sides_take_whole_rounds_in_turn_and_the_larger_pool_reads_the_data_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock, control = Clock(), Control()
+    monkeypatch.setattr(runner.time, "monotonic", clock)
+    clients = SpreadingClients(
+        clock, control, {"1": itertools.cycle([100.0]), "0": itertools.cycle([200.0])}
+    )
+    options = BenchOptions(
+        seconds=6.0,
+        threads=(1,),
+        workloads=("autocommit", "small_tx"),
+        rounds=3,
+        data_bytes=64 * 2**20,
+    )
+    bench = Benchmark(lambda: control, options, route=clients)  # type: ignore[arg-type]
+    old = Side("before", lambda s: s.query("SET GLOBAL x = 1"), slow=True, warm=True)
+    new = Side("after", lambda s: s.query("SET GLOBAL x = 0"), slow=True, warm=True)
+    before, after = bench.run_sides((old, new))
+    # Whole rounds, the order turning every round (A B, B A, A B): one switch a round.
+    assert clients.sides == ["1", "1", "0", "0", "0", "0", "1", "1", "1", "1", "0", "0"]
+    switches = [i for i, s in enumerate(control.statements) if s.startswith("SET GLOBAL")]
+    assert [control.statements[i][-1] for i in switches] == ["1", "0", "1", "0"]
+    # The data set is written once, before the first round, and read in after every switch,
+    # before the side's first round.
+    fills = [i for i, s in enumerate(control.statements) if s.startswith("INSERT INTO bench_data")]
+    assert fills and max(fills) < switches[0]
+    for i in switches:
+        assert control.statements[i + 1 : i + 3] == data_warm_sql()
+    assert sum(1 for s in control.statements if s in data_warm_sql()) == 2 * len(switches)
+    # A side that does not ask for it is not warmed.
+    control.statements.clear()
+    bench = Benchmark(lambda: control, options, route=clients)  # type: ignore[arg-type]
+    bench.run_sides((dataclasses.replace(old, warm=False), dataclasses.replace(new, warm=False)))
+    assert not any(s in data_warm_sql() for s in control.statements)
+    assert {len(r.rounds) for r in (*before.results, *after.results)} == {3}
+    assert before.data_bytes == after.data_bytes > 0
+
+
+def test_sides_that_switch_fast_take_each_step_in_turn() -> None:
+    fast = (Side("before"), Side("after"))
+    runs = [("autocommit", 1), ("bulk", 1)]
+    assert [(w, s.label) for _, w, _, s in side_order(2, runs, fast)] == [
+        ("autocommit", "before"),
+        ("autocommit", "after"),
+        ("bulk", "before"),
+        ("bulk", "after"),
+    ]

@@ -119,3 +119,13 @@ def test_a_report_with_a_data_set_says_so_and_the_pool_is_not_called_unshowable(
     assert "binary log" not in data_set_text(logged, changes, 41.4, report)  # "after" not read
     alone = data_set_text(logged, changes, 41.4)
     assert "grew by 400 MiB with the “before” side's rows" in alone, alone
+
+
+def test_one_data_set_for_both_interleaved_sides_is_counted_once() -> None:
+    report = dataclasses.replace(
+        REPORT, pool_free_bytes=100 * MIB, data_bytes=1_830_241 * 220, data_binlog_bytes=400 * MIB
+    )
+    changes = [(POOL, str(128 * MIB), str(GIB))]
+    line = data_set_text(report, changes, 41.4, report, once=True)
+    assert "writing it took 41 s once for both sides, outside the time budget" in line, line
+    assert "The binary log grew by 400 MiB with both sides' rows" in line, line

@@ -190,7 +190,8 @@ class ApplyPage(ApplyView):
             self.measure_box.setChecked(found.quiet)
             self.watch_box.setChecked(found.why.startswith("busy"))
         data = data_set_ahead(self.state.preview)
-        self.measure_note.setText(texts.measure_note(found, data))
+        once = self.state.preview is not None and method_for(self.state.preview).interleaved
+        self.measure_note.setText(texts.measure_note(found, data, once=once))
 
     def effective_preview(self) -> Preview | None:
         """The preview of what Apply will do now: with the asked-for restart, if ticked."""

@@ -74,14 +74,16 @@ def followed_text(
     return text
 
 
-def measure_note(found: Quietness, data_bytes: int = 0) -> str:
+def measure_note(found: Quietness, data_bytes: int = 0, *, once: bool = False) -> str:
     """Why "Measure before and after" starts ticked or not, from how quiet the server is.
 
     ``data_bytes``: the largest data set measuring this change writes first on each side
-    (:func:`app.bench.reach.data_set_most`; 0: none), said beforehand.
+    (:func:`app.bench.reach.data_set_most`; 0: none), said beforehand; ``once``: one data
+    set serves both sides (measured interleaved).
     """
+    who = "the measurement first writes" if once else "each side first writes"
     data = (
-        f" This change grows the buffer pool: to show the gain, each side first writes a data "
+        f" This change grows the buffer pool: to show the gain, {who} a data "
         f"set of up to {size_text(data_bytes)} for the benchmark's one-row writes to spread "
         "over (less where the disk has less room); writing it is not counted in that time."
         if data_bytes
