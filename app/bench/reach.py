@@ -122,7 +122,9 @@ def data_set_text(
     grew = [r.data_binlog_bytes for r in sides if r.data_binlog_bytes is not None]
     kept = ""
     if len(grew) == len(sides):  # every side's growth read
-        whose = "both sides'" if len(grew) == 2 or once else "the “before” side's"
+        whose = (
+            "the data set's" if once else "both sides'" if len(grew) == 2 else "the “before” side's"
+        )
         kept = (
             f" The binary log grew by {size_text(sum(grew))} with {whose} rows and keeps them "
             "until the server expires its files; the data set itself was dropped."

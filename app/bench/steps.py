@@ -1,4 +1,6 @@
-"""What a benchmark step costs beyond its timed part, and the scratch tables kept between rounds.
+"""A benchmark's steps: their cost, their scratch tables, and the order the sides take them in.
+
+The order of a comparison's sides is :func:`side_order`'s.
 
 A step (one round of one run) sets up its table, starts its clients, runs for its time and
 reads the counters. On a loaded 2-core host the set-up alone took 2-3 s a step against a

@@ -99,10 +99,12 @@ class Method:
 def method_for(preview: Preview, confirm_within: float | None = None) -> Method:
     """Interleaved when every change of the plan is a server variable set live, else before/after.
 
-    Old and new values can be set in turn only through SET GLOBAL, with no restart and no
-    wait to be kept. A resize (:data:`SLOW_TO_SWITCH`) is switched too, once a round.
+    Old and new values can be set in turn only through SET GLOBAL, with no restart needed
+    and no wait to be kept. A resize (:data:`SLOW_TO_SWITCH`) is switched too, once a round.
+    A restart only asked for (to prove the server starts with the new files) comes first,
+    with the apply: every value still switches live after it, so both faces measure the same.
     """
-    restart = preview.will_restart
+    restart = preview.restart_needed
     values: list[tuple[str, str, str]] = []
     changes = tuple(
         (v.key, v.current, v.new)
@@ -126,7 +128,7 @@ def method_for(preview: Preview, confirm_within: float | None = None) -> Method:
         why = why or "the change waits to be kept or rolled back"
     elif not values:
         why = why or "no server variable changes live"
-    return Method(() if why else tuple(values), why, restart, changes)
+    return Method(() if why else tuple(values), why, preview.will_restart, changes)
 
 
 def data_set_ahead(preview: Preview | None) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from app.describe.actions import Action, ValueChange
 from app.describe.preview import Preview
 from app.domain.measurement import Measurement
@@ -49,6 +51,13 @@ def test_anything_else_is_measured_before_then_after_and_says_why() -> None:
     assert method_for(preview(disk)).why == "scheduler is a setting of the host, not of the server"
     restart = method_for(preview(Action("dynamic", ("trx",), "", values=(trx,)), restart=True))
     assert not restart.interleaved and restart.restart and restart.why == "the server restarts"
+    # A restart only asked for (every value live): applied with it, then interleaved, on
+    # either face (the window's preview and the command line's, with the restart, agree).
+    asked = dataclasses.replace(
+        preview(Action("dynamic", ("trx",), "", values=(trx,))), restart_requested=True
+    )
+    found = method_for(asked)
+    assert found.interleaved and found.restart and found.why == ""
 
 
 def test_the_method_in_words() -> None:

@@ -128,4 +128,4 @@ def test_one_data_set_for_both_interleaved_sides_is_counted_once() -> None:
     changes = [(POOL, str(128 * MIB), str(GIB))]
     line = data_set_text(report, changes, 41.4, report, once=True)
     assert "writing it took 41 s once for both sides, outside the time budget" in line, line
-    assert "The binary log grew by 400 MiB with both sides' rows" in line, line
+    assert "The binary log grew by 400 MiB with the data set's rows" in line, line
