@@ -275,6 +275,9 @@ def test_whole_flow_measures_before_and_after_as_part_of_applying(
     monkeypatch.setattr(measure, "BUDGET_FACTOR", 4.0)
     apply.bench_time.setValue(10)
     assert wizard.state.bench_seconds == 10.0
+    # A restart asked for (to prove the server starts with the new files) comes with the
+    # apply; every value still switches live after it.
+    apply.restart_box.setChecked(True)
     apply.consent.setChecked(True)
     clicked = time.monotonic()
     apply.apply_button.click()
@@ -295,6 +298,7 @@ def test_whole_flow_measures_before_and_after_as_part_of_applying(
     # for a test on a machine that may be busy (tests/benchmarks/bench_proof.py measures it).
     qtbot.waitUntil(apply.list_button.isEnabled)
     assert apply.status is not None and apply.status.state == "applied", apply.state_label.text()
+    assert apply.status.restarted
     assert not apply.bench_bar.isVisible()
     shown = apply.state_label.text()
     assert re.search(r"Measured interleaved, (\d+ to )?\d+ rounds each", shown), shown
