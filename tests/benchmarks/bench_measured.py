@@ -67,6 +67,30 @@ def busy_loops(n: int) -> list[subprocess.Popen[bytes]]:
     return [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(n)]  # noqa: S607
 
 
+def exit_on_sigterm() -> None:
+    """Stopped early (SIGTERM), the busy loops end and the host is powered off all the same.
+
+    A second SIGTERM (timeout's, after a kill of both) must not cut the power-off short.
+    """
+
+    def stop(*_: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        sys.exit(143)
+
+    signal.signal(signal.SIGTERM, stop)
+
+
+def clean_up(loops: list[subprocess.Popen[bytes]], conn: Any, host: DebianHost, work: Path) -> None:
+    """End the busy loops and the session, power the host off, remove the work folder."""
+    for loop in loops:
+        loop.kill()
+        loop.wait()
+    if conn is not None:
+        conn.close()
+    host.poweroff()
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def login(host: DebianHost, work: Path) -> tuple[Any, Any, Any]:
     """Log in to the host as `innotune bench` would (root over SSH, its key)."""
     from app.cli import build_parser
@@ -243,13 +267,7 @@ def main() -> int:
         print("run as root: it boots the trixie test host", file=sys.stderr)
         return 2
 
-    # Stopped early (SIGTERM), the busy loops end and the host is powered off all the same.
-    # A second SIGTERM (timeout's, after a kill of both) must not cut the power-off short.
-    def stop(*_: object) -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        sys.exit(143)
-
-    signal.signal(signal.SIGTERM, stop)
+    exit_on_sigterm()
     options = MeasureOptions(seconds=args.seconds, budget=args.budget)
     work = Path(tempfile.mkdtemp(prefix="bench-measured-"))
     os.environ["XDG_DATA_HOME"] = str(work / "data")
@@ -353,13 +371,7 @@ def main() -> int:
         )
         return 0 if ok_a and ok_b and ok_c else 1
     finally:
-        for loop in loops:
-            loop.kill()
-            loop.wait()
-        if conn is not None:
-            conn.close()
-        host.poweroff()
-        shutil.rmtree(work, ignore_errors=True)
+        clean_up(loops, conn, host, work)
 
 
 if __name__ == "__main__":

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
-import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -31,7 +30,15 @@ from pathlib import Path
 from app.flows import measured as measured_flow
 from app.flows.measure import MeasureOptions
 from app.flows.measured import Measuring
-from tests.benchmarks.bench_measured import CLAIMS, busy_loops, load, login, verdict_cells
+from tests.benchmarks.bench_measured import (
+    CLAIMS,
+    busy_loops,
+    clean_up,
+    exit_on_sigterm,
+    load,
+    login,
+    verdict_cells,
+)
 from tests.hosts.debian_hosts import SPECS, DebianHost
 
 MIB = 2**20
@@ -54,18 +61,14 @@ def main() -> int:
         print("run as root: it boots the trixie test host", file=sys.stderr)
         return 2
 
-    def stop(*_: object) -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        sys.exit(143)
-
-    signal.signal(signal.SIGTERM, stop)
+    exit_on_sigterm()
     # Both pools hold the data set; it is written all the same, as for a pool that grows.
     setattr(measured_flow, "data_set_bytes", lambda *_a, **_k: DATA_BYTES)  # noqa: B010
     options = MeasureOptions()
     work = Path(tempfile.mkdtemp(prefix="bench-resize-null-"))
     os.environ["XDG_DATA_HOME"] = str(work / "data")
     host = DebianHost(SPECS["trixie"], work / "host")
-    loops = []
+    loops: list[subprocess.Popen[bytes]] = []
     conn = None
     try:
         host.boot()
@@ -119,13 +122,7 @@ def main() -> int:
         )
         return 0 if ok else 1
     finally:
-        for loop in loops:
-            loop.kill()
-            loop.wait()
-        if conn is not None:
-            conn.close()
-        host.poweroff()
-        shutil.rmtree(work, ignore_errors=True)
+        clean_up(loops, conn, host, work)
 
 
 if __name__ == "__main__":
