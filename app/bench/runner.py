@@ -369,8 +369,9 @@ class Benchmark:
                 if side is not current and side.enter is not None:
                     with self.times.within("switch"):
                         side.enter(control)
-                        for sql in data_warm_sql() if side.warm and self.data_rows else ():
-                            control.query(sql)
+                        if side.warm and self.data_rows:
+                            for sql in data_warm_sql():
+                                control.query(sql)
                         if side.label not in settings:
                             settings[side.label] = server_settings(control)
                             free[side.label] = pool_free_bytes(control)

@@ -33,7 +33,7 @@ from app.domain.target import Target
 from app.flows.measure import MeasureOptions, bench_for
 from app.inspect.host_mounts import parse_df
 from app.jobs import runner
-from app.jobs.live import Queries, set_values, values_in_force, wait_resized
+from app.jobs.live import RESIZES, set_values, values_in_force
 
 if TYPE_CHECKING:
     from app.bench.runner import Benchmark
@@ -44,13 +44,6 @@ if TYPE_CHECKING:
 #: long enough up front that "after" rounds alone can decide (6 before and 7 after, every
 #: one beaten, decide six runs; 3 before would need 18 after).
 FIXED_BEFORE_ROUNDS = 6
-
-#: Server variables whose switch sets the server to up to seconds of work (a resize of the
-#: buffer pool or of the redo log): switched once a round, not before every step, and each
-#: switch waits until the resize is done (:func:`app.jobs.live.wait_resized`).
-SLOW_TO_SWITCH = frozenset(
-    {"innodb_buffer_pool_size", "innodb_redo_log_capacity", "innodb_log_file_size"}
-)
 
 
 @dataclass(frozen=True)
@@ -100,7 +93,7 @@ def method_for(preview: Preview, confirm_within: float | None = None) -> Method:
     """Interleaved when every change of the plan is a server variable set live, else before/after.
 
     Old and new values can be set in turn only through SET GLOBAL, with no restart needed
-    and no wait to be kept. A resize (:data:`SLOW_TO_SWITCH`) is switched too, once a round.
+    and no wait to be kept. A resize (:data:`app.jobs.live.RESIZES`) is switched too, once a round.
     A restart only asked for (to prove the server starts with the new files) comes first,
     with the apply: every value still switches live after it, so both faces measure the same.
     """
@@ -236,6 +229,16 @@ class Measuring:
         report = dataclasses.replace(report, snapshot_in_force=in_force, machine_busy=busy)
         return report, bench.stopped
 
+    def data_set(self, changes: Sequence[tuple[str, str, str]]) -> int:
+        """The data set measuring these changes (key, old, new) writes first (0: none).
+
+        Only a larger pool needs one: only then is the datadir's free space read.
+        """
+        if pool_growth(changes) is None:
+            return 0
+        free, binlog = self.datadir_room()
+        return data_set_bytes(changes, free, binlog)
+
     def datadir_room(self) -> tuple[int | None, bool]:
         """Where a data set would go: the datadir's free bytes, and whether there is a binlog.
 
@@ -273,27 +276,17 @@ class Measuring:
         """
         old = [(k, o) for k, o, _ in values]
         new = [(k, n) for k, _, n in values]
-        slow = any(k in SLOW_TO_SWITCH for k, _, _ in values)
-        grows = pool_growth(values) is not None
-        options = self.options
-        if grows:  # written once, for both sides; each reads it in after its switch (warm)
-            free, binlog = self.datadir_room()
-            options = dataclasses.replace(options, data_bytes=data_set_bytes(values, free, binlog))
-
-        def enter(wanted: list[tuple[str, str]]) -> Callable[[Queries], None]:
-            def switch(session: Queries) -> None:
-                set_values(session, wanted)
-                if slow:
-                    wait_resized(session)
-
-            return switch
-
+        # A resize is switched once a round (its wait is set_values'); a larger pool gets one
+        # data set for both sides, which each reads in after its switch (warm).
+        slow = any(k in RESIZES for k, _, _ in values)
+        data = self.data_set(values)
+        options = dataclasses.replace(self.options, data_bytes=data) if data else self.options
         bench = self._bench("", options)
         bench.say = lambda text: self.say("", text)
         before, after = bench.run_sides(
             (
-                Side("before", enter(old), slow=slow, warm=grows),
-                Side("after", enter(new), slow=slow, warm=grows),
+                Side("before", lambda s: set_values(s, old), slow=slow, warm=bool(data)),
+                Side("after", lambda s: set_values(s, new), slow=slow, warm=bool(data)),
             ),
             more=lambda found: undecided(found[0], found[1]),
             budget=self.options.budget_seconds,
@@ -328,8 +321,6 @@ class Measuring:
             session = session_factory(self.conn, self.target, self.secrets)()
             try:
                 set_values(session, new)
-                if any(k in SLOW_TO_SWITCH for k, _ in new):
-                    wait_resized(session)
                 wrong = values_in_force(session, new)
             finally:
                 session.close()
@@ -399,9 +390,7 @@ def measured_apply(
         return _interleaved(
             measuring, apply, method, in_force, on_before=on_before, on_applied=on_applied
         )
-    # Only a larger pool needs a data set: only then is the datadir's free space read.
-    free, binlog = measuring.datadir_room() if pool_growth(method.changes) else (None, False)
-    data = data_set_bytes(method.changes, free, binlog)
+    data = measuring.data_set(method.changes)
     if data:
         measuring.options = dataclasses.replace(measuring.options, data_bytes=data)
     before, spent = measuring.before(in_force)

@@ -21,19 +21,31 @@ class Queries(Protocol):
         ...
 
 
+#: Server variables whose change is a resize: up to seconds of the server's work, which
+#: MySQL does in the background after SET GLOBAL returns.
+RESIZES = frozenset({"innodb_buffer_pool_size", "innodb_redo_log_capacity", "innodb_log_file_size"})
+
+
 def set_values(session: Queries, values: Sequence[tuple[str, str]]) -> None:
     """Set server variables live, in an order the server takes, the way the job sets them.
 
+    Returns once every resize it started is done (:func:`wait_resized`), so that the values
+    are in force, not only accepted.
+
     Raises:
-        InnoTuneError: a statement failed.
+        InnoTuneError: a statement failed, or a resize did not end.
     """
     from app.targetjob.values import ordered_settings, same_value, set_global
 
     keys = [k for k, _ in values]
     now = _now(session, keys)
+    resized = False
     for key, value in ordered_settings(list(values), lambda kv: kv[0], lambda kv: kv[1], now):
         if not same_value(now.get(key), value, key=key):
             session.query(set_global(key, value))
+            resized = resized or key in RESIZES
+    if resized:
+        wait_resized(session)
 
 
 def _now(session: Queries, keys: Sequence[str]) -> dict[str, str | None]:

@@ -5,7 +5,7 @@ Run as root from the project directory:
     .venv/bin/python -m tests.benchmarks.bench_resize_null [--trials 10] [--busy 2]
 
 The counterpart of bench_measured's (b) for the resizes a measured apply now switches once a
-round (:data:`app.flows.measured.SLOW_TO_SWITCH`). It boots the trixie test host (MariaDB
+round (:data:`app.jobs.live.RESIZES`). It boots the trixie test host (MariaDB
 11.8), starts ``--busy`` busy loops on this machine, and measures, as a measured apply of a
 live resize does (:meth:`app.flows.measured.Measuring.interleaved`: each side a whole round
 in turn, every resize waited for, one data set written first and read into the pool after
