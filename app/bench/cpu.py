@@ -1,7 +1,8 @@
 """CPU use on the target during a run: the server process's and the whole host's.
 
-Read from ``/proc`` with one short command before and after a run (``/proc/PID/stat`` is
-readable by everyone, so no sudo). A probe that fails gives empty figures; it never stops
+Read from ``/proc`` with one short command before and after a run (``/proc/PID/stat`` and
+its threads' ``schedstat``, the time each waited for a CPU, are readable by everyone, so no
+sudo). A probe that fails gives empty figures; it never stops
 a benchmark.
 """
 
@@ -10,12 +11,18 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from app.bench.figures import judge_cpu, parse_host_cpu, parse_proc_cpu
+from app.bench.figures import judge_cpu, parse_host_cpu, parse_proc_cpu, parse_schedstat_wait
 from app.domain.bench import CpuUse
 from app.domain.errors import InnoTuneError
 from app.remote.transport import Transport
 
-_SCRIPT = 'getconf CLK_TCK; nproc; head -n 1 /proc/stat; cat "/proc/$1/stat" 2>/dev/null || true'
+#: The line that starts the threads' schedstat lines in the probe's output.
+_WAITS = "--waits--"
+
+_SCRIPT = (
+    'getconf CLK_TCK; nproc; head -n 1 /proc/stat; cat "/proc/$1/stat" 2>/dev/null; '
+    f'echo {_WAITS}; cat "/proc/$1"/task/*/schedstat 2>/dev/null || true'
+)
 
 #: The server's process now: the one its pid file names, else the pid given (found at login)
 #: while it still is a server, else the host's only mysqld/mariadbd. A pid found at login goes
@@ -59,12 +66,17 @@ def live_server_pid(transport: Transport, pid: int | None, pid_file: str | None)
 
 @dataclass(frozen=True)
 class CpuSample:
-    """One reading: the server's CPU seconds so far and the host's (busy, total) jiffies."""
+    """One reading of the server's and the host's CPU counters.
+
+    ``server_s`` is the server's CPU seconds so far, ``server_wait_s`` the seconds its threads
+    have waited for a CPU so far, ``host`` the host's (busy, total) jiffies.
+    """
 
     at: float
     server_s: float | None = None
     host: tuple[int, int] | None = None
     cpus: int | None = None
+    server_wait_s: float | None = None
 
 
 class CpuProbe:
@@ -84,13 +96,15 @@ class CpuProbe:
             )
         except InnoTuneError:
             return CpuSample(at)
-        lines = result.out.splitlines()
+        head, _, waits = result.out.partition(f"\n{_WAITS}\n")
+        lines = head.splitlines()
         if len(lines) < 3 or not lines[0].strip().isdigit():
             return CpuSample(at)
         ticks = int(lines[0]) or 100
         cpus = int(lines[1]) if lines[1].strip().isdigit() else None
         server = parse_proc_cpu(lines[3], ticks) if len(lines) > 3 and self.server_pid else None
-        return CpuSample(at, server, parse_host_cpu(lines[2]), cpus)
+        wait = parse_schedstat_wait(waits) if server is not None else None
+        return CpuSample(at, server, parse_host_cpu(lines[2]), cpus, wait)
 
 
 def cpu_between(
@@ -106,6 +120,10 @@ def cpu_between(
     server = None
     if before.server_s is not None and after.server_s is not None:
         server = max(0.0, after.server_s - before.server_s)
+    wait = None
+    if before.server_wait_s is not None and after.server_wait_s is not None:
+        # A thread that ended between the readings takes its wait with it: never below 0.
+        wait = max(0.0, after.server_wait_s - before.server_wait_s)
     busy = None
     if before.host is not None and after.host is not None:
         total = after.host[1] - before.host[1]
@@ -118,6 +136,7 @@ def cpu_between(
         seconds=seconds,
         threads=threads,
         where=where,
+        server_wait_s=wait,
     )
 
 

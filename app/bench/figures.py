@@ -166,6 +166,7 @@ def judge_cpu(
     seconds: float,
     threads: int,
     where: str,
+    server_wait_s: float | None = None,
 ) -> CpuUse:
     """The CPU figures of one run and whether its clients were the limit.
 
@@ -175,6 +176,7 @@ def judge_cpu(
     """
     client = rate(client_cpu_s, seconds) if client_cpu_s is not None else None
     server = rate(server_cpu_s, seconds) if server_cpu_s is not None else None
+    wait = rate(server_wait_s, seconds) if server_wait_s is not None else None
     why = []
     if where == "link":
         why.append("the clients ran on this computer: each commit waited for the SSH link")
@@ -202,7 +204,19 @@ def judge_cpu(
         where=where,
         client_bound=bool(why),
         why="; ".join(why),
+        server_wait=None if wait is None else round(wait, 4),
     )
+
+
+def parse_schedstat_wait(text: str) -> float | None:
+    """Seconds of run-queue wait summed over ``/proc/PID/task/*/schedstat`` lines, or None."""
+    total, seen = 0, False
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[1].isdigit():
+            total += int(parts[1])
+            seen = True
+    return total / 1e9 if seen else None
 
 
 def parse_proc_cpu(stat_line: str, ticks: int = 100) -> float | None:
@@ -290,6 +304,7 @@ def merge_rounds(rounds: Sequence[WorkloadResult]) -> WorkloadResult:
             where=cpus[-1].where,
             client_bound=any(c.client_bound for c in cpus),
             why="; ".join(whys),
+            server_wait=_weighted([(c.server_wait, s) for c, s in timed_cpu]),
         )
     unusual = [r.stopped for r in rounds if r.stopped != "time"]
     return WorkloadResult(

@@ -306,6 +306,7 @@ def cpu_use(outcome: dict[str, Any], seconds: float, threads: int) -> CpuUse:
     if isinstance(host, list) and len(host) == 2 and host[1]:
         busy = host[0] / host[1]
     server = outcome.get("server_cpu")
+    wait = outcome.get("server_wait")
     return judge_cpu(
         client_cpu_s=float(outcome.get("client_cpu", 0.0)),
         server_cpu_s=None if server is None else float(server),
@@ -314,6 +315,7 @@ def cpu_use(outcome: dict[str, Any], seconds: float, threads: int) -> CpuUse:
         seconds=seconds,
         threads=threads,
         where="target",
+        server_wait_s=None if wait is None else float(wait),
     )
 
 

@@ -11,6 +11,7 @@ from app.domain.bench import (
     measured,
     spread,
 )
+from app.domain.pace import CPU_WAIT_NOTE, cpu_wait_text
 from app.domain.words import count
 
 MIB = 1024 * 1024
@@ -91,6 +92,15 @@ def client_bound_lines(report: BenchReport) -> list[str]:
     ]
 
 
+def cpu_wait_lines(report: BenchReport) -> list[str]:
+    """One line per run whose server waited for a CPU much of each commit."""
+    return [
+        f"  {r.workload} × {r.threads}: {text}"
+        for r in report.results
+        if (text := cpu_wait_text(r))
+    ]
+
+
 def rounds_text(report: BenchReport) -> str:
     """Each run's spread of commits/s over its rounds (the run-to-run noise); "" for one round."""
     runs = [r for r in report.results if len(r.rounds) >= 2]
@@ -135,6 +145,9 @@ def report_text(report: BenchReport) -> str:
             "figures (and a gain or loss against another run) belong partly to the client:",
             *bound,
         ]
+    waits = cpu_wait_lines(report)
+    if waits:
+        lines += ["", CPU_WAIT_NOTE, *waits]
     lines += [
         "",
         "  cpu cli / cpu srv: cores the clients (the load generator) and the server used",

@@ -91,6 +91,9 @@ class CpuUse:
         client_cores: CPU the clients (the load generator) used, in cores: 1.0 is one core
             busy for the whole run. None when it could not be measured.
         server_cores: CPU the server process used, in cores (every thread of it).
+        server_wait: the time the server's threads spent ready to run but waiting for a CPU
+            (the kernel's run-queue wait, ``/proc/PID/task/*/schedstat``), in the same unit:
+            1.0 is one thread waiting the whole run. None when it could not be read.
         host_busy: the share (0-1) of all the host's CPUs busy during the run, everyone's work
             counted (iowait counts as idle).
         cpus: how many CPUs the clients' host has.
@@ -107,6 +110,7 @@ class CpuUse:
     where: str = ""
     client_bound: bool = False
     why: str = ""
+    server_wait: float | None = None
 
 
 @dataclass(frozen=True)

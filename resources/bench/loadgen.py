@@ -380,6 +380,23 @@ def proc_cpu(pid):
         return None
 
 
+def proc_wait(pid):
+    """Seconds the process's threads have waited for a CPU (their schedstat), or None."""
+    total, seen = 0, False
+    try:
+        tasks = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return None
+    for task in tasks:
+        try:
+            with open("/proc/%d/task/%s/schedstat" % (pid, task)) as fh:
+                total += int(fh.read().split()[1])
+            seen = True
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that ended, or a kernel without schedstat
+    return total / 1e9 if seen else None
+
+
 def host_cpu():
     """(busy, total) jiffies of the whole host (iowait counts as idle)."""
     try:
@@ -493,7 +510,7 @@ def supervise(cfg, threads, children, pipes, gate):
     pending = {}
     ready, results, peer = set(), {}, None
     started = None
-    cpu0 = host0 = None
+    cpu0 = host0 = wait0 = None
     server_pid = cfg.get("server_pid")
     hard = time.monotonic() + 60
 
@@ -546,6 +563,7 @@ def supervise(cfg, threads, children, pipes, gate):
                 continue
             server_pid = server_pid or peer
             cpu0 = proc_cpu(server_pid) if server_pid else None
+            wait0 = proc_wait(server_pid) if server_pid else None
             host0 = host_cpu()
             os.close(gate.pop())
             started = time.monotonic()
@@ -553,6 +571,7 @@ def supervise(cfg, threads, children, pipes, gate):
             emit({"event": "ready", "server_pid": server_pid})
     ended = time.monotonic()
     cpu1 = proc_cpu(server_pid) if (server_pid and cpu0 is not None) else None
+    wait1 = proc_wait(server_pid) if (server_pid and wait0 is not None) else None
     host1 = host_cpu()
     for pid in list(children):
         try:
@@ -578,6 +597,8 @@ def supervise(cfg, threads, children, pipes, gate):
         ],
         "client_cpu": sum(r.get("cpu", 0.0) for r in results.values()),
         "server_cpu": None if cpu1 is None or cpu0 is None else cpu1 - cpu0,
+        # A thread that ended during the run takes its wait with it: never below 0.
+        "server_wait": None if wait1 is None or wait0 is None else max(0.0, wait1 - wait0),
         "host": None
         if host0 is None or host1 is None
         else [host1[0] - host0[0], host1[1] - host0[1]],

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import getpass
 import json
+import os
 import re
 import shutil
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -26,6 +28,7 @@ from app.cli import run_cli
 from app.domain.bench import WORKLOADS, BenchReport
 from app.domain.compare import NO_CHANGE_PERCENT
 from app.domain.drift import drift_held, drift_stands
+from app.domain.pace import CPU_WAIT_NOTE, cpu_wait
 from app.domain.target import ConnectOptions, parse_target
 from app.mysql.session import PyMySQLSession, Session
 from app.practice.server import PrivateServer
@@ -412,4 +415,38 @@ def test_the_servers_cpu_is_read_after_a_restart(server: PrivateServer) -> None:
             assert run.cpu is not None and run.cpu.server_cores, (report.engine, run.cpu)
     finally:
         result.close()
+    assert scratch_schemas(server) == []
+
+
+def test_a_run_beside_busy_loops_says_the_server_waited_for_a_cpu(server: PrivateServer) -> None:
+    """Every CPU kept busy by a loop in a session of its own (as another service would): the
+    server's threads wait for a CPU at each step of a commit, read from their schedstat."""
+    target = parse_target("local", ConnectOptions(instance=str(server.socket_path)))
+    result = DoctorResult()
+    steps = list(run_doctor(target, Secrets(), result, opener=open_transport))
+    assert result.ok and result.session is not None, [s.line() for s in steps]
+    loops: list[subprocess.Popen[bytes]] = []
+    try:
+        probe = cpu_probe(result)
+        route = loadgen_route(result, target, Secrets(), result.session)
+        assert probe is not None and route is not None
+        options = BenchOptions(seconds=3, threads=(1,), workloads=("autocommit",))
+        loops = [
+            subprocess.Popen(["sh", "-c", "while :; do :; done"], start_new_session=True)
+            for _ in range(os.cpu_count() or 2)
+        ]
+        report = Benchmark(
+            session_factory(result, target, Secrets()), options, route=route, cpu_probe=probe
+        ).run()
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+        result.close()
+    run = report.results[0]
+    found = cpu_wait(run)
+    assert found is not None and found.paced, (run.commits_per_s, run.cpu, found)
+    assert found.run_ms is not None and found.wait_ms > found.run_ms
+    text = report_text(report)
+    assert CPU_WAIT_NOTE in text and "autocommit × 1: waited" in text, text
     assert scratch_schemas(server) == []

@@ -241,7 +241,7 @@ def test_says_when_the_clients_were_the_limit(
     assert first.cpu is not None and first.cpu.client_bound and first.cpu.server_cores
     page.state.bench_before, page.state.bench_after = before, after
     page.show_results()
-    note = page.client_note
+    note = page.pace_note
     assert note.isVisible()
     assert "The clients, not the server, were the limit" in note.text()
     assert "before: autocommit × 1" in note.text() and "SSH link" in note.text()
@@ -252,7 +252,7 @@ def test_says_when_the_clients_were_the_limit(
 
     page.state.bench_before = after
     page.show_results()
-    assert not page.client_note.isVisible()
+    assert not page.pace_note.isVisible()
     # The same settings on both sides (the same server, untouched): said plainly.
     assert page.settings_note.text().startswith("Both runs used the same settings")
     assert page.settings_note.text().endswith(

@@ -42,6 +42,7 @@ from app.domain.bench import (
 )
 from app.domain.drift import drift_held, drift_stands, drift_text
 from app.domain.errors import InnoTuneError
+from app.domain.pace import pace_text
 from app.domain.target import Target
 from app.flows.measure import rate_text
 from app.ui.hostworker import Progress, Task, TaskHandle
@@ -142,21 +143,6 @@ def cpu_text(result: WorkloadResult | None) -> str:
     return "—" if cores is None else f"{cores:.2f}"
 
 
-def client_bound_text(reports: list[BenchReport]) -> str:
-    """Says which runs the clients, not the server, limited; empty when none did."""
-    lines = []
-    for report in reports:
-        for r in report.client_bound:
-            why = r.cpu.why if r.cpu is not None else ""
-            lines.append(f"{report.label or 'run'}: {r.workload} × {r.threads}: {why}")
-    if not lines:
-        return ""
-    return (
-        "The clients, not the server, were the limit in these runs, so their figures (and any "
-        "gain or loss between them) belong partly to the client: " + "; ".join(lines) + "."
-    )
-
-
 class VerifyPage(QWizardPage):
     """Current write rate; Run before / Run after; charts, table, save."""
 
@@ -237,10 +223,10 @@ class VerifyPage(QWizardPage):
         self.table.setWordWrap(True)
         self.table.setAccessibleName("benchmark results")
         # Runs whose clients, not the server, set the pace: their change is not the server's.
-        self.client_note = QLabel("")
-        self.client_note.setObjectName("client_bound_note")
-        self.client_note.setWordWrap(True)
-        self.client_note.setVisible(False)
+        self.pace_note = QLabel("")
+        self.pace_note.setObjectName("pace_note")
+        self.pace_note.setWordWrap(True)
+        self.pace_note.setVisible(False)
         # How the pair was measured (interleaved or not, the budget and rounds), and whether
         # before and after ran under the same settings.
         self.settings_note = QLabel("")
@@ -276,7 +262,7 @@ class VerifyPage(QWizardPage):
         layout.addWidget(self.chart)
         layout.addWidget(self.table)
         layout.addWidget(self.settings_note)
-        layout.addWidget(self.client_note)
+        layout.addWidget(self.pace_note)
         layout.addWidget(self.watch_panel)
 
     # -- page life -------------------------------------------------------------------------
@@ -566,9 +552,9 @@ class VerifyPage(QWizardPage):
             for col, text in enumerate(cells):
                 self.table.setItem(row, col, QTableWidgetItem(text))
         self.table.fit()
-        note = client_bound_text(reports)
-        self.client_note.setText(note)
-        self.client_note.setVisible(bool(note))
+        note = pace_text(reports)
+        self.pace_note.setText(note)
+        self.pace_note.setVisible(bool(note))
         same = after.settings_note(before) if before and after else ""
         how = after.measurement if after is not None and before is not None else None
         if how is not None and before is not None and before.measurement == how:

@@ -1,0 +1,91 @@
+"""What set a benchmark run's pace besides the server: its clients, or CPUs busy elsewhere.
+
+On a machine whose CPUs are busy, a commit waits for a CPU at each step, and no setting of the
+server shortens that wait; :func:`cpu_wait` says when a run was paced that way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.domain.bench import BenchReport, WorkloadResult
+
+#: A run whose server threads waited for a CPU this share of a commit's time or more (and
+#: longer than they ran) was paced by the machine's CPUs: on the trixie host with two busy
+#: loops, 3.3 ms of a 3.5 ms commit, against 0.005 ms on the quiet machine.
+CPU_WAIT_SHARE = 0.25
+
+
+@dataclass(frozen=True)
+class CpuWait:
+    """A run's wait for a CPU, per commit (milliseconds).
+
+    Attributes:
+        wait_ms: the time the server's threads together waited for a CPU, per commit.
+        run_ms: the CPU they used per commit (None where unmeasured).
+        commit_ms: one client's time per commit (clients / commits per second).
+        paced: the wait was a large part of a commit (:data:`CPU_WAIT_SHARE`) and longer than
+            the server's own work: the CPUs, busy, set the run's pace.
+    """
+
+    wait_ms: float
+    run_ms: float | None
+    commit_ms: float
+    paced: bool
+
+
+def cpu_wait(r: WorkloadResult) -> CpuWait | None:
+    """The run's wait for a CPU per commit; None when unmeasured or no commit completed."""
+    if r.cpu is None or r.cpu.server_wait is None or r.commits <= 0 or r.seconds <= 0:
+        return None
+    per_commit = r.seconds * 1000 / r.commits
+    wait = r.cpu.server_wait * per_commit
+    run = None if r.cpu.server_cores is None else r.cpu.server_cores * per_commit
+    commit = max(1, r.threads) * per_commit
+    paced = wait >= CPU_WAIT_SHARE * commit and (run is None or wait >= run)
+    return CpuWait(round(wait, 3), None if run is None else round(run, 3), round(commit, 3), paced)
+
+
+def cpu_wait_text(r: WorkloadResult) -> str:
+    """What a run paced by busy CPUs waited, in a few words ("" when it was not paced)."""
+    found = cpu_wait(r)
+    if found is None or not found.paced:
+        return ""
+    ran = "" if found.run_ms is None else f" and ran {found.run_ms:.2f} ms"
+    return f"waited {found.wait_ms:.2f} ms for a CPU{ran} per commit of {found.commit_ms:.2f} ms"
+
+
+#: What the faces say above the runs :func:`cpu_wait_text` names.
+CPU_WAIT_NOTE = (
+    "The machine's CPUs were busy: in these runs the server's threads spent much of each commit "
+    "ready to run but waiting for a CPU. No setting of the server shortens that wait, so it "
+    "hides part of what a change does; measure at a quieter time to see a change whole. The "
+    "server's threads, per run:"
+)
+
+
+def pace_text(reports: list[BenchReport]) -> str:
+    """Which runs the clients limited, and which waited for a CPU much of each commit.
+
+    Empty when none did; the Verify page shows it under the chart.
+    """
+    lines = []
+    for report in reports:
+        for r in report.client_bound:
+            why = r.cpu.why if r.cpu is not None else ""
+            lines.append(f"{report.label or 'run'}: {r.workload} × {r.threads}: {why}")
+    waits = [
+        f"{report.label or 'run'}: {r.workload} × {r.threads}: {text}"
+        for report in reports
+        for r in report.results
+        if (text := cpu_wait_text(r))
+    ]
+    parts = []
+    if lines:
+        parts.append(
+            "The clients, not the server, were the limit in these runs, so their figures (and "
+            "any gain or loss between them) belong partly to the client: " + "; ".join(lines) + "."
+        )
+    if waits:
+        parts.append(f"{CPU_WAIT_NOTE} {'; '.join(waits)}.")
+    return "\n\n".join(parts)
