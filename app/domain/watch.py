@@ -1,8 +1,8 @@
 """Watching a server's own workload: its counters over rounds, as costs per commit (pure).
 
 A watch adds no load. It reads the server's status counters, the performance_schema's timer
-sums where it is on, and the /proc/diskstats line of the disk under the datadir, once per
-round. Each round's figures are normalised per commit (or per disk write), so that a change
+sums where it is on, the /proc/diskstats line of the disk under the datadir and the server's
+threads' schedstat (CPU time and the wait for a CPU), once per round. Each round's figures are normalised per commit (or per disk write), so that a change
 in the application's traffic does not read as a change of the server; the traffic itself
 (commits/s, rows per commit) is kept beside every figure. Two watches are compared figure by
 figure with the one judgement of :func:`app.domain.compare.compare_rounds`, and only when
@@ -99,12 +99,15 @@ class Sample:
         timers: performance_schema's counts and timer sums in picoseconds, by name
             (``commit_count``, ``commit_ps``, ``statement_count``, ``statement_ps``;
             empty: performance_schema is off).
+        cpu: the server's threads' nanoseconds on a CPU (``run_ns``) and ready but waiting
+            for one (``wait_ns``), from their schedstat (empty: not readable).
     """
 
     elapsed: float
     status: dict[str, int]
     disk: dict[str, int] = field(default_factory=dict)
     timers: dict[str, int] = field(default_factory=dict)
+    cpu: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -218,6 +221,8 @@ COSTS = (
     Figure("disk_write_ms", "disk write latency", "ms per write", digits=3),
     Figure("disk_busy_ms_per_commit", "disk busy time per commit", "ms", digits=3),
     Figure("disk_utilisation_pct", "disk utilisation", "% of the time busy", digits=1),
+    Figure("cpu_ms_per_commit", "the server's CPU time per commit", "ms", digits=3),
+    Figure("cpu_wait_ms_per_commit", "the server's wait for a CPU per commit", "ms", digits=3),
     Figure("commit_latency_ms", "commit latency", "ms", digits=3),
     Figure("statement_latency_ms", "write statement latency", "ms", digits=3),
 )
@@ -239,6 +244,13 @@ DISK_KEYS = frozenset(
 SHARED_DISK = (
     "the disk is shared with everything on the machine (the datadir has no disk of its own): "
     "others' writes would read as the server's"
+)
+#: The server's CPU figures are shown, never judged: its background work and the other work
+#: on the machine's CPUs move them as much as its settings do.
+CPU_KEYS = frozenset(("cpu_ms_per_commit", "cpu_wait_ms_per_commit"))
+OTHERS_CPU = (
+    "the server's CPU time and its wait for a CPU follow its background work and the other "
+    "work on the machine's CPUs as much as its settings: shown, not judged"
 )
 BY_KEY = {f.key: f for f in FIGURES}
 
@@ -308,6 +320,10 @@ def round_figures(a: Sample, b: Sample, counter: str) -> dict[str, float | None]
     out["disk_busy_ms_per_commit"] = per_commit(busy)
     # Utilisation follows the traffic too: judged only beside alike traffic, as every figure.
     out["disk_utilisation_pct"] = busy / seconds / 10 if busy is not None and seconds > 0 else None
+    run_ns = _delta(a.cpu, b.cpu, "run_ns")
+    wait_ns = _delta(a.cpu, b.cpu, "wait_ns")
+    out["cpu_ms_per_commit"] = per_commit(None if run_ns is None else run_ns / 1e6)
+    out["cpu_wait_ms_per_commit"] = per_commit(None if wait_ns is None else wait_ns / 1e6)
     out["commit_latency_ms"] = _mean_ms(a.timers, b.timers, "commit")
     out["statement_latency_ms"] = _mean_ms(a.timers, b.timers, "statement")
     return out
@@ -452,16 +468,18 @@ def compare_watches(before: Watch, after: Watch) -> WatchComparison:
     why_not = traffic_alike(tb, ta)
     shared = not (before.disk_own and after.disk_own)
     pairs = {f.key: (series(before, f.key), series(after, f.key)) for f in COSTS}
+
+    def unjudged(key: str) -> str:
+        if key in CPU_KEYS:
+            return OTHERS_CPU
+        return SHARED_DISK if shared and key in DISK_KEYS else why_not
+
     judged = [
         k
         for k, (b, a) in pairs.items()
-        if len(b) >= MIN_ROUNDS and len(a) >= MIN_ROUNDS and not (shared and k in DISK_KEYS)
+        if len(b) >= MIN_ROUNDS and len(a) >= MIN_ROUNDS and not unjudged(k)
     ]
-    verdicts = []
-    for fig in COSTS:
-        b, a = pairs[fig.key]
-        unjudged = SHARED_DISK if shared and fig.key in DISK_KEYS else why_not
-        verdicts.append(_judge(fig, b, a, unjudged, len(judged)))
+    verdicts = [_judge(f, *pairs[f.key], unjudged(f.key), len(judged)) for f in COSTS]
     changed = {
         name: (before.settings.get(name, ""), after.settings.get(name, ""))
         for name in sorted(set(before.settings) | set(after.settings))

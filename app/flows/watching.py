@@ -49,17 +49,19 @@ def watch(
     """Read the server's counters, timers and the datadir's disk over ``seconds`` in rounds.
 
     Nothing is written: one session reads SHOW GLOBAL STATUS and performance_schema's
-    summaries; the target's /proc/diskstats gives the disk. Cancelled, the watch keeps the
+    summaries; the target's /proc/diskstats gives the disk, the server's threads' schedstat
+    its CPU time and its wait for a CPU. Cancelled, the watch keeps the
     rounds taken so far.
 
     Raises:
         InnoTuneError: not connected, or the server could not be read.
     """
-    from app.bench.route import session_factory
+    from app.bench.route import server_pid, session_factory, where_clients_run
     from app.bench.settings import server_settings
     from app.inspect.watchread import (
         locate_disk,
         read_disk,
+        read_server_cpu,
         read_status,
         read_timers,
         timers_note,
@@ -80,6 +82,9 @@ def watch(
         host_path = f"/proc/{instance.pid}/root{datadir}" if instance.container else datadir
         disk = locate_disk(transport, host_path, sudo=conn.can_sudo and not transport.is_root)
         settings = server_settings(session)
+        # The server's process as its own namespace sees it (a container's), looked up now:
+        # the pid found at login is stale after a restart.
+        pid, cpu_transport = server_pid(conn, session), where_clients_run(conn)
         rounds, length = round_plan(seconds)
         started_at = datetime.now(UTC).isoformat(timespec="seconds")
         start = time.monotonic()
@@ -92,6 +97,7 @@ def watch(
                 status=status,
                 disk=read_disk(transport, disk.device),
                 timers=read_timers(session) if timers_on else {},
+                cpu=read_server_cpu(cpu_transport, pid),
             )
 
         samples = [sample()]

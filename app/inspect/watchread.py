@@ -208,3 +208,36 @@ def read_disk(transport: Transport, device: str) -> dict[str, int]:
     if not device:
         return {}
     return parse_diskstats(transport.read_file("/proc/diskstats").decode(), device)
+
+
+def parse_schedstat(text: str) -> dict[str, int]:
+    """The threads' ``schedstat`` lines summed: ``run_ns`` on a CPU, ``wait_ns`` waiting for one.
+
+    Empty when no line could be read (no such process, or a kernel without schedstat).
+    """
+    run = wait = 0
+    seen = False
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+            run += int(parts[0])
+            wait += int(parts[1])
+            seen = True
+    return {"run_ns": run, "wait_ns": wait} if seen else {}
+
+
+def read_server_cpu(transport: Transport, pid: int | None) -> dict[str, int]:
+    """The server's threads' time on a CPU and waiting for one, now (empty: not readable).
+
+    ``/proc/PID/task/*/schedstat`` is readable by everyone: no sudo.
+    """
+    from app.domain.errors import InnoTuneError
+
+    if not pid:
+        return {}
+    script = 'cat "/proc/$1"/task/*/schedstat 2>/dev/null || true'
+    try:
+        result = transport.run(["sh", "-c", script, "sh", str(pid)], timeout=20)
+    except InnoTuneError:
+        return {}
+    return parse_schedstat(result.out)

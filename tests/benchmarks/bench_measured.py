@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from app.domain.bench import BenchReport
+from app.domain.pace import cpu_wait
 from app.flows.measure import MeasureOptions
 from app.flows.measured import Measuring
 from tests.hosts.debian_hosts import SPECS, DebianHost
@@ -239,7 +240,16 @@ def print_plan_trial(host: DebianHost, work: Path, options: MeasureOptions, n: i
         auto = report.result("autocommit", 1)
         if auto is not None:
             rounds = ", ".join(f"{x:,.0f}" for x in auto.rounds)
-            print(f"       autocommit ×1 {label}: {rounds} commits/s", flush=True)
+            wait = cpu_wait(auto)
+            waited = (
+                ""
+                if wait is None
+                else (
+                    f"; per commit of {wait.commit_ms:.2f} ms the server's threads waited "
+                    f"{wait.wait_ms:.2f} ms for a CPU and ran {wait.run_ms or 0:.2f} ms"
+                )
+            )
+            print(f"       autocommit ×1 {label}: {rounds} commits/s{waited}", flush=True)
     from app.domain.drift import drift_held, drift_stands
 
     held = drift_held(measured.before, measured.after)

@@ -60,6 +60,13 @@ def test_trx_commit_2_reads_as_fewer_fsyncs_per_commit(
         "before": "1",
         "after": "2",
     }
+    # The server's threads' CPU and wait for one, from their schedstat: shown, not judged.
+    for key in ("cpu_ms_per_commit", "cpu_wait_ms_per_commit"):
+        cpu = found["figures"][key]
+        assert cpu["verdict"] == "not_compared" and "shown, not judged" in cpu["note"], cpu
+        assert cpu["before"] is not None and cpu["after"] is not None, cpu
+        assert cpu["before_rounds"] >= 5 and cpu["after_rounds"] >= 5, cpu
+    assert 0 < found["figures"]["cpu_ms_per_commit"]["before"] < 50
     latency = found["figures"]["commit_latency_ms"]
     if server_host.flavour == "mysql":  # performance_schema is on by default there
         # Lower, or undecided: the other sessions' tests write to the same disk beside this

@@ -26,7 +26,7 @@ from app.domain.watch import (
     traffic_alike,
 )
 from app.flows.watching import comparison_json, comparison_text, watch_text
-from app.inspect.watchread import choose_disk, parse_diskstats
+from app.inspect.watchread import choose_disk, parse_diskstats, parse_schedstat
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "watch"
 
@@ -219,3 +219,42 @@ def test_disk_figures_of_a_round() -> None:
     assert figures["disk_write_ms"] == pytest.approx(1.0)  # 200 ms over 200 writes
     assert figures["disk_flushes_per_commit"] == pytest.approx(1.0)
     assert figures["disk_busy_ms_per_commit"] == pytest.approx(10.0)
+
+
+def test_the_servers_cpu_and_its_wait_for_one_per_commit() -> None:
+    # Two seconds, 600 commits: 66 ms on a CPU and 1,950 ms waiting for one, all threads.
+    a = Sample(0.0, {"Binlog_commits": 0}, cpu={"run_ns": 10_000_000, "wait_ns": 50_000_000})
+    b = Sample(2.0, {"Binlog_commits": 600}, cpu={"run_ns": 76_000_000, "wait_ns": 2_000_000_000})
+    figures = round_figures(a, b, "Binlog_commits")
+    assert figures["cpu_ms_per_commit"] == pytest.approx(0.11)
+    assert figures["cpu_wait_ms_per_commit"] == pytest.approx(3.25)
+    # Not readable (another kernel, the process gone): no figure, never a zero.
+    bare = round_figures(Sample(0.0, {"Binlog_commits": 0}), b, "Binlog_commits")
+    assert bare["cpu_ms_per_commit"] is None and bare["cpu_wait_ms_per_commit"] is None
+    assert parse_schedstat("100 2000 5\n300 500 7\n") == {"run_ns": 400, "wait_ns": 2500}
+    assert parse_schedstat("") == {}
+
+
+def test_the_servers_cpu_figures_are_shown_not_judged() -> None:
+    """Background work and the machine's other work move them as much as a setting does."""
+    before, after = load("trixie-same-a.json"), load("trixie-same-b.json")
+
+    def with_cpu(w: Watch, wait_ms: float) -> Watch:
+        samples = []
+        for i, s in enumerate(w.samples):
+            commits = s.status.get("Innodb_max_trx_id", 0) // 2
+            cpu = {"run_ns": int(commits * 0.1e6 + i), "wait_ns": int(commits * wait_ms * 1e6)}
+            samples.append(Sample(s.elapsed, s.status, s.disk, s.timers, cpu))
+        return Watch(**{**w.__dict__, "samples": tuple(samples)})
+
+    found = compare_watches(with_cpu(before, 0.01), with_cpu(after, 3.0))
+    by_key = {f.key: f for f in found.figures}
+    wait = by_key["cpu_wait_ms_per_commit"]
+    assert wait.verdict == "not_compared" and "other work" in wait.note
+    assert wait.before == pytest.approx(0.01, rel=0.01)
+    assert wait.after == pytest.approx(3.0, rel=0.01)
+    assert by_key["cpu_ms_per_commit"].verdict == "not_compared"
+    assert by_key["cpu_ms_per_commit"].before == pytest.approx(0.1, rel=0.01)
+    text = comparison_text(before, after, found)
+    assert "the server's wait for a CPU per commit: 0.010 ms → 3.000 ms  not compared" in text
+    assert "Not judged: the server's CPU time and its wait for a CPU follow" in text
