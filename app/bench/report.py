@@ -11,7 +11,7 @@ from app.domain.bench import (
     measured,
     spread,
 )
-from app.domain.pace import CPU_WAIT_NOTE, cpu_wait_text
+from app.domain.pace import CPU_WAIT_NOTE, cpu_wait_note, cpu_wait_text
 from app.domain.words import count
 
 MIB = 1024 * 1024
@@ -181,6 +181,9 @@ def comparison_text(before: BenchReport, after: BenchReport) -> str:
     if after.measurement is not None:
         lines.append(after.measurement.text())
     lines.append(after.settings_note(before))
+    waits = cpu_wait_note([before, after])
+    if waits:
+        lines.append(waits)
     if before.engine != after.engine:
         lines.append(
             f"Not like for like: before ran with {before.engine}, after with {after.engine}; "

@@ -74,18 +74,24 @@ def pace_text(reports: list[BenchReport]) -> str:
         for r in report.client_bound:
             why = r.cpu.why if r.cpu is not None else ""
             lines.append(f"{report.label or 'run'}: {r.workload} × {r.threads}: {why}")
-    waits = [
-        f"{report.label or 'run'}: {r.workload} × {r.threads}: {text}"
-        for report in reports
-        for r in report.results
-        if (text := cpu_wait_text(r))
-    ]
     parts = []
     if lines:
         parts.append(
             "The clients, not the server, were the limit in these runs, so their figures (and "
             "any gain or loss between them) belong partly to the client: " + "; ".join(lines) + "."
         )
+    waits = cpu_wait_note(reports)
     if waits:
-        parts.append(f"{CPU_WAIT_NOTE} {'; '.join(waits)}.")
+        parts.append(waits)
     return "\n\n".join(parts)
+
+
+def cpu_wait_note(reports: list[BenchReport]) -> str:
+    """:data:`CPU_WAIT_NOTE` and the runs it names, each with its report's label ("" none)."""
+    waits = [
+        f"{report.label or 'run'}: {r.workload} × {r.threads}: {text}"
+        for report in reports
+        for r in report.results
+        if (text := cpu_wait_text(r))
+    ]
+    return f"{CPU_WAIT_NOTE} {'; '.join(waits)}." if waits else ""

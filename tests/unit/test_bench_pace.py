@@ -8,7 +8,7 @@ import time
 
 from app.bench.cpu import CpuProbe, CpuSample, cpu_between
 from app.bench.figures import merge_rounds, parse_schedstat_wait
-from app.bench.report import report_text
+from app.bench.report import comparison_text, report_text
 from app.domain.bench import BenchReport, Counters, CpuUse, Latency, WorkloadResult
 from app.domain.pace import CPU_WAIT_NOTE, cpu_wait, cpu_wait_text, pace_text
 from app.remote.local import LocalTransport
@@ -86,6 +86,10 @@ def test_every_face_names_the_runs_that_waited_for_a_cpu() -> None:
     assert note.endswith("before: autocommit × 1: waited 3.30 ms for a CPU and ran 0.14 ms "
                          "per commit of 3.51 ms.")  # fmt: skip
     assert pace_text([after]) == ""
+    # The command line's before/after table says it too (innotune apply --measure).
+    compared = comparison_text(before, after)
+    assert CPU_WAIT_NOTE in compared and "before: autocommit × 1: waited 3.30 ms" in compared
+    assert CPU_WAIT_NOTE not in comparison_text(after, after)
     assert BenchReport.from_json(before.to_json()) == before
     # A report saved before the wait was measured still reads, without one.
     data = json.loads(after.to_json())
