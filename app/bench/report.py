@@ -147,7 +147,7 @@ def report_text(report: BenchReport) -> str:
         ]
     waits = cpu_wait_lines(report)
     if waits:
-        lines += ["", CPU_WAIT_NOTE, *waits]
+        lines += ["", f"{CPU_WAIT_NOTE} The server's threads, per run:", *waits]
     lines += [
         "",
         "  cpu cli / cpu srv: cores the clients (the load generator) and the server used",

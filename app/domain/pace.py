@@ -59,8 +59,7 @@ def cpu_wait_text(r: WorkloadResult) -> str:
 CPU_WAIT_NOTE = (
     "The machine's CPUs were busy: in these runs the server's threads spent much of each commit "
     "ready to run but waiting for a CPU. No setting of the server shortens that wait, so it "
-    "hides part of what a change does; measure at a quieter time to see a change whole. The "
-    "server's threads, per run:"
+    "hides part of what a change does; measure at a quieter time to see a change whole."
 )
 
 
@@ -80,18 +79,38 @@ def pace_text(reports: list[BenchReport]) -> str:
             "The clients, not the server, were the limit in these runs, so their figures (and "
             "any gain or loss between them) belong partly to the client: " + "; ".join(lines) + "."
         )
-    waits = cpu_wait_note(reports)
+    waits = cpu_wait_note(reports, each=False)
     if waits:
         parts.append(waits)
     return "\n\n".join(parts)
 
 
-def cpu_wait_note(reports: list[BenchReport]) -> str:
-    """:data:`CPU_WAIT_NOTE` and the runs it names, each with its report's label ("" none)."""
-    waits = [
-        f"{report.label or 'run'}: {r.workload} × {r.threads}: {text}"
+def cpu_wait_note(reports: list[BenchReport], *, each: bool = True) -> str:
+    """:data:`CPU_WAIT_NOTE` and the runs it names ("" none).
+
+    ``each``: every run with its figures (the command line); else the runs named by report
+    and one run's figures, the first, as an example (the window, where twelve runs' figures
+    would be a wall of numbers).
+    """
+    paced = [
+        (report.label or "run", r, text)
         for report in reports
         for r in report.results
         if (text := cpu_wait_text(r))
     ]
-    return f"{CPU_WAIT_NOTE} {'; '.join(waits)}." if waits else ""
+    if not paced:
+        return ""
+    if each:
+        runs = "; ".join(f"{label}: {r.workload} × {r.threads}: {text}" for label, r, text in paced)
+        return f"{CPU_WAIT_NOTE} The server's threads, per run: {runs}."
+    labels = list(dict.fromkeys(label for label, _r, _t in paced))
+    named = "; ".join(
+        f"{label}: "
+        + ", ".join(f"{r.workload} × {r.threads}" for lab, r, _t in paced if lab == label)
+        for label in labels
+    )
+    label, first, text = paced[0]
+    return (
+        f"{CPU_WAIT_NOTE} Runs paced that way: {named}. For instance {label}, "
+        f"{first.workload} × {first.threads}: the server's threads {text}."
+    )
