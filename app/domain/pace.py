@@ -72,7 +72,7 @@ def pace_text(reports: list[BenchReport]) -> str:
     for report in reports:
         for r in report.client_bound:
             why = r.cpu.why if r.cpu is not None else ""
-            lines.append(f"{report.label or 'run'}: {r.workload} × {r.threads}: {why}")
+            lines.append(f"{report.label or 'run'}: {r.workload} ×{r.threads}: {why}")
     parts = []
     if lines:
         parts.append(
@@ -106,11 +106,11 @@ def cpu_wait_note(reports: list[BenchReport], *, each: bool = True) -> str:
     labels = list(dict.fromkeys(label for label, _r, _t in paced))
     named = "; ".join(
         f"{label}: "
-        + ", ".join(f"{r.workload} × {r.threads}" for lab, r, _t in paced if lab == label)
+        + ", ".join(f"{r.workload} ×{r.threads}" for lab, r, _t in paced if lab == label)
         for label in labels
     )
     label, first, text = paced[0]
     return (
         f"{CPU_WAIT_NOTE} Runs paced that way: {named}. For instance {label}, "
-        f"{first.workload} × {first.threads}: the server's threads {text}."
+        f"{first.workload} ×{first.threads}: the server's threads {text}."
     )

@@ -76,7 +76,7 @@ def pair(host: DebianHost, work: Path, seconds: float, change: bool) -> dict[str
 
 
 def lines(found: dict[str, Any]) -> list[str]:
-    """The pair's traffic and each judged figure, one line each."""
+    """The pair's traffic and each figure (before → after, its verdict), one line each."""
     t = found["traffic"]
     out = [
         f"    traffic {t['before']['commits_per_s']:.1f} → {t['after']['commits_per_s']:.1f} "
@@ -86,7 +86,10 @@ def lines(found: dict[str, Any]) -> list[str]:
         if fig["verdict"] in ("not_measured",):
             continue
         change = "" if fig["change_percent"] is None else f" {fig['change_percent']:+.0f}%"
-        out.append(f"    {key:26} {fig['verdict']:12}{change}")
+        values = " → ".join(
+            "—" if v is None else f"{v:,.4g}" for v in (fig["before"], fig["after"])
+        )
+        out.append(f"    {key:26} {fig['verdict']:12}{change:7} {values}")
     return out
 
 

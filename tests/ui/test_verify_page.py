@@ -244,7 +244,7 @@ def test_says_when_the_clients_were_the_limit(
     note = page.pace_note
     assert note.isVisible()
     assert "The clients, not the server, were the limit" in note.text()
-    assert "before: autocommit × 1" in note.text() and "SSH link" in note.text()
+    assert "before: autocommit ×1" in note.text() and "SSH link" in note.text()
     row = [page.table.item(0, c).text() for c in range(page.table.columnCount())]  # type: ignore[union-attr]
     assert row[VERDICT].endswith("(client-bound)")
     # The server's cores, before / after (the clients' CPU is the note's to name).

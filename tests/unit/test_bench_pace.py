@@ -84,14 +84,14 @@ def test_every_face_names_the_runs_that_waited_for_a_cpu() -> None:
     note = pace_text([before, after])
     assert note.startswith(CPU_WAIT_NOTE)
     assert note.endswith(
-        "Runs paced that way: before: autocommit × 1. For instance before, autocommit × 1: the "
+        "Runs paced that way: before: autocommit ×1. For instance before, autocommit ×1: the "
         "server's threads waited 3.30 ms for a CPU and ran 0.14 ms per commit of 3.51 ms."
     )
     # The window names the runs by side and gives one run's figures, not a wall of numbers.
     four = run(2.0, threads=4, rate=71.0)  # 28 ms of waiting in a 56 ms commit
     both = BenchReport("t", "now", "innotune", 10.0, (run(0.94), four), label="before")
     slow = BenchReport("t", "now", "innotune", 10.0, (run(0.01), four), label="after")
-    assert "Runs paced that way: before: autocommit × 1, autocommit × 4; after: autocommit × 4." \
+    assert "Runs paced that way: before: autocommit ×1, autocommit ×4; after: autocommit ×4." \
         in pace_text([both, slow])  # fmt: skip
     assert pace_text([after]) == ""
     # The command line's before/after table says it too (innotune apply --measure).
