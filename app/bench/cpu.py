@@ -2,8 +2,7 @@
 
 Read from ``/proc`` with one short command before and after a run (``/proc/PID/stat`` and
 its threads' ``schedstat``, the time each waited for a CPU, are readable by everyone, so no
-sudo). A probe that fails gives empty figures; it never stops
-a benchmark.
+sudo). A probe that fails gives empty figures; it never stops a benchmark.
 """
 
 from __future__ import annotations

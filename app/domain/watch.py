@@ -4,10 +4,10 @@ A watch adds no load. It reads the server's status counters, the performance_sch
 sums where it is on, the /proc/diskstats line of the disk under the datadir and the server's
 threads' schedstat (CPU time and the wait for a CPU), once per round. Each round's figures
 are normalised per commit (or per disk write), so that a change in the application's traffic
-does not read as a change of the server; the traffic itself
-(commits/s, rows per commit) is kept beside every figure. Two watches are compared figure by
-figure with the one judgement of :func:`app.domain.compare.compare_rounds`, and only when
-their traffic is alike (:func:`traffic_alike`).
+does not read as a change of the server; the traffic itself (commits/s, rows per commit) is
+kept beside every figure. Two watches are compared figure by figure with the one judgement of
+:func:`app.domain.compare.compare_rounds`, and only when their traffic is alike
+(:func:`traffic_alike`).
 """
 
 from __future__ import annotations
