@@ -10,9 +10,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from app.bench.figures import judge_cpu, parse_host_cpu, parse_proc_cpu, parse_schedstat_wait
+from app.bench.figures import judge_cpu, parse_host_cpu, parse_proc_cpu
 from app.domain.bench import CpuUse
 from app.domain.errors import InnoTuneError
+from app.domain.pace import parse_schedstat
 from app.remote.transport import Transport
 
 #: The line that starts the threads' schedstat lines in the probe's output.
@@ -102,7 +103,8 @@ class CpuProbe:
         ticks = int(lines[0]) or 100
         cpus = int(lines[1]) if lines[1].strip().isdigit() else None
         server = parse_proc_cpu(lines[3], ticks) if len(lines) > 3 and self.server_pid else None
-        wait = parse_schedstat_wait(waits) if server is not None else None
+        threads = parse_schedstat(waits) if server is not None else {}
+        wait = threads["wait_ns"] / 1e9 if threads else None
         return CpuSample(at, server, parse_host_cpu(lines[2]), cpus, wait)
 
 

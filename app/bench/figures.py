@@ -208,17 +208,6 @@ def judge_cpu(
     )
 
 
-def parse_schedstat_wait(text: str) -> float | None:
-    """Seconds of run-queue wait summed over ``/proc/PID/task/*/schedstat`` lines, or None."""
-    total, seen = 0, False
-    for line in text.splitlines():
-        parts = line.split()
-        if len(parts) >= 2 and parts[1].isdigit():
-            total += int(parts[1])
-            seen = True
-    return total / 1e9 if seen else None
-
-
 def parse_proc_cpu(stat_line: str, ticks: int = 100) -> float | None:
     """Seconds of CPU in one ``/proc/PID/stat`` line (user + system), or None."""
     try:

@@ -1,7 +1,8 @@
 """What set a benchmark run's pace besides the server: its clients, or CPUs busy elsewhere.
 
-On a machine whose CPUs are busy, a commit waits for a CPU at each step, and no setting of the
-server shortens that wait; :func:`cpu_wait` says when a run was paced that way.
+On a machine whose CPUs are busy, a commit can spend most of its time ready to run but waiting
+for a CPU (the kernel's run-queue wait, read from the server's threads' schedstat), and no
+setting of the server shortens that wait; :func:`cpu_wait` says when a run was paced that way.
 """
 
 from __future__ import annotations
@@ -9,6 +10,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.domain.bench import BenchReport, WorkloadResult
+
+
+def parse_schedstat(text: str) -> dict[str, int]:
+    """The threads' ``schedstat`` lines summed: ``run_ns`` on a CPU, ``wait_ns`` waiting for one.
+
+    Empty when no line could be read (no such process, or a kernel without schedstat).
+    """
+    run = wait = 0
+    seen = False
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+            run += int(parts[0])
+            wait += int(parts[1])
+            seen = True
+    return {"run_ns": run, "wait_ns": wait} if seen else {}
+
 
 #: A run whose server threads waited for a CPU this share of a commit's time or more (and
 #: longer than they ran) was paced by the machine's CPUs: on the trixie host with two busy

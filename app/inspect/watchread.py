@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from app.domain.pace import parse_schedstat
 from app.domain.watch import STATUS_NAMES
 from app.mysql.session import Session
 from app.remote.transport import Transport
@@ -208,22 +209,6 @@ def read_disk(transport: Transport, device: str) -> dict[str, int]:
     if not device:
         return {}
     return parse_diskstats(transport.read_file("/proc/diskstats").decode(), device)
-
-
-def parse_schedstat(text: str) -> dict[str, int]:
-    """The threads' ``schedstat`` lines summed: ``run_ns`` on a CPU, ``wait_ns`` waiting for one.
-
-    Empty when no line could be read (no such process, or a kernel without schedstat).
-    """
-    run = wait = 0
-    seen = False
-    for line in text.splitlines():
-        parts = line.split()
-        if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
-            run += int(parts[0])
-            wait += int(parts[1])
-            seen = True
-    return {"run_ns": run, "wait_ns": wait} if seen else {}
 
 
 def read_server_cpu(transport: Transport, pid: int | None) -> dict[str, int]:

@@ -7,10 +7,10 @@ import subprocess
 import time
 
 from app.bench.cpu import CpuProbe, CpuSample, cpu_between
-from app.bench.figures import merge_rounds, parse_schedstat_wait
+from app.bench.figures import merge_rounds
 from app.bench.report import comparison_text, report_text
 from app.domain.bench import BenchReport, Counters, CpuUse, Latency, WorkloadResult
-from app.domain.pace import CPU_WAIT_NOTE, cpu_wait, cpu_wait_text, pace_text
+from app.domain.pace import CPU_WAIT_NOTE, cpu_wait, cpu_wait_text, pace_text, parse_schedstat
 from app.remote.local import LocalTransport
 
 
@@ -33,9 +33,9 @@ def run(wait: float | None, *, threads: int = 1, rate: float = 285.0) -> Workloa
 
 def test_schedstat_lines_sum_their_run_queue_wait() -> None:
     # /proc/PID/task/*/schedstat: ns on a CPU, ns waiting for one, slices.
-    assert parse_schedstat_wait("100 2000000000 5\n300 500000000 7\n") == 2.5
-    assert parse_schedstat_wait("") is None
-    assert parse_schedstat_wait("garbage\n") is None
+    found = parse_schedstat("100 2000000000 5\n300 500000000 7\n")
+    assert found == {"run_ns": 400, "wait_ns": 2_500_000_000}
+    assert parse_schedstat("") == {} and parse_schedstat("garbage\n") == {}
 
 
 def test_the_wait_between_two_readings_is_a_share_of_the_run() -> None:

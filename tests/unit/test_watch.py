@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from app.domain.pace import parse_schedstat
 from app.domain.watch import (
     COSTS,
     Sample,
@@ -26,7 +27,7 @@ from app.domain.watch import (
     traffic_alike,
 )
 from app.flows.watching import comparison_json, comparison_text, watch_text
-from app.inspect.watchread import choose_disk, parse_diskstats, parse_schedstat
+from app.inspect.watchread import choose_disk, parse_diskstats
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "watch"
 
