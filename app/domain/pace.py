@@ -132,3 +132,15 @@ def cpu_wait_note(reports: list[BenchReport], *, each: bool = True) -> str:
         f"{CPU_WAIT_NOTE} Runs paced that way: {named}. For instance {label}, "
         f"{first.workload} ×{first.threads}: the server's threads {text}."
     )
+
+
+def cpu_wait_summary(reports: list[BenchReport]) -> str:
+    """One sentence for the Done page: how many runs busy CPUs paced ("" none)."""
+    paced = sum(1 for report in reports for r in report.results if cpu_wait_text(r))
+    if not paced:
+        return ""
+    runs = "one run" if paced == 1 else f"{paced} runs"
+    return (
+        f"The machine's CPUs were busy: in {runs} the server spent much of each commit waiting "
+        "for a CPU, which no setting shortens (the Verify page gives the figures)."
+    )

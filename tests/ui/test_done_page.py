@@ -187,3 +187,35 @@ def test_the_apply_page_names_what_the_host_did_not_take() -> None:
     assert lines[0] == "Job j1: applied 1 of 2 changes; not applied: vm.dirty_ratio."
     assert lines[1:] == [f"Not applied: vm.dirty_ratio: {why}", "Warning: tuned is active"]
     assert outcome_lines(JobStatus("j2", "applied"))[0] == "Job j2: applied."
+
+
+def test_done_says_when_busy_cpus_paced_the_runs(qtbot: QtBot) -> None:
+    """Runs whose server spent most of each commit waiting for a CPU: one sentence on Done."""
+    from app.domain.bench import Counters, Latency, WorkloadResult
+
+    def report(label: str, rate: float, wait: float) -> BenchReport:
+        lat = Latency(p50_ms=1.0, p95_ms=2.0, p99_ms=3.0)
+        n = int(rate * 10)
+        rounds = tuple(rate * f for f in (0.98, 0.99, 1.0, 1.01, 1.02))
+        cpu = CpuUse(0.05, 0.04, 1.0, 2, "target", server_wait=wait)
+        result = WorkloadResult(
+            "autocommit", 1, 10.0, n, n, rate, rate, lat, Counters(), cpu=cpu, rounds=rounds
+        )
+        return BenchReport("t", "now", "innotune", 10.0, (result,), label=label)
+
+    facts = HostFacts.from_json(FACTS.read_text())
+    state = WizardState(target=parse_target("practice"), facts=facts)
+    state.plan = make_plan(facts, default_positions(facts), default_catalogue())
+    state.snapshot_id = "20261130-120000-abcd"
+    state.bench_before, state.bench_after = (
+        report("before", 285.0, 0.94),
+        report("after", 5000, 0.02),
+    )
+    page = DonePage(state)
+    qtbot.addWidget(page)
+    page.initializePage()
+    text = page.text.text()
+    assert "CPUs were busy: in one run the server spent much of each commit" in text
+    state.bench_before = report("before", 4000.0, 0.02)
+    page.initializePage()
+    assert "CPUs were busy" not in page.text.text()

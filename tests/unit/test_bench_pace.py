@@ -10,7 +10,14 @@ from app.bench.cpu import CpuProbe, CpuSample, cpu_between
 from app.bench.figures import merge_rounds
 from app.bench.report import comparison_text, report_text
 from app.domain.bench import BenchReport, Counters, CpuUse, Latency, WorkloadResult
-from app.domain.pace import CPU_WAIT_NOTE, cpu_wait, cpu_wait_text, pace_text, parse_schedstat
+from app.domain.pace import (
+    CPU_WAIT_NOTE,
+    cpu_wait,
+    cpu_wait_summary,
+    cpu_wait_text,
+    pace_text,
+    parse_schedstat,
+)
 from app.remote.local import LocalTransport
 
 
@@ -94,6 +101,10 @@ def test_every_face_names_the_runs_that_waited_for_a_cpu() -> None:
     assert "Runs paced that way: before: autocommit ×1, autocommit ×4; after: autocommit ×4." \
         in pace_text([both, slow])  # fmt: skip
     assert pace_text([after]) == ""
+    # The Done page's one sentence.
+    assert cpu_wait_summary([both, slow]).startswith("The machine's CPUs were busy: in 3 runs ")
+    assert "in one run " in cpu_wait_summary([before, after])
+    assert cpu_wait_summary([after]) == ""
     # The command line's before/after table says it too (innotune apply --measure).
     compared = comparison_text(before, after)
     assert CPU_WAIT_NOTE in compared and "before: autocommit × 1: waited 3.30 ms" in compared

@@ -77,11 +77,16 @@ def summary_html(state: WizardState, log_path: str) -> str:
         parts.append("<p>Nothing was applied, so there is nothing to undo.</p>")
     measured = gains(state.bench_before, state.bench_after)
     if measured and state.bench_before is not None and state.bench_after is not None:
+        from app.domain.pace import cpu_wait_summary
+
         note = state.bench_after.settings_note(state.bench_before)
+        busy = cpu_wait_summary([state.bench_before, state.bench_after])
         parts.append(
             "<p><b>Measured on your server:</b><br>"
             + "<br>".join(html.escape(m) for m in measured)
-            + f"<br>{html.escape(note)}</p>"
+            + f"<br>{html.escape(note)}"
+            + (f"<br>{html.escape(busy)}" if busy else "")
+            + "</p>"
         )
     watched = watched_lines(state)
     if watched:
