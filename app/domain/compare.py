@@ -64,8 +64,15 @@ class Comparison:
 
 
 def pct(value: float) -> str:
-    """A change in per cent with its sign, rounded: "+48%"."""
-    return f"{value:+.0f}%"
+    """A change in per cent with its sign, rounded: "+48%".
+
+    Below 1 % it keeps the first digit that is not 0 ("+0.3%", "-0.04%"): a *faster* whose
+    interval starts just above 0 read "+0% to +22%", as if it included no change.
+    """
+    if value == 0 or abs(value) >= 0.995:
+        return f"{value:+.0f}%"
+    digit = f"{value:+.1g}"
+    return f"{digit}%" if "e" not in digit else f"{value:+.9f}".rstrip("0") + "%"
 
 
 def compare_rounds(

@@ -16,7 +16,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from app.domain.compare import MIN_ROUNDS, Comparison, compare_rounds
+from app.domain.compare import MIN_ROUNDS, Comparison, compare_rounds, pct
 from app.domain.facts import from_json, to_json
 
 FORMAT = "innotune-watch/1"
@@ -548,7 +548,7 @@ def verdict_text(found: FigureVerdict) -> str:
         if found.low_percent is None or found.high_percent is None:
             span = "interval not bounded yet"
         else:
-            span = f"{found.low_percent:+.0f}% to {found.high_percent:+.0f}%"
+            span = f"{pct(found.low_percent)} to {pct(found.high_percent)}"
         words += f" ({found.change_percent:+.0f}%, {span})"
     if found.note and found.verdict != "not_compared":
         words += f"; {found.note}"
