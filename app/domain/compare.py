@@ -72,7 +72,9 @@ def pct(value: float) -> str:
     if value == 0 or abs(value) >= 0.995:
         return f"{value:+.0f}%"
     digit = f"{value:+.1g}"
-    return f"{digit}%" if "e" not in digit else f"{value:+.9f}".rstrip("0") + "%"
+    if "e" in digit:  # below 0.0001 %: fixed notation, as far as 9 decimals go
+        digit = f"{value:+.9f}".rstrip("0").rstrip(".")
+    return f"{digit}%"
 
 
 def compare_rounds(
