@@ -20,7 +20,7 @@ from app.domain.bench import (
     change_text,
     verdict,
 )
-from app.domain.compare import FAMILY_ALPHA, MIN_ROUNDS, NO_CHANGE_PERCENT, compare_rounds
+from app.domain.compare import FAMILY_ALPHA, MIN_ROUNDS, NO_CHANGE_PERCENT, compare_rounds, pct
 from app.domain.ranks import critical_rank, p_value, u_counts
 
 
@@ -377,3 +377,10 @@ def test_the_measured_applys_schedule_finds_a_doubling() -> None:
     rng = random.Random(366)
     found = [_measured_together(2.0, 0.25, 6, 12, rng, before_fixed=6) for _ in range(30)]
     assert sum(words.count("better") for words in found) >= 0.8 * 6 * 30, found
+
+
+def test_a_change_under_one_per_cent_keeps_its_first_digit() -> None:
+    """A *faster* whose interval starts at +0.3 % read "+0% to +22%", as if it held 0."""
+    assert [pct(v) for v in (0.0, 0.3, -0.04, 0.994, 1.4, -22.6, 2e-5, 1e-12)] == [
+        "+0%", "+0.3%", "-0.04%", "+1%", "+1%", "-23%", "+0.00002%", "+0%",
+    ]  # fmt: skip
