@@ -11,7 +11,7 @@ from app.domain.bench import (
     measured,
     spread,
 )
-from app.domain.pace import CPU_WAIT_NOTE, cpu_wait_note, cpu_wait_text
+from app.domain.pace import CPU_WAIT_NOTE, PER_RUN, cpu_wait_note, paced_runs
 from app.domain.words import count
 
 MIB = 1024 * 1024
@@ -94,11 +94,7 @@ def client_bound_lines(report: BenchReport) -> list[str]:
 
 def cpu_wait_lines(report: BenchReport) -> list[str]:
     """One line per run whose server waited for a CPU much of each commit."""
-    return [
-        f"  {r.workload} × {r.threads}: {text}"
-        for r in report.results
-        if (text := cpu_wait_text(r))
-    ]
+    return [f"  {r.workload} × {r.threads}: {text}" for _label, r, text in paced_runs([report])]
 
 
 def rounds_text(report: BenchReport) -> str:
@@ -147,7 +143,7 @@ def report_text(report: BenchReport) -> str:
         ]
     waits = cpu_wait_lines(report)
     if waits:
-        lines += ["", f"{CPU_WAIT_NOTE} The server's threads, per run:", *waits]
+        lines += ["", f"{CPU_WAIT_NOTE} {PER_RUN}", *waits]
     lines += [
         "",
         "  cpu cli / cpu srv: cores the clients (the load generator) and the server used",

@@ -103,6 +103,20 @@ def pace_text(reports: list[BenchReport]) -> str:
     return "\n\n".join(parts)
 
 
+#: What the command line says before each paced run's figures.
+PER_RUN = "The server's threads, per run:"
+
+
+def paced_runs(reports: list[BenchReport]) -> list[tuple[str, WorkloadResult, str]]:
+    """(report's label, run, :func:`cpu_wait_text`) of every run busy CPUs paced, in order."""
+    return [
+        (report.label or "run", r, text)
+        for report in reports
+        for r in report.results
+        if (text := cpu_wait_text(r))
+    ]
+
+
 def cpu_wait_note(reports: list[BenchReport], *, each: bool = True) -> str:
     """:data:`CPU_WAIT_NOTE` and the runs it names ("" none).
 
@@ -110,23 +124,16 @@ def cpu_wait_note(reports: list[BenchReport], *, each: bool = True) -> str:
     and one run's figures, the first, as an example (the window, where twelve runs' figures
     would be a wall of numbers).
     """
-    paced = [
-        (report.label or "run", r, text)
-        for report in reports
-        for r in report.results
-        if (text := cpu_wait_text(r))
-    ]
+    paced = paced_runs(reports)
     if not paced:
         return ""
     if each:
         runs = "; ".join(f"{label}: {r.workload} × {r.threads}: {text}" for label, r, text in paced)
-        return f"{CPU_WAIT_NOTE} The server's threads, per run: {runs}."
-    labels = list(dict.fromkeys(label for label, _r, _t in paced))
-    named = "; ".join(
-        f"{label}: "
-        + ", ".join(f"{r.workload} ×{r.threads}" for lab, r, _t in paced if lab == label)
-        for label in labels
-    )
+        return f"{CPU_WAIT_NOTE} {PER_RUN} {runs}."
+    by_label: dict[str, list[str]] = {}
+    for label, r, _text in paced:
+        by_label.setdefault(label, []).append(f"{r.workload} ×{r.threads}")
+    named = "; ".join(f"{label}: {', '.join(runs)}" for label, runs in by_label.items())
     label, first, text = paced[0]
     return (
         f"{CPU_WAIT_NOTE} Runs paced that way: {named}. For instance {label}, "
@@ -136,7 +143,7 @@ def cpu_wait_note(reports: list[BenchReport], *, each: bool = True) -> str:
 
 def cpu_wait_summary(reports: list[BenchReport]) -> str:
     """One sentence for the Done page: how many runs busy CPUs paced ("" none)."""
-    paced = sum(1 for report in reports for r in report.results if cpu_wait_text(r))
+    paced = len(paced_runs(reports))
     if not paced:
         return ""
     runs = "one run" if paced == 1 else f"{paced} runs"

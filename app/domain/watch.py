@@ -549,7 +549,7 @@ def verdict_text(found: FigureVerdict) -> str:
             span = "interval not bounded yet"
         else:
             span = f"{pct(found.low_percent)} to {pct(found.high_percent)}"
-        words += f" ({found.change_percent:+.0f}%, {span})"
+        words += f" ({pct(found.change_percent)}, {span})"
     if found.note and found.verdict != "not_compared":
         words += f"; {found.note}"
     return words
